@@ -1,0 +1,177 @@
+import type { Command } from "commander";
+import type { Envelope, Prompt } from "./envelope.ts";
+import type { AsyncStreamEvents, StreamState } from "./stream.ts";
+import type { TurnState, ModelOptions, AdmitDecision, TurnSnapshot, SteeringInbox, Channel, MessageHandler } from "./types.ts";
+import type { TapeStore, TapeContext, TapeSidecar, TapeHandle } from "./tape-contract.ts";
+import type {
+  LlmCallRequest,
+  LlmCallDecision,
+  LlmCallResult,
+  ToolCall,
+  ToolCallDecision,
+  ToolCallResult,
+} from "./interception.ts";
+
+/** A value or a promise of it: what ordinary (async-capable) hooks may return. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** "No answer": a firstresult hook returning this lets the next plugin answer. */
+export type NoResult = null | undefined;
+
+/**
+ * What a provider hook (`provideTapeStore`, `provideSteeringInbox`) may return: the value
+ * itself (disposed at scope exit when it is `AsyncDisposable`/`Disposable`), or a generator
+ * whose first yielded value is used and whose remainder runs as cleanup.
+ */
+export type Provided<T> = T | Generator<T, void, unknown> | AsyncGenerator<T, void, unknown>;
+
+/** The stages at which `onError` observers are told of a failure. */
+export type ErrorStage = "turn" | "run_model" | "dispatch_outbound" | (string & {});
+
+/**
+ * Every hook of the runtime: its single argument object and its return type.
+ * Plugins implement any subset. Third-party hooks may be added with declaration merging:
+ *
+ * ```ts
+ * declare module "bub-ts" { interface BubHooks { myHook(args: { x: number }): string } }
+ * ```
+ *
+ * Hooks documented as **sync-only** must not return a Promise; the type forbids it, and
+ * at run time a Promise is skipped with a warning.
+ */
+export interface BubHooks {
+  /** firstresult — the session id of an inbound message. */
+  resolveSession(args: { message: Envelope }): MaybePromise<string | NoResult>;
+  /** broadcast — state for the turn; results merged, higher precedence wins. */
+  loadState(args: { message: Envelope; sessionId: string }): MaybePromise<Record<string, unknown> | NoResult>;
+  /** firstresult — the prompt for the model. A falsy answer falls back to the message content. */
+  buildPrompt(args: { message: Envelope; sessionId: string; state: TurnState }): MaybePromise<Prompt | NoResult>;
+  /** firstresult — run the model, non-streaming. */
+  runModel(args: { prompt: Prompt; sessionId: string; state: TurnState }): MaybePromise<string | NoResult>;
+  /** firstresult — run the model as a stream of events. */
+  runModelStream(args: { prompt: Prompt; sessionId: string; state: TurnState }): MaybePromise<AsyncStreamEvents | NoResult>;
+  /** firstresult — the prompt that continues the agent loop after a tool round. */
+  continuePrompt(args: { prompt: Prompt; tape: TapeHandle; state: StreamState }): MaybePromise<string | NoResult>;
+  /** broadcast — persist what the turn changed. Runs even when the model failed. */
+  saveState(args: {
+    sessionId: string;
+    state: TurnState;
+    message: Envelope;
+    modelOutput: string;
+    /** The error the turn is failing with, if any. */
+    error?: unknown;
+  }): MaybePromise<void>;
+  /** broadcast — outbound envelopes for the model output (one, a list, or none). */
+  renderOutbound(args: {
+    message: Envelope;
+    sessionId: string;
+    state: TurnState;
+    modelOutput: string;
+  }): MaybePromise<Envelope | Envelope[] | NoResult>;
+  /** broadcast — deliver one outbound envelope. */
+  dispatchOutbound(args: { message: Envelope }): MaybePromise<boolean | void | NoResult>;
+  /** broadcast, **sync-only** — add commands to the `bub` command line. */
+  registerCliCommands(args: { app: Command }): undefined;
+  /** broadcast, **sync-only**, registration order — a fragment for `bub onboard`'s config. */
+  onboardConfig(args: { currentConfig: Record<string, unknown> }): Record<string, unknown> | NoResult;
+  /** broadcast — models offered for a session. */
+  provideModelOptions(args: { sessionId: string; workspace: string }): MaybePromise<ModelOptions | NoResult>;
+  /** observer — told of every failure; its own failures are logged and swallowed. */
+  onError(args: { stage: ErrorStage; error: unknown; message: Envelope | null }): MaybePromise<void>;
+  /** chained interceptor — change a model request, or `finish(text)` to skip the call. */
+  beforeLlmCall(args: { request: LlmCallRequest; state: TurnState }): MaybePromise<LlmCallRequest | LlmCallDecision | NoResult>;
+  /** observer — once per real model call. */
+  afterLlmCall(args: { request: LlmCallRequest; result: LlmCallResult; state: TurnState }): MaybePromise<void>;
+  /** chained interceptor — `proceed(args)`, `replace(result)` or `deny(message)`. */
+  beforeToolCall(args: { call: ToolCall; state: TurnState }): MaybePromise<ToolCallDecision | NoResult>;
+  /** observer — may assign `result.result` to change what the model sees. */
+  afterToolCall(args: { call: ToolCall; result: ToolCallResult; state: TurnState }): MaybePromise<void>;
+  /** broadcast, **sync-only** — a fragment of the system prompt. */
+  systemPrompt(args: { prompt: Prompt; state: TurnState }): string | NoResult;
+  /** firstresult, **sync-only** — the tape store for a `running()` scope. */
+  provideTapeStore(args: Record<string, never>): Provided<TapeStore> | NoResult;
+  /** broadcast, **sync-only** — a sidecar tape mounted on every session tape. */
+  provideTapeSidecar(args: Record<string, never>): TapeSidecar | NoResult;
+  /** broadcast, **sync-only** — channels this plugin provides. */
+  provideChannels(args: { messageHandler: MessageHandler }): Channel[] | NoResult;
+  /** firstresult, **sync-only** — how a tape becomes model context. */
+  buildTapeContext(args: Record<string, never>): TapeContext | NoResult;
+  /** firstresult — admission of a message for a session that may be busy. */
+  admitMessage(args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): MaybePromise<AdmitDecision | NoResult>;
+  /** firstresult, **sync-only** — the steering inbox for a `running()` scope. */
+  provideSteeringInbox(args: Record<string, never>): Provided<SteeringInbox> | NoResult;
+}
+
+/** Name of a hook. */
+export type HookName = keyof BubHooks;
+/** The argument object of hook `K`. */
+export type HookArgs<K extends HookName> = Parameters<BubHooks[K]>[0];
+/** What an implementation of hook `K` returns (possibly a promise). */
+export type HookReturn<K extends HookName> = ReturnType<BubHooks[K]>;
+/** The settled value of hook `K`. */
+export type HookValue<K extends HookName> = Awaited<HookReturn<K>>;
+
+/** The hooks called synchronously: their implementations must not return a Promise. */
+export const SYNC_HOOKS = [
+  "registerCliCommands",
+  "onboardConfig",
+  "systemPrompt",
+  "provideTapeStore",
+  "provideTapeSidecar",
+  "provideChannels",
+  "buildTapeContext",
+  "provideSteeringInbox",
+] as const satisfies readonly HookName[];
+
+/** Every hook name the runtime knows, in specification order. */
+export const HOOK_NAMES = [
+  "resolveSession",
+  "buildPrompt",
+  "runModel",
+  "runModelStream",
+  "continuePrompt",
+  "loadState",
+  "saveState",
+  "renderOutbound",
+  "dispatchOutbound",
+  "registerCliCommands",
+  "onboardConfig",
+  "provideModelOptions",
+  "onError",
+  "beforeLlmCall",
+  "afterLlmCall",
+  "beforeToolCall",
+  "afterToolCall",
+  "systemPrompt",
+  "provideTapeStore",
+  "provideTapeSidecar",
+  "provideChannels",
+  "buildTapeContext",
+  "admitMessage",
+  "provideSteeringInbox",
+] as const satisfies readonly HookName[];
+
+/**
+ * A plugin: an optional name plus any hook implementations. Each implementation receives
+ * one argument object and may destructure only what it needs.
+ */
+export type BubPlugin = { readonly name?: string } & {
+  [K in HookName]?: (args: HookArgs<K>) => HookReturn<K>;
+};
+
+/** A plugin module's default export may also be a factory receiving the framework. */
+export type PluginFactory<F = unknown> = (framework: F) => BubPlugin | Promise<BubPlugin>;
+
+/**
+ * Declares a plugin with full type inference for every hook.
+ *
+ * ```ts
+ * export default definePlugin({
+ *   name: "shout",
+ *   buildPrompt: ({ message }) => contentOf(message).toUpperCase(),
+ * });
+ * ```
+ */
+export function definePlugin<const P extends BubPlugin>(plugin: P & Record<Exclude<keyof P, HookName | "name">, never>): P {
+  return plugin;
+}

@@ -1,0 +1,94 @@
+import type { BubError } from "./errors.ts";
+import type { ChatMessage } from "./tape-contract.ts";
+import type { Usage } from "./stream.ts";
+
+/** A model call about to be made; `beforeLlmCall` may return a changed copy. */
+export interface LlmCallRequest {
+  readonly runId: string;
+  /** Full `provider:model` id. */
+  readonly model: string;
+  /** Every message sent, system prompt included. */
+  readonly messages: readonly ChatMessage[];
+  /** Model-facing tool names. */
+  readonly toolNames: readonly string[];
+  readonly maxTokens: number | null;
+}
+
+/** A `beforeLlmCall` answer that ends the step without calling the model. */
+export interface LlmCallDecision {
+  readonly action: "finish";
+  readonly text: string;
+}
+
+/** What one real model call produced, for `afterLlmCall` observers. */
+export interface LlmCallResult {
+  readonly runId: string;
+  readonly text: string | null;
+  readonly toolCalls: readonly Record<string, unknown>[];
+  readonly usage: Usage | null;
+  readonly error: unknown;
+  readonly durationMs: number;
+}
+
+/** A tool call about to run. */
+export interface ToolCall {
+  readonly runId: string;
+  /** Model-facing name, e.g. `fs_read`. */
+  readonly tool: string;
+  readonly arguments: Record<string, unknown>;
+}
+
+/** A `beforeToolCall` answer. */
+export type ToolCallDecision =
+  | { readonly action: "proceed"; readonly arguments: Record<string, unknown> | null }
+  | { readonly action: "replace"; readonly result: unknown }
+  | { readonly action: "deny"; readonly message: string };
+
+/** What a tool call produced. Mutable: `afterToolCall` may assign `result`. */
+export interface ToolCallResult {
+  readonly runId: string;
+  readonly tool: string;
+  readonly arguments: Record<string, unknown>;
+  result: unknown;
+  error: BubError | null;
+  durationMs: number;
+}
+
+const DECISION = Symbol.for("bub.decision");
+
+/** Ends the model step with `text` instead of calling the model. */
+export function finish(text: string): LlmCallDecision {
+  return Object.freeze({ action: "finish", text, [DECISION]: true }) as LlmCallDecision;
+}
+
+/** Lets the tool call go ahead, optionally with new arguments. */
+export function proceed(args: Record<string, unknown> | null = null): ToolCallDecision {
+  return Object.freeze({ action: "proceed", arguments: args ? { ...args } : null, [DECISION]: true }) as ToolCallDecision;
+}
+
+/** Skips the tool and hands the model `result` instead. */
+export function replace(result: unknown): ToolCallDecision {
+  return Object.freeze({ action: "replace", result, [DECISION]: true }) as ToolCallDecision;
+}
+
+/** Refuses the tool call; the model sees a tool error with `message`. */
+export function deny(message: string): ToolCallDecision {
+  return Object.freeze({ action: "deny", message, [DECISION]: true }) as ToolCallDecision;
+}
+
+/** True for a value made by {@link finish}. */
+export function isLlmCallDecision(value: unknown): value is LlmCallDecision {
+  return typeof value === "object" && value !== null && (value as { action?: unknown }).action === "finish" && typeof (value as { text?: unknown }).text === "string";
+}
+
+/** True for a value made by {@link proceed}, {@link replace} or {@link deny}. */
+export function isToolCallDecision(value: unknown): value is ToolCallDecision {
+  if (typeof value !== "object" || value === null) return false;
+  const action = (value as { action?: unknown }).action;
+  return action === "proceed" || action === "replace" || action === "deny";
+}
+
+/** True for something shaped like an {@link LlmCallRequest}. */
+export function isLlmCallRequest(value: unknown): value is LlmCallRequest {
+  return typeof value === "object" && value !== null && typeof (value as LlmCallRequest).model === "string" && Array.isArray((value as LlmCallRequest).messages);
+}

@@ -1,0 +1,198 @@
+import { createLogger } from "./log.ts";
+import { HOOK_NAMES, type BubPlugin, type HookArgs, type HookName, type HookValue } from "./hooks.ts";
+import { AsyncStreamEvents, collectText, type StreamEvent } from "./stream.ts";
+import type { Envelope, Prompt } from "./envelope.ts";
+import type { TurnState } from "./types.ts";
+
+const log = createLogger("bub:hooks");
+
+/** One hook implementation of one plugin. */
+export interface HookImpl {
+  readonly plugin: string;
+  readonly call: (args: never) => unknown;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+/**
+ * Calls plugin hooks with the reference runtime's semantics: the plugin registered last
+ * runs first; firstresult calls stop at the first non-null answer; broadcast calls collect
+ * every answer (null included); exceptions propagate, except from `onError` observers.
+ */
+export class HookRuntime {
+  readonly #plugins: { name: string; plugin: BubPlugin }[] = [];
+  /** Per hook, implementations in call order (latest registered first). Rebuilt on change. */
+  readonly #impls = new Map<string, HookImpl[]>();
+
+  /** Registers a plugin under `name`; returns a function that unregisters it. */
+  register(plugin: BubPlugin, name: string): () => void {
+    if (this.#plugins.some((entry) => entry.name === name)) {
+      throw new Error(`a plugin named '${name}' is already registered`);
+    }
+    const entry = { name, plugin };
+    this.#plugins.push(entry);
+    this.#rebuild();
+    return () => {
+      const index = this.#plugins.indexOf(entry);
+      if (index >= 0) this.#plugins.splice(index, 1);
+      this.#rebuild();
+    };
+  }
+
+  #rebuild(): void {
+    this.#impls.clear();
+    for (let index = this.#plugins.length - 1; index >= 0; index--) {
+      const { name, plugin } = this.#plugins[index]!;
+      for (const key of hookKeysOf(plugin)) {
+        const fn = (plugin as Record<string, unknown>)[key] as (args: never) => unknown;
+        let list = this.#impls.get(key);
+        if (!list) this.#impls.set(key, (list = []));
+        list.push({ plugin: name, call: fn.bind(plugin) });
+      }
+    }
+  }
+
+  /** Registered plugins in registration order. */
+  get plugins(): readonly { name: string; plugin: BubPlugin }[] {
+    return this.#plugins;
+  }
+
+  /** Implementations of a hook in call order. */
+  implementations(hook: string): readonly HookImpl[] {
+    return this.#impls.get(hook) ?? EMPTY;
+  }
+
+  /** Awaits each implementation in turn; returns the first answer that is not null/undefined. */
+  async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
+    for (const impl of this.implementations(hook)) {
+      let value = impl.call(args as never);
+      if (isThenable(value)) value = await value;
+      if (value !== null && value !== undefined) return value as HookValue<K>;
+    }
+    return undefined;
+  }
+
+  /** Every implementation's answer, in call order, null and undefined included. */
+  async callMany<K extends HookName>(hook: K, args: HookArgs<K>): Promise<(HookValue<K> | undefined)[]> {
+    const impls = this.implementations(hook);
+    const results: (HookValue<K> | undefined)[] = new Array(impls.length);
+    for (let index = 0; index < impls.length; index++) {
+      let value = impls[index]!.call(args as never);
+      if (isThenable(value)) value = await value;
+      results[index] = value as HookValue<K>;
+    }
+    return results;
+  }
+
+  /** Like {@link callFirst}, synchronously: a Promise answer is skipped with a warning. */
+  callFirstSync<K extends HookName>(hook: K, args: HookArgs<K>): HookValue<K> | undefined {
+    for (const impl of this.implementations(hook)) {
+      const value = this.#syncValue(hook, impl, args);
+      if (value !== null && value !== undefined) return value as HookValue<K>;
+    }
+    return undefined;
+  }
+
+  /** Like {@link callMany}, synchronously: Promise answers are skipped (left out) with a warning. */
+  callManySync<K extends HookName>(hook: K, args: HookArgs<K>, options: { order?: "call" | "registration" } = {}): (HookValue<K> | undefined)[] {
+    const impls = options.order === "registration" ? [...this.implementations(hook)].reverse() : this.implementations(hook);
+    const results: (HookValue<K> | undefined)[] = [];
+    for (const impl of impls) {
+      const value = this.#syncValue(hook, impl, args);
+      if (value !== SKIPPED) results.push(value as HookValue<K>);
+    }
+    return results;
+  }
+
+  #syncValue(hook: string, impl: HookImpl, args: unknown): unknown {
+    const value = impl.call(args as never);
+    if (isThenable(value)) {
+      // Swallow a late rejection: the answer is discarded, it must not crash the process.
+      Promise.resolve(value).catch((error: unknown) => log.debug(`hook.async_rejected hook=${hook} adapter=${impl.plugin}`, error));
+      log.warn(`hook.async_not_supported hook=${hook} adapter=${impl.plugin}`);
+      return SKIPPED;
+    }
+    return value;
+  }
+
+  /** Tells every `onError` observer; an observer that throws is logged and the rest still run. */
+  async notifyError(stage: string, error: unknown, message: Envelope | null = null): Promise<void> {
+    for (const impl of this.implementations("onError")) {
+      try {
+        const value = impl.call({ stage, error, message } as never);
+        if (isThenable(value)) await value;
+      } catch (failure) {
+        log.warn(`hook.on_error_failed stage=${stage} adapter=${impl.plugin}`, failure);
+      }
+    }
+  }
+
+  /** The first plugin (in call order) with `runModel` or `runModelStream`, and which one it has. */
+  #modelPath(): { plugin: string; path: "runModel" | "runModelStream" } | null {
+    for (let index = this.#plugins.length - 1; index >= 0; index--) {
+      const { name, plugin } = this.#plugins[index]!;
+      if (typeof plugin.runModel === "function") return { plugin: name, path: "runModel" };
+      if (typeof plugin.runModelStream === "function") return { plugin: name, path: "runModelStream" };
+    }
+    return null;
+  }
+
+  /** Runs the model without streaming, adapting a stream-only plugin by joining its text. */
+  async runModel(args: { prompt: Prompt; sessionId: string; state: TurnState }): Promise<string | null> {
+    const path = this.#modelPath();
+    if (!path) return null;
+    if (path.path === "runModel") return checkModelText(await this.callFirst("runModel", args));
+    const stream = checkStream(await this.callFirst("runModelStream", args));
+    return stream ? collectText(stream) : null;
+  }
+
+  /** Runs the model as a stream, adapting a text-only plugin into one `text` event. */
+  async runModelStream(args: { prompt: Prompt; sessionId: string; state: TurnState }): Promise<AsyncStreamEvents | null> {
+    const path = this.#modelPath();
+    if (!path) return null;
+    if (path.path === "runModelStream") return checkStream(await this.callFirst("runModelStream", args));
+    const text = checkModelText(await this.callFirst("runModel", args));
+    if (text === null) return null;
+    return AsyncStreamEvents.of([{ kind: "text", data: { delta: text } } satisfies StreamEvent]);
+  }
+
+  /** `{ hook: [plugin names in call order] }` for every hook with an implementation, sorted by hook. */
+  hookReport(): Record<string, string[]> {
+    const report: Record<string, string[]> = {};
+    for (const hook of [...this.#impls.keys()].sort()) report[hook] = this.#impls.get(hook)!.map((impl) => impl.plugin);
+    return report;
+  }
+}
+
+const EMPTY: readonly HookImpl[] = Object.freeze([]);
+const SKIPPED = Symbol("skipped");
+const KNOWN = new Set<string>(HOOK_NAMES);
+
+/** Hook names a plugin implements: its own and inherited (class) methods whose names are hooks. */
+function hookKeysOf(plugin: object): string[] {
+  const keys: string[] = [];
+  for (const key of KNOWN) if (typeof (plugin as Record<string, unknown>)[key] === "function") keys.push(key);
+  for (const key of extraHooks) if (typeof (plugin as Record<string, unknown>)[key] === "function") keys.push(key);
+  return keys;
+}
+
+const extraHooks = new Set<string>();
+
+/** Lets a third party add hook names (declared in `BubHooks` by declaration merging). */
+export function addHookNames(...names: string[]): void {
+  for (const name of names) if (!KNOWN.has(name)) extraHooks.add(name);
+}
+
+function checkModelText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== "string") throw new TypeError("hook.runModel must return string or null");
+  return value;
+}
+
+function checkStream(value: unknown): AsyncStreamEvents | null {
+  if (value === null || value === undefined) return null;
+  if (!AsyncStreamEvents.isInstance(value)) throw new TypeError("hook.runModelStream must return AsyncStreamEvents or null");
+  return value;
+}

@@ -1,0 +1,96 @@
+/**
+ * The tape contract the kernel speaks: entry shape, queries and the store interface.
+ * Implementations live in `src/tape/`; plugins may provide their own store through
+ * the `provideTapeStore` hook.
+ */
+
+/** JSON-compatible object payload. */
+export type JsonObject = Record<string, unknown>;
+
+/** One immutable fact on a tape. Same JSON shape as the reference runtime's entries. */
+export interface TapeEntry {
+  /** Assigned by the store: per tape, strictly increasing, never reused. */
+  id: number;
+  kind: string;
+  payload: JsonObject;
+  meta: JsonObject;
+  /** UTC ISO-8601 with microseconds and `+00:00`, e.g. `2026-01-02T03:04:05.123456+00:00`. */
+  date: string;
+}
+
+/** An entry before a store has given it an id. */
+export type NewTapeEntry = Omit<TapeEntry, "id"> & { id?: number };
+
+/** What to read from one tape. Slicing first (anchors), then filters (dates, text, kinds), then limit. */
+export interface TapeQuery {
+  tape: string;
+  /** Entries after the last anchor with this name. */
+  afterAnchor?: string;
+  /** Entries after the last anchor of any name. */
+  lastAnchor?: boolean;
+  /** Entries strictly between the last anchor named `start` and the next anchor named `end`. */
+  betweenAnchors?: { start: string; end: string };
+  /** Inclusive date bounds (ISO date or datetime); either side may be omitted. */
+  betweenDates?: { start?: string; end?: string };
+  /** Case-insensitive text search over each entry. */
+  text?: string;
+  /** Only entries of these kinds. */
+  kinds?: readonly string[];
+  /** At most this many entries. */
+  limit?: number;
+}
+
+/** Persistent, append-only storage of tapes. Every method is async. */
+export interface TapeStore {
+  /** Names of the session tapes held (sidecar tapes excluded), sorted. */
+  listTapes(): Promise<string[]>;
+  /** Entries matching a query, oldest first (text searches: newest first). */
+  fetchAll(query: TapeQuery): Promise<TapeEntry[]>;
+  /** Appends one entry; resolves with the stored entry (its id assigned) once it is durable. */
+  append(tape: string, entry: NewTapeEntry): Promise<TapeEntry>;
+  /** Appends several entries in order, durably, as one write where the store can. */
+  appendBatch?(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
+  /** Forgets a tape entirely. */
+  reset(tape: string): Promise<void>;
+  /** Releases files or connections. */
+  close?(): Promise<void>;
+}
+
+/** Marker for "read after the last anchor" in a {@link TapeContext}. */
+export const LAST_ANCHOR: unique symbol = Symbol.for("bub.tape.lastAnchor");
+
+/** A chat message as sent to a model (OpenAI chat shape). */
+export type ChatMessage = { role: string; content?: unknown; [key: string]: unknown };
+
+/** Turns selected tape entries into model messages. */
+export type ContextSelector = (
+  entries: TapeEntry[],
+  context: TapeContext,
+) => ChatMessage[] | Promise<ChatMessage[]>;
+
+/** How a tape becomes model context: which slice to read and how to turn it into messages. */
+export interface TapeContext {
+  /** `LAST_ANCHOR`: after the last anchor; `null`: everything; a name: after that anchor. */
+  anchor: typeof LAST_ANCHOR | string | null;
+  select?: ContextSelector;
+  state: Record<string, unknown>;
+}
+
+/** True when a value has the shape of a {@link TapeContext}. */
+export function isTapeContext(value: unknown): value is TapeContext {
+  if (typeof value !== "object" || value === null) return false;
+  const context = value as Partial<TapeContext>;
+  const anchorOk = context.anchor === null || context.anchor === LAST_ANCHOR || typeof context.anchor === "string";
+  return anchorOk && (context.select === undefined || typeof context.select === "function") && typeof context.state === "object";
+}
+
+/** A named companion tape mounted beside every session tape (`<tape>__sidecar__<name>`). */
+export interface TapeSidecar {
+  readonly name: string;
+}
+
+/** The session tape handed to hooks such as `continuePrompt`. */
+export interface TapeHandle {
+  readonly name: string;
+  readonly context: TapeContext;
+}
