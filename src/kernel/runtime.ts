@@ -90,20 +90,26 @@ export class HookRuntime {
   callFirstSync<K extends HookName>(hook: K, args: HookArgs<K>): HookValue<K> | undefined {
     for (const impl of this.implementations(hook)) {
       const value = this.#syncValue(hook, impl, args);
-      if (value !== null && value !== undefined) return value as HookValue<K>;
+      if (value !== null && value !== undefined && value !== SKIPPED) return value as HookValue<K>;
     }
     return undefined;
   }
 
   /** Like {@link callMany}, synchronously: Promise answers are skipped (left out) with a warning. */
   callManySync<K extends HookName>(hook: K, args: HookArgs<K>, options: { order?: "call" | "registration" } = {}): (HookValue<K> | undefined)[] {
+    return [...this.eachSync(hook, args, options)];
+  }
+
+  /**
+   * Calls a hook's implementations one at a time as the caller iterates, so the caller can
+   * act on each answer before the next implementation runs. Promise answers are skipped.
+   */
+  *eachSync<K extends HookName>(hook: K, args: HookArgs<K>, options: { order?: "call" | "registration" } = {}): Generator<HookValue<K> | undefined> {
     const impls = options.order === "registration" ? [...this.implementations(hook)].reverse() : this.implementations(hook);
-    const results: (HookValue<K> | undefined)[] = [];
     for (const impl of impls) {
       const value = this.#syncValue(hook, impl, args);
-      if (value !== SKIPPED) results.push(value as HookValue<K>);
+      if (value !== SKIPPED) yield value as HookValue<K>;
     }
-    return results;
   }
 
   #syncValue(hook: string, impl: HookImpl, args: unknown): unknown {

@@ -1,0 +1,78 @@
+import { createLogger } from "../kernel/log.ts";
+import { describeError } from "../kernel/errors.ts";
+import { fieldOf } from "../kernel/envelope.ts";
+import type { BubPlugin } from "../kernel/hooks.ts";
+import type { BubFramework } from "../kernel/framework.ts";
+import { ChannelMessage } from "../channels/message.ts";
+import { builtinSystemPrompt } from "./system-prompt.ts";
+import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
+
+const log = createLogger("bub:builtin");
+
+function text(value: unknown, fallback: string): string {
+  return value === undefined || value === null || value === "" ? fallback : String(value);
+}
+
+/**
+ * The builtin plugin: registered first, so every other plugin can replace any of its hooks.
+ * It registers the builtin settings sections when created.
+ */
+export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
+  for (const section of [agentSettings, channelSettings, spillSettings]) framework.settings.register(section);
+
+  return {
+    name: "builtin",
+
+    resolveSession({ message }) {
+      const own = fieldOf(message, "session_id");
+      if (typeof own === "string" && own.trim() !== "") return own;
+      return `${text(fieldOf(message, "channel"), "default")}:${text(fieldOf(message, "chat_id"), "default")}`;
+    },
+
+    renderOutbound({ message, sessionId, modelOutput }) {
+      return new ChannelMessage({
+        sessionId,
+        channel: text(fieldOf(message, "channel"), "default"),
+        chatId: text(fieldOf(message, "chat_id"), "default"),
+        content: modelOutput,
+        outputChannel: text(fieldOf(message, "output_channel"), "default"),
+        kind: (text(fieldOf(message, "kind"), "normal") as ChannelMessage["kind"]),
+      });
+    },
+
+    async dispatchOutbound({ message }) {
+      if (fieldOf(message, "output_channel") !== "cli") {
+        log.info(`session.run.outbound session_id=${String(fieldOf(message, "session_id"))} content=${JSON.stringify(fieldOf(message, "content") ?? "")}`);
+      }
+      return framework.dispatchViaChannelRouter(message);
+    },
+
+    async onError({ stage, error, message }) {
+      if (message === null || message === undefined) return;
+      const outbound = new ChannelMessage({
+        sessionId: text(fieldOf(message, "session_id"), "unknown"),
+        channel: text(fieldOf(message, "channel"), "default"),
+        chatId: text(fieldOf(message, "chat_id"), "default"),
+        content: `An error occurred at stage '${stage}': ${describeError(error)}`,
+        kind: "error",
+      });
+      await framework.runtime.callMany("dispatchOutbound", { message: outbound });
+    },
+
+    systemPrompt({ state }) {
+      const workspace = typeof state._runtime_workspace === "string" && state._runtime_workspace.trim() ? state._runtime_workspace : process.cwd();
+      return builtinSystemPrompt(workspace);
+    },
+
+    registerCliCommands({ app }) {
+      app
+        .command("hooks", { hidden: true })
+        .description("show every hook with the plugins implementing it, and plugins that failed to load")
+        .action(async () => {
+          const { printHookReport } = await import("./commands/hooks.ts");
+          printHookReport(framework, process.stdout);
+        });
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { defineSettings } from "../kernel/settings.ts";
+import type { z } from "zod";
+import type { agentSchema, channelSchema, spillSchema } from "./schemas.ts";
+
+/** Resolved agent settings. */
+export type AgentSettings = z.infer<typeof agentSchema>;
+/** Resolved channel and storage settings. */
+export type ChannelSettings = z.infer<typeof channelSchema>;
+/** Resolved spill settings. */
+export type SpillSettings = z.infer<typeof spillSchema>;
+
+/** `BUB_<PROVIDER>_API_KEY` / `_API_BASE` variables as provider → value maps. */
+export function providerScopedEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const scoped: Record<string, Record<string, string>> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const match = /^BUB_(.+)_API_(KEY|BASE)$/.exec(name);
+    if (!match || value === undefined || value === "") continue;
+    const field = match[2] === "KEY" ? "api_key" : "api_base";
+    (scoped[field] ??= {})[match[1]!.toLowerCase()] = value;
+  }
+  return scoped;
+}
+
+/** The builtin settings sections; schemas (and zod) load only when first resolved. */
+export const agentSettings = defineSettings<AgentSettings>({
+  id: "agent",
+  section: null,
+  schema: async () => (await import("./schemas.ts")).agentSchema,
+  fromEnv: providerScopedEnv,
+});
+
+export const channelSettings = defineSettings<ChannelSettings>({
+  id: "channels",
+  section: null,
+  schema: async () => (await import("./schemas.ts")).channelSchema,
+});
+
+export const spillSettings = defineSettings<SpillSettings>({
+  id: "spill",
+  section: "spill",
+  schema: async () => (await import("./schemas.ts")).spillSchema,
+});

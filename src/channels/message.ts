@@ -1,0 +1,93 @@
+import type { Envelope } from "../kernel/envelope.ts";
+import { fieldOf } from "../kernel/envelope.ts";
+
+/** A media attachment of a channel message. */
+export interface MediaItem {
+  type: "image" | "audio" | "video" | "document";
+  mimeType: string;
+  filename?: string;
+  url?: string;
+  /** Fetches the bytes on demand (e.g. a Telegram file download). */
+  dataFetcher?: () => Promise<Uint8Array | null>;
+}
+
+/** The URL of a media item: its own, else a `data:` URL of its fetched bytes, else null. */
+export async function mediaUrl(item: MediaItem): Promise<string | null> {
+  if (item.url) return item.url;
+  if (!item.dataFetcher) return null;
+  const bytes = await item.dataFetcher();
+  if (!bytes) return null;
+  return `data:${item.mimeType};base64,${Buffer.from(bytes).toString("base64")}`;
+}
+
+/** Fields accepted by {@link ChannelMessage}'s constructor. */
+export interface ChannelMessageInit {
+  sessionId: string;
+  channel: string;
+  content: string;
+  chatId?: string;
+  isActive?: boolean;
+  kind?: "normal" | "command" | "error";
+  context?: Record<string, unknown>;
+  media?: MediaItem[];
+  /** Entered when the turn loads its state, exited when it saves it (e.g. a typing indicator). */
+  lifespan?: { enter(): Promise<void> | void; exit(error?: unknown): Promise<void> | void } | null;
+  outputChannel?: string;
+}
+
+/**
+ * The envelope channels produce and consume. Its `context` always carries
+ * `channel: "$<channel>"` and `chat_id`, and `outputChannel` defaults to `channel`.
+ */
+export class ChannelMessage {
+  sessionId: string;
+  channel: string;
+  content: string;
+  chatId: string;
+  isActive: boolean;
+  kind: "normal" | "command" | "error";
+  context: Record<string, unknown>;
+  media: MediaItem[];
+  lifespan: ChannelMessageInit["lifespan"];
+  outputChannel: string;
+
+  constructor(init: ChannelMessageInit) {
+    this.sessionId = init.sessionId;
+    this.channel = init.channel;
+    this.content = init.content;
+    this.chatId = init.chatId ?? "default";
+    this.isActive = init.isActive ?? false;
+    this.kind = init.kind ?? "normal";
+    this.context = init.context ?? {};
+    this.media = init.media ?? [];
+    this.lifespan = init.lifespan ?? null;
+    this.outputChannel = init.outputChannel || this.channel;
+    this.context.channel = `$${this.channel}`;
+    this.context.chat_id = this.chatId;
+  }
+
+  /** `k=v|k=v` of the context keys not starting with `_`, in insertion order. */
+  get contextStr(): string {
+    return Object.entries(this.context)
+      .filter(([key]) => !key.startsWith("_"))
+      .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
+      .join("|");
+  }
+
+  /** A copy with some fields changed (the context is copied, then re-stamped). */
+  with(changes: Partial<ChannelMessageInit>): ChannelMessage {
+    return new ChannelMessage({ ...this, context: { ...this.context }, ...changes });
+  }
+
+  /** One message from a burst: the last message with every content joined by newlines and all media. */
+  static fromBatch(batch: readonly ChannelMessage[]): ChannelMessage {
+    const last = batch.at(-1);
+    if (!last) throw new Error("Batch cannot be empty");
+    return last.with({ content: batch.map((message) => message.content).join("\n"), media: batch.flatMap((message) => message.media) });
+  }
+
+  /** True for a ChannelMessage (or anything with its shape). */
+  static isInstance(value: Envelope): value is ChannelMessage {
+    return value instanceof ChannelMessage || (typeof value === "object" && value !== null && typeof fieldOf(value, "output_channel") === "string" && typeof fieldOf(value, "context") === "object");
+  }
+}

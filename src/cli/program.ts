@@ -1,0 +1,92 @@
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import type { Command, CommanderError } from "commander";
+import { BubFramework } from "../builtin/framework.ts";
+import { loadDotEnv } from "../kernel/settings.ts";
+import { describeError } from "../kernel/errors.ts";
+
+/** Exit codes of every `bub` command. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** Where the CLI writes; tests pass their own streams. */
+export interface CliIO {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/** The package version, read from package.json next to the build. */
+export function packageVersion(): string {
+  return (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+}
+
+/** `-w/--workspace` must be known before plugins are discovered, so it is read ahead of commander. */
+function workspaceFromArgs(argv: readonly string[]): string | undefined {
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (arg === "--") break;
+    if ((arg === "-w" || arg === "--workspace") && argv[index + 1]) return argv[index + 1];
+    if (arg.startsWith("--workspace=")) return arg.slice("--workspace=".length);
+  }
+  return undefined;
+}
+
+/** Turns any failure into one readable paragraph (plus the stack with BUB_DEBUG=1). */
+export function formatFailure(error: unknown): string {
+  const message = describeError(error);
+  const stack = process.env.BUB_DEBUG && error instanceof Error && error.stack ? `\n${error.stack}` : "";
+  return `bub: ${message}${stack}\n`;
+}
+
+/** Builds the commander program: global options, then every plugin's commands. */
+export async function createProgram(framework: BubFramework, io: CliIO): Promise<Command> {
+  const { Command } = await import("commander");
+  const app = new Command("bub")
+    .description("Batteries-included, hook-first AI framework")
+    .version(packageVersion(), "-V, --version", "print the version")
+    .option("-w, --workspace <path>", "directory the agent works in (default: the current directory)")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
+    .exitOverride();
+  app.hook("preAction", (command) => {
+    const workspace = command.opts().workspace as string | undefined;
+    if (workspace) framework.workspace = resolve(workspace);
+  });
+  framework.runtime.callManySync("registerCliCommands", { app });
+  if (app.commands.length === 0) {
+    app.command("help").description("show help").action(() => {
+      io.stdout.write("No CLI command loaded.\n");
+    });
+  }
+  for (const command of app.commands) command.exitOverride().configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) });
+  return app;
+}
+
+/**
+ * Runs the `bub` command line with `argv` (without `node` and the script) and returns the
+ * exit code: 0 ok, 1 failure, 2 usage error.
+ */
+export async function main(argv: readonly string[], io: CliIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  loadDotEnv(join(process.cwd(), ".env"));
+  let app: Command;
+  let framework: BubFramework;
+  try {
+    framework = new BubFramework({ workspace: workspaceFromArgs(argv) });
+    await framework.loadPlugins();
+    app = await createProgram(framework, io);
+  } catch (error) {
+    io.stderr.write(formatFailure(error));
+    return EXIT.failure;
+  }
+  try {
+    await app.parseAsync([...argv], { from: "user" });
+    return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
+  } catch (error) {
+    const commanderError = error as CommanderError;
+    if (typeof commanderError?.exitCode === "number" && typeof commanderError.code === "string" && commanderError.code.startsWith("commander.")) {
+      if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(commanderError.code)) return EXIT.ok;
+      return EXIT.usage;
+    }
+    io.stderr.write(formatFailure(error));
+    return EXIT.failure;
+  }
+}

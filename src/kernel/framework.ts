@@ -1,0 +1,467 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { HookRuntime } from "./runtime.ts";
+import { AgentHooks } from "./agent-hooks.ts";
+import { createLogger } from "./log.ts";
+import { BubError, toErrorKind } from "./errors.ts";
+import { contentOf, fieldOf, isEmptyPrompt, unpackBatch, type Envelope, type Prompt } from "./envelope.ts";
+import type { StreamState } from "./stream.ts";
+import { Settings, emptyConfigFile, mergeConfig } from "./settings.ts";
+import { readConfigFile } from "./config-file.ts";
+import { discoverPlugins, importPluginModule, nameFromModule, parsePluginList } from "./plugins.ts";
+import { isTapeContext, type TapeContext, type TapeHandle, type TapeSidecar, type TapeStore } from "./tape-contract.ts";
+import {
+  isAdmitDecision,
+  type AdmitDecision,
+  type Channel,
+  type ChannelRouter,
+  type MessageHandler,
+  type ModelOptions,
+  type SteeringInbox,
+  type TurnResult,
+  type TurnSnapshot,
+  type TurnState,
+} from "./types.ts";
+import type { BubPlugin, Provided } from "./hooks.ts";
+
+const log = createLogger("bub:framework");
+
+/** Options for {@link BubFramework}. */
+export interface BubFrameworkOptions {
+  /** Directory the agent works in. Defaults to the current directory. */
+  workspace?: string;
+  /** Bub's home (tapes, history, plugin project, config). Defaults to `BUB_HOME` or `~/.bub`. */
+  home?: string;
+  /** The YAML config file. Defaults to `<home>/config.yml`. */
+  configFile?: string;
+  /** Environment to read settings from. Defaults to `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The plugin registered first, under the name `builtin`. */
+  builtin?: BubPlugin | ((framework: BubFramework) => BubPlugin | Promise<BubPlugin>);
+}
+
+/** How one plugin fared while loading. */
+export interface PluginStatus {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly source: "builtin" | "project" | "workspace" | "config" | "manual";
+  readonly error?: Error;
+}
+
+/** What a `running()` scope holds: the tape store and steering inbox, resolved once. */
+export interface RunningScope {
+  readonly tapeStore: TapeStore | null;
+  readonly steeringInbox: SteeringInbox | null;
+}
+
+type Exit = (error: unknown) => Promise<void>;
+
+function isIterator(value: unknown): value is Generator<unknown> | AsyncGenerator<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as Generator).next === "function" && typeof (value as Generator).throw === "function";
+}
+
+/** Enters a provider hook's answer: generators yield their value and clean up at exit; disposables are disposed. */
+async function enterProvided<T>(provided: Provided<T> | null | undefined): Promise<{ value: T | null; exit: Exit }> {
+  if (provided === null || provided === undefined) return { value: null, exit: async () => {} };
+  if (isIterator(provided)) {
+    const generator = provided as Generator<T> | AsyncGenerator<T>;
+    const first = await generator.next();
+    const exit: Exit = async (error) => {
+      if (error === undefined) await generator.next();
+      else {
+        try {
+          await generator.throw(error);
+        } catch (thrown) {
+          if (thrown !== error) throw thrown;
+        }
+      }
+    };
+    return { value: first.done ? null : (first.value as T), exit };
+  }
+  const value = provided as T;
+  const disposable = value as Partial<AsyncDisposable & Disposable>;
+  if (typeof disposable[Symbol.asyncDispose] === "function") return { value, exit: async () => disposable[Symbol.asyncDispose]!() };
+  if (typeof disposable[Symbol.dispose] === "function") return { value, exit: async () => disposable[Symbol.dispose]!() };
+  return { value, exit: async () => {} };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function isClass(fn: Function): boolean {
+  return /^class[\s{]/.test(Function.prototype.toString.call(fn));
+}
+
+/**
+ * The hook-first kernel: owns the plugins, the turn pipeline and the helpers channels and
+ * the agent call. Everything that does real work is a plugin.
+ *
+ * ```ts
+ * const framework = new BubFramework({ workspace: process.cwd() });
+ * await framework.loadPlugins();
+ * const result = await framework.processInbound({ channel: "cli", chat_id: "local", content: "hi" });
+ * ```
+ */
+export class BubFramework {
+  readonly runtime = new HookRuntime();
+  readonly agentHooks = new AgentHooks(this.runtime);
+  readonly settings: Settings;
+  readonly env: NodeJS.ProcessEnv;
+  workspace: string;
+  readonly home: string;
+  readonly configFile: string;
+  readonly #builtin: BubFrameworkOptions["builtin"];
+  readonly #status = new Map<string, PluginStatus>();
+  readonly #scope = new AsyncLocalStorage<RunningScope>();
+  #lastScope: RunningScope | null = null;
+  #router: ChannelRouter | null = null;
+  #configLoaded = false;
+
+  constructor(options: BubFrameworkOptions = {}) {
+    this.env = options.env ?? process.env;
+    this.workspace = resolve(options.workspace ?? process.cwd());
+    const home = options.home ?? this.env.BUB_HOME ?? join(homedir(), ".bub");
+    this.home = resolve(home.startsWith("~") ? join(homedir(), home.slice(1)) : home);
+    this.configFile = resolve(options.configFile ?? join(this.home, "config.yml"));
+    this.settings = new Settings(emptyConfigFile(this.configFile), this.env);
+    this.#builtin = options.builtin;
+  }
+
+  /** The managed plugin project directory (`BUB_PROJECT`, default `<home>/bub-project`). */
+  get projectDir(): string {
+    return resolve(this.env.BUB_PROJECT ?? join(this.home, "bub-project"));
+  }
+
+  /** Reads the config file into {@link settings} (once; again with `force`). */
+  async loadConfig(force = false): Promise<void> {
+    if (this.#configLoaded && !force) return;
+    this.settings.reload(await readConfigFile(this.configFile), this.env);
+    this.#configLoaded = true;
+  }
+
+  /**
+   * Registers a plugin object (or a factory, called with the framework) under `name`.
+   * Later registrations run first. Returns a function that unregisters it.
+   */
+  async registerPlugin(plugin: BubPlugin | ((framework: BubFramework) => BubPlugin | Promise<BubPlugin>), name?: string): Promise<() => void> {
+    const instance = typeof plugin === "function" ? await this.#instantiate(plugin) : plugin;
+    const pluginName = name ?? instance.name ?? `plugin-${this.runtime.plugins.length}`;
+    const unregister = this.runtime.register(instance, pluginName);
+    if (!this.#status.has(pluginName)) this.#status.set(pluginName, { name: pluginName, ok: true, source: "manual" });
+    return unregister;
+  }
+
+  async #instantiate(factory: Function): Promise<BubPlugin> {
+    const made = isClass(factory) ? new (factory as new (framework: BubFramework) => BubPlugin)(this) : await (factory as (framework: BubFramework) => BubPlugin)(this);
+    if (typeof made !== "object" || made === null) throw new TypeError(`plugin factory returned ${made === null ? "null" : typeof made}, expected a plugin object`);
+    return made;
+  }
+
+  /**
+   * Loads the config file, registers the builtin plugin, then every discovered plugin in
+   * order. A plugin that fails to import or initialise is recorded and skipped.
+   */
+  async loadPlugins(): Promise<void> {
+    await this.loadConfig();
+    if (this.#builtin) await this.#load("builtin", "builtin", async () => this.#builtin!);
+    const configured = this.settings.file.data.plugins;
+    const listed = [
+      ...parsePluginList(this.env.BUB_PLUGINS),
+      ...(Array.isArray(configured) ? configured.map(String) : typeof configured === "string" ? parsePluginList(configured) : []),
+    ];
+    const { candidates, problems } = await discoverPlugins({ projectDir: this.projectDir, workspace: this.workspace, listed });
+    for (const problem of problems) this.#fail(problem.name, "config", problem.error, "load");
+    for (const candidate of candidates) {
+      const fallbackName = candidate.name ?? nameFromModule(candidate.module);
+      await this.#load(candidate.name, candidate.source, () => importPluginModule(candidate.module), fallbackName);
+    }
+  }
+
+  async #load(name: string | null, source: PluginStatus["source"], importer: () => Promise<unknown>, fallbackName = name ?? "plugin"): Promise<void> {
+    let exported: unknown;
+    try {
+      exported = await importer();
+    } catch (error) {
+      return this.#fail(name ?? fallbackName, source, error, "load");
+    }
+    try {
+      const instance = typeof exported === "function" ? await this.#instantiate(exported) : exported;
+      if (typeof instance !== "object" || instance === null) throw new TypeError(`module exports ${typeof instance}, expected a plugin object or factory`);
+      const pluginName = name ?? (instance as BubPlugin).name ?? fallbackName;
+      this.runtime.register(instance as BubPlugin, pluginName);
+      this.#status.set(pluginName, { name: pluginName, ok: true, source });
+    } catch (error) {
+      this.#fail(name ?? fallbackName, source, error, "initialize");
+    }
+  }
+
+  #fail(name: string, source: PluginStatus["source"], error: unknown, stage: "load" | "initialize"): void {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    log.warn(`Failed to ${stage} plugin '${name}'`, failure);
+    this.#status.set(name, { name, ok: false, source, error: failure });
+  }
+
+  /** Every plugin's load status, in load order. */
+  get pluginStatus(): readonly PluginStatus[] {
+    return [...this.#status.values()];
+  }
+
+  /** `{ hook: [plugins in call order] }`. */
+  hookReport(): Record<string, string[]> {
+    return this.runtime.hookReport();
+  }
+
+  // ---- the turn pipeline -------------------------------------------------------------
+
+  /** The session id of an inbound message (the hook's answer, else its own `session_id`, else `channel:chat_id`). */
+  async resolveSession(message: Envelope): Promise<string> {
+    const answer = await this.runtime.callFirst("resolveSession", { message });
+    if (answer) return String(answer);
+    const own = fieldOf(message, "session_id");
+    if (own !== undefined && own !== null) return String(own);
+    return `${String(fieldOf(message, "channel") ?? "default")}:${String(fieldOf(message, "chat_id") ?? "default")}`;
+  }
+
+  /**
+   * Runs one turn: resolveSession → loadState → buildPrompt → runModel(Stream) →
+   * saveState → renderOutbound → dispatchOutbound. `saveState` runs even when the model
+   * fails; a failing turn notifies `onError(stage="turn")` and rethrows.
+   */
+  async processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
+    try {
+      const sessionId = await this.resolveSession(inbound);
+      if (isPlainObject(inbound) && inbound.session_id === undefined) inbound.session_id = sessionId;
+      const state = await this.#buildState(inbound, sessionId);
+      const answered = await this.runtime.callFirst("buildPrompt", { message: inbound, sessionId, state });
+      const prompt: Prompt = isEmptyPrompt(answered) ? contentOf(inbound) : (answered as Prompt);
+      let modelOutput = "";
+      let failure: unknown;
+      try {
+        modelOutput = await this.#runModel(inbound, prompt, sessionId, state, options.streamOutput ?? false);
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        await this.runtime.callMany("saveState", { sessionId, state, message: inbound, modelOutput, ...(failure === undefined ? {} : { error: failure }) });
+      }
+      const outbounds = await this.#collectOutbounds(inbound, sessionId, state, modelOutput);
+      for (const message of outbounds) await this.runtime.callMany("dispatchOutbound", { message });
+      return { sessionId, prompt, modelOutput, outbounds, state };
+    } catch (error) {
+      log.error("Error processing inbound message", error);
+      await this.runtime.notifyError("turn", error, inbound);
+      throw error;
+    }
+  }
+
+  async #buildState(message: Envelope, sessionId: string): Promise<TurnState> {
+    const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox };
+    const results = await this.runtime.callMany("loadState", { message, sessionId });
+    for (let index = results.length - 1; index >= 0; index--) {
+      const result = results[index];
+      if (isPlainObject(result)) Object.assign(state, result);
+    }
+    return state;
+  }
+
+  async #runModel(inbound: Envelope, prompt: Prompt, sessionId: string, state: TurnState, streamOutput: boolean): Promise<string> {
+    const args = { prompt, sessionId, state };
+    if (!streamOutput) {
+      const output = await this.runtime.runModel(args);
+      return output ?? this.#echoFallback(inbound, prompt);
+    }
+    let stream = await this.runtime.runModelStream(args);
+    if (!stream) return this.#echoFallback(inbound, prompt);
+    if (this.#router) stream = this.#router.wrapStream(inbound, stream);
+    let output = "";
+    for await (const event of stream) {
+      if (event.kind === "text") output += String(event.data.delta);
+      else if (event.kind === "error") {
+        const error = new BubError(toErrorKind(event.data.kind), String(event.data.message ?? ""), { details: event.data.details });
+        await this.runtime.notifyError("run_model", error, inbound);
+      }
+    }
+    return output;
+  }
+
+  async #echoFallback(inbound: Envelope, prompt: Prompt): Promise<string> {
+    await this.runtime.notifyError("run_model", new Error("no model skill returned output"), inbound);
+    return typeof prompt === "string" ? prompt : contentOf(inbound);
+  }
+
+  async #collectOutbounds(message: Envelope, sessionId: string, state: TurnState, modelOutput: string): Promise<Envelope[]> {
+    const batches = await this.runtime.callMany("renderOutbound", { message, sessionId, state, modelOutput });
+    const outbounds = batches.flatMap((batch) => unpackBatch(batch));
+    if (outbounds.length > 0) return outbounds;
+    const fallback: Record<string, unknown> = { content: modelOutput, session_id: sessionId };
+    for (const key of ["channel", "chat_id"]) {
+      const value = fieldOf(message, key);
+      if (value !== undefined && value !== null) fallback[key] = value;
+    }
+    return [fallback];
+  }
+
+  // ---- running() scope ----------------------------------------------------------------
+
+  /**
+   * Runs `body` inside a scope where the tape store and steering inbox are resolved once
+   * (through `provideTapeStore` / `provideSteeringInbox`) and cleaned up afterwards.
+   */
+  async running<T>(body: (scope: RunningScope) => Promise<T>): Promise<T> {
+    const store = await enterProvided(this.runtime.callFirstSync("provideTapeStore", {}));
+    let inbox: { value: SteeringInbox | null; exit: Exit };
+    try {
+      inbox = await enterProvided(this.runtime.callFirstSync("provideSteeringInbox", {}));
+    } catch (error) {
+      await store.exit(error);
+      throw error;
+    }
+    const scope: RunningScope = { tapeStore: store.value, steeringInbox: inbox.value };
+    const previous = this.#lastScope;
+    this.#lastScope = scope;
+    let failure: unknown;
+    try {
+      return await this.#scope.run(scope, () => body(scope));
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      this.#lastScope = previous;
+      try {
+        await inbox.exit(failure);
+      } finally {
+        await store.exit(failure);
+      }
+    }
+  }
+
+  /** The scope the caller runs in (or the most recent open one). */
+  get currentScope(): RunningScope | null {
+    return this.#scope.getStore() ?? this.#lastScope;
+  }
+
+  /** The tape store of the current `running()` scope, or null outside one. */
+  get tapeStore(): TapeStore | null {
+    return this.currentScope?.tapeStore ?? null;
+  }
+
+  /** The steering inbox of the current `running()` scope, or null outside one. */
+  get steeringInbox(): SteeringInbox | null {
+    return this.currentScope?.steeringInbox ?? null;
+  }
+
+  // ---- helpers for channels and the agent ----------------------------------------------
+
+  /** The system prompt: every plugin's fragment, lowest precedence first, joined by a blank line. */
+  getSystemPrompt(prompt: Prompt, state: TurnState): string {
+    const parts = this.runtime.callManySync("systemPrompt", { prompt, state });
+    return parts.filter((part): part is string => typeof part === "string" && part.length > 0).reverse().join("\n\n");
+  }
+
+  /** Channels by name; for a name offered twice the higher-precedence plugin wins. Map order = precedence. */
+  getChannels(messageHandler: MessageHandler): Map<string, Channel> {
+    const channels = new Map<string, Channel>();
+    for (const batch of this.runtime.callManySync("provideChannels", { messageHandler })) {
+      for (const channel of batch ?? []) if (!channels.has(channel.name)) channels.set(channel.name, channel);
+    }
+    return channels;
+  }
+
+  /** Sidecars to mount on every tape, deduplicated by name (higher precedence wins). */
+  getTapeSidecars(): TapeSidecar[] {
+    const sidecars = new Map<string, TapeSidecar>();
+    for (const sidecar of this.runtime.callManySync("provideTapeSidecar", {})) {
+      if (sidecar && !sidecars.has(sidecar.name)) sidecars.set(sidecar.name, sidecar);
+    }
+    return [...sidecars.values()];
+  }
+
+  /** Builds `bub onboard`'s config: each plugin's fragment in registration order, deep-merged, then validated. */
+  async collectOnboardConfig(): Promise<Record<string, unknown>> {
+    const current: Record<string, unknown> = {};
+    for (const fragment of this.runtime.eachSync("onboardConfig", { currentConfig: current }, { order: "registration" })) {
+      if (fragment === null || fragment === undefined) continue;
+      if (!isPlainObject(fragment)) throw new TypeError("hook.onboardConfig must return an object or null");
+      mergeConfig(current, fragment);
+    }
+    return this.settings.validate(current);
+  }
+
+  /** The admission decision for a message (null: default concurrent scheduling). */
+  async admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
+    const decision = await this.runtime.callFirst("admitMessage", { sessionId, message, turn });
+    if (decision === undefined || decision === null) return null;
+    if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
+    return decision;
+  }
+
+  /** Hands a message to a running turn through the steering inbox; false when there is none. */
+  steerMessage(message: Envelope, sessionId: string, state: TurnState, reason?: string): boolean {
+    const inbox = (state._runtime_steering_inbox as SteeringInbox | null | undefined) ?? this.steeringInbox;
+    if (!inbox) return false;
+    state.session_id ??= sessionId;
+    if (reason !== undefined && typeof message === "object" && message !== null && !Object.isFrozen(message)) {
+      const context = fieldOf(message, "context");
+      (message as Record<string, unknown>).context = { ...(isPlainObject(context) ? context : {}), steering_reason: reason };
+    }
+    inbox.enqueueMessage(message, state);
+    return true;
+  }
+
+  /** Models offered for a session: lists concatenated in precedence order, the first current model. */
+  async getModelOptions(sessionId: string, workspace?: string): Promise<ModelOptions> {
+    const where = workspace ? resolve(workspace.startsWith("~") ? join(homedir(), workspace.slice(1)) : workspace) : this.workspace;
+    const merged: ModelOptions = { models: [], currentModel: null };
+    for (const options of await this.runtime.callMany("provideModelOptions", { sessionId, workspace: where })) {
+      if (options === null || options === undefined) continue;
+      if (typeof options !== "object" || !Array.isArray(options.models)) throw new TypeError("hook.provideModelOptions must return ModelOptions or null");
+      merged.models.push(...options.models);
+      if (!merged.currentModel && options.currentModel) merged.currentModel = options.currentModel;
+    }
+    return merged;
+  }
+
+  /** The prompt that continues the agent loop; a plugin must answer with a string. */
+  async continuePrompt(prompt: Prompt, tape: TapeHandle, state: StreamState): Promise<string> {
+    const answer = await this.runtime.callFirst("continuePrompt", { prompt, tape, state });
+    if (typeof answer !== "string") throw new TypeError("hook.continuePrompt must return string");
+    return answer;
+  }
+
+  /** The tape context a plugin provides; a plugin must answer with a TapeContext. */
+  buildTapeContext(): TapeContext {
+    const context = this.runtime.callFirstSync("buildTapeContext", {});
+    if (!isTapeContext(context)) throw new TypeError("hook.buildTapeContext must return TapeContext");
+    return context;
+  }
+
+  /** Binds (or unbinds, with null) the channel manager that routes outbounds and streams. */
+  bindChannelRouter(router: ChannelRouter | null): void {
+    this.#router = router;
+  }
+
+  /** The bound channel router, if any. */
+  get router(): ChannelRouter | null {
+    return this.#router;
+  }
+
+  /** Sends an outbound through the bound router; false without one. */
+  async dispatchViaChannelRouter(message: Envelope): Promise<boolean> {
+    return this.#router ? this.#router.dispatchOutput(message) : false;
+  }
+
+  /** Asks the bound router to stop a session's work; no-op without one. */
+  async quitViaChannelRouter(sessionId: string): Promise<void> {
+    if (this.#router) await this.#router.quit(sessionId);
+  }
+
+  /** Tells every `onError` observer of a failure at `stage`. */
+  notifyError(stage: string, error: unknown, message: Envelope | null = null): Promise<void> {
+    return this.runtime.notifyError(stage, error, message);
+  }
+}
+

@@ -1,0 +1,200 @@
+import { readFile } from "node:fs/promises";
+import { isAbsolute, join, resolve, basename, extname } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createRequire, registerHooks } from "node:module";
+import { homedir } from "node:os";
+
+/** Where a discovered plugin came from. */
+export type PluginSource = "project" | "workspace" | "config";
+
+/** A plugin found by discovery, not yet imported. */
+export interface PluginCandidate {
+  /** Name it registers under (the key in `"bub": { "plugins": {...} }`, or derived from the path). */
+  readonly name: string | null;
+  readonly source: PluginSource;
+  /** Absolute file path or module specifier to import. */
+  readonly module: string;
+  /** The package that declared it, when there is one. */
+  readonly packageName?: string;
+}
+
+/** Result of discovery: candidates in registration order, and problems met on the way. */
+export interface Discovery {
+  readonly candidates: PluginCandidate[];
+  readonly problems: { name: string; error: Error }[];
+}
+
+type PackageJson = {
+  name?: string;
+  bub?: { plugins?: Record<string, unknown> };
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+};
+
+async function readPackageJson(file: string): Promise<PackageJson | null> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    return null;
+  }
+  try {
+    const data: unknown = JSON.parse(text);
+    return typeof data === "object" && data !== null ? (data as PackageJson) : null;
+  } catch (error) {
+    throw new Error(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function declaredPlugins(pkg: PackageJson, dir: string, source: PluginSource): PluginCandidate[] {
+  const plugins = pkg.bub?.plugins;
+  if (!plugins || typeof plugins !== "object") return [];
+  return Object.entries(plugins).map(([name, path]) => {
+    if (typeof path !== "string") throw new Error(`package ${pkg.name ?? dir}: "bub.plugins.${name}" must be a path string`);
+    return { name, source, module: resolve(dir, path), packageName: pkg.name };
+  });
+}
+
+/**
+ * Plugins declared by a package root and by its dependencies (`"bub": { "plugins": ... }`
+ * in each package.json), sorted by plugin name.
+ */
+async function discoverInPackageRoot(root: string, source: PluginSource, problems: Discovery["problems"]): Promise<PluginCandidate[]> {
+  const found: PluginCandidate[] = [];
+  let rootPkg: PackageJson | null;
+  try {
+    rootPkg = await readPackageJson(join(root, "package.json"));
+  } catch (error) {
+    problems.push({ name: `${source}:${root}`, error: error as Error });
+    return found;
+  }
+  if (!rootPkg) return found;
+  const collect = (pkg: PackageJson, dir: string) => {
+    try {
+      found.push(...declaredPlugins(pkg, dir, source));
+    } catch (error) {
+      problems.push({ name: pkg.name ?? dir, error: error as Error });
+    }
+  };
+  collect(rootPkg, root);
+  const deps = new Set([
+    ...Object.keys(rootPkg.dependencies ?? {}),
+    ...Object.keys(rootPkg.optionalDependencies ?? {}),
+    ...Object.keys(rootPkg.devDependencies ?? {}),
+  ]);
+  const packages = await Promise.all(
+    [...deps].sort().map(async (dep) => {
+      const dir = join(root, "node_modules", dep);
+      try {
+        return { dir, pkg: await readPackageJson(join(dir, "package.json")) };
+      } catch (error) {
+        problems.push({ name: dep, error: error as Error });
+        return { dir, pkg: null };
+      }
+    }),
+  );
+  for (const { dir, pkg } of packages) if (pkg?.bub) collect(pkg, dir);
+  return found.sort((a, b) => (a.name! < b.name! ? -1 : a.name! > b.name! ? 1 : 0));
+}
+
+/** Splits `BUB_PLUGINS` (comma separated) into specifiers. */
+export function parsePluginList(value: string | undefined): string[] {
+  return (value ?? "").split(",").map((item) => item.trim()).filter(Boolean);
+}
+
+function isPathSpecifier(specifier: string): boolean {
+  return specifier.startsWith(".") || specifier.startsWith("~") || isAbsolute(specifier) || /\.(c|m)?(j|t)s$/.test(specifier);
+}
+
+/** Resolves an explicitly listed plugin: a file path (relative to the workspace) or a package. */
+async function resolveListed(specifier: string, workspace: string, projectDir: string, problems: Discovery["problems"]): Promise<PluginCandidate[]> {
+  if (isPathSpecifier(specifier)) {
+    const path = specifier.startsWith("~") ? join(homedir(), specifier.slice(1)) : resolve(workspace, specifier);
+    return [{ name: null, source: "config", module: path }];
+  }
+  for (const base of [workspace, projectDir]) {
+    let pkgFile: string;
+    try {
+      pkgFile = createRequire(join(base, "noop.js")).resolve(`${specifier}/package.json`);
+    } catch {
+      continue;
+    }
+    const dir = resolve(pkgFile, "..");
+    const pkg = await readPackageJson(pkgFile).catch(() => null);
+    if (pkg?.bub?.plugins) {
+      try {
+        return declaredPlugins(pkg, dir, "config");
+      } catch (error) {
+        problems.push({ name: specifier, error: error as Error });
+        return [];
+      }
+    }
+    return [{ name: specifier, source: "config", module: createRequire(join(base, "noop.js")).resolve(specifier), packageName: specifier }];
+  }
+  return [{ name: specifier, source: "config", module: specifier }];
+}
+
+/**
+ * Finds plugins in registration order: the managed plugin project, the workspace package
+ * and its dependencies, then the explicitly listed specifiers in the order given.
+ */
+export async function discoverPlugins(options: { projectDir: string; workspace: string; listed: readonly string[] }): Promise<Discovery> {
+  const problems: Discovery["problems"] = [];
+  const candidates: PluginCandidate[] = [];
+  candidates.push(...(await discoverInPackageRoot(options.projectDir, "project", problems)));
+  if (resolve(options.workspace) !== resolve(options.projectDir)) {
+    candidates.push(...(await discoverInPackageRoot(options.workspace, "workspace", problems)));
+  }
+  for (const specifier of options.listed) {
+    candidates.push(...(await resolveListed(specifier, options.workspace, options.projectDir, problems)));
+  }
+  return { candidates, problems };
+}
+
+/** A default name for a plugin loaded from a path: the file name without extension (or its folder for index files). */
+export function nameFromModule(module: string): string {
+  const base = basename(module, extname(module));
+  return base === "index" ? basename(resolve(module, "..")) : base;
+}
+
+let aliasInstalled = false;
+
+/**
+ * Makes `import "bub-ts"` inside plugins resolve to this running copy, so a plugin loaded
+ * from anywhere shares the host's classes and markers.
+ */
+function installSelfAlias(): void {
+  if (aliasInstalled) return;
+  aliasInstalled = true;
+  const self = new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url).href;
+  registerHooks({
+    resolve(specifier, context, nextResolve) {
+      if (specifier === "bub-ts") return { url: self, shortCircuit: true };
+      return nextResolve(specifier, context);
+    },
+  });
+}
+
+const TS_FALLBACK_CODES = new Set(["ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING", "ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX", "ERR_UNKNOWN_FILE_EXTENSION", "ERR_INVALID_TYPESCRIPT_SYNTAX"]);
+
+/**
+ * Imports a plugin module and returns its default export (or the module itself when it has
+ * none). `.ts` files load through Node's type stripping, falling back to jiti for syntax
+ * Node cannot strip or files inside node_modules.
+ */
+export async function importPluginModule(module: string): Promise<unknown> {
+  installSelfAlias();
+  const url = isAbsolute(module) ? pathToFileURL(module).href : module;
+  let namespace: Record<string, unknown>;
+  try {
+    namespace = (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (!/\.(c|m)?ts$/.test(module) || !TS_FALLBACK_CODES.has(code)) throw error;
+    const { createJiti } = await import("jiti");
+    const jiti = createJiti(import.meta.url, { moduleCache: false, alias: { "bub-ts": new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url).pathname } });
+    namespace = (await jiti.import(module)) as Record<string, unknown>;
+  }
+  return namespace.default !== undefined ? namespace.default : namespace;
+}

@@ -1,0 +1,291 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { BubFramework } from "../../src/kernel/framework.ts";
+import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
+import { LAST_ANCHOR, type TapeStore } from "../../src/kernel/tape-contract.ts";
+import type { BubPlugin } from "../../src/kernel/hooks.ts";
+import type { ChannelRouter, SteeringInbox, TurnState } from "../../src/kernel/types.ts";
+import { captureLogs, tempDir } from "../support/temp.ts";
+
+function framework(...plugins: BubPlugin[]): BubFramework {
+  const bub = new BubFramework({ home: "/nonexistent-bub-home", workspace: "/tmp", env: {} });
+  plugins.forEach((plugin, index) => bub.runtime.register(plugin, plugin.name ?? `p${index}`));
+  return bub;
+}
+
+const echoModel: BubPlugin = { name: "model", runModel: ({ prompt }) => `echo:${String(prompt)}` };
+
+describe("processInbound", () => {
+  it("falls back to the message's session_id, then channel:chat_id, and records it on plain objects", async () => {
+    const bub = framework(echoModel);
+    const inbound: Record<string, unknown> = { channel: "tg", chat_id: "7", content: "hi" };
+    const result = await bub.processInbound(inbound);
+    assert.equal(result.sessionId, "tg:7");
+    assert.equal(inbound.session_id, "tg:7");
+    assert.equal((await bub.processInbound({ session_id: "own", content: "x" })).sessionId, "own");
+    assert.equal((await bub.processInbound({ content: "x" })).sessionId, "default:default");
+  });
+
+  it("merges loadState results lowest precedence first, so higher precedence wins", async () => {
+    const bub = framework(
+      { name: "low", loadState: () => ({ shared: "low", low: 1 }) },
+      { name: "mid", loadState: () => null },
+      { name: "high", loadState: async () => ({ shared: "high", high: 2 }) },
+      echoModel,
+    );
+    const { state } = await bub.processInbound({ content: "x" });
+    assert.equal(state.shared, "high");
+    assert.equal(state.low, 1);
+    assert.equal(state.high, 2);
+    assert.equal(state._runtime_workspace, "/tmp");
+    assert.equal(state._runtime_steering_inbox, null);
+  });
+
+  it("uses the message content when buildPrompt answers with something empty", async () => {
+    const bub = framework({ name: "empty", buildPrompt: () => "" }, echoModel);
+    const result = await bub.processInbound({ content: "hello" });
+    assert.equal(result.prompt, "hello");
+    assert.equal(result.modelOutput, "echo:hello");
+  });
+
+  it("echoes the prompt and notifies onError(run_model) when no model answers", async () => {
+    const errors: string[] = [];
+    const bub = framework({ name: "obs", onError: ({ stage, error }) => void errors.push(`${stage}:${(error as Error).message}`) });
+    const result = await bub.processInbound({ content: "ping" });
+    assert.equal(result.modelOutput, "ping");
+    assert.deepEqual(errors, ["run_model:no model skill returned output"]);
+  });
+
+  it("runs saveState even when the model throws, then notifies onError(turn) and rethrows", async () => {
+    const saved: unknown[] = [];
+    const stages: string[] = [];
+    const bub = framework(
+      { name: "save", saveState: ({ modelOutput, error }) => void saved.push({ modelOutput, error: (error as Error)?.message }) },
+      { name: "obs", onError: ({ stage }) => void stages.push(stage) },
+      { name: "model", runModel: () => { throw new Error("model down"); } },
+    );
+    await captureLogs(() => assert.rejects(bub.processInbound({ content: "x" }), /model down/));
+    assert.deepEqual(saved, [{ modelOutput: "", error: "model down" }]);
+    assert.deepEqual(stages, ["turn"]);
+  });
+
+  it("collects rendered outbounds and dispatches each one", async () => {
+    const dispatched: unknown[] = [];
+    const bub = framework(
+      { name: "render1", renderOutbound: () => [{ content: "a" }, { content: "b" }] },
+      { name: "render2", renderOutbound: () => ({ content: "c" }) },
+      { name: "render3", renderOutbound: () => null },
+      { name: "dispatch", dispatchOutbound: ({ message }) => void dispatched.push(message) },
+      echoModel,
+    );
+    const result = await bub.processInbound({ content: "x" });
+    assert.deepEqual(result.outbounds, [{ content: "c" }, { content: "a" }, { content: "b" }]);
+    assert.deepEqual(dispatched, result.outbounds);
+  });
+
+  it("builds one fallback outbound when nothing renders", async () => {
+    const bub = framework(echoModel);
+    const result = await bub.processInbound({ channel: "cli", chat_id: "local", content: "x" });
+    assert.deepEqual(result.outbounds, [{ content: "echo:x", session_id: "cli:local", channel: "cli", chat_id: "local" }]);
+  });
+
+  it("streams: joins text deltas, reports error events to onError, and lets a bound router wrap the stream", async () => {
+    const errors: unknown[] = [];
+    const bub = framework(
+      { name: "obs", onError: ({ stage, error }) => void errors.push([stage, String(error)]) },
+      {
+        name: "model",
+        runModelStream: () =>
+          AsyncStreamEvents.of([
+            { kind: "text", data: { delta: "a" } },
+            { kind: "error", data: { kind: "tool", message: "bad tool" } },
+            { kind: "text", data: { delta: "b" } },
+          ]),
+      },
+    );
+    const wrapped: string[] = [];
+    const router: ChannelRouter = {
+      dispatchOutput: async () => true,
+      wrapStream: (_message, stream) => {
+        async function* spy() {
+          for await (const event of stream) {
+            wrapped.push(event.kind);
+            yield event;
+          }
+        }
+        return new AsyncStreamEvents(spy(), stream.state);
+      },
+      quit: async () => {},
+      admitChannelMessage: async () => null,
+    };
+    bub.bindChannelRouter(router);
+    const result = await bub.processInbound({ content: "x" }, { streamOutput: true });
+    assert.equal(result.modelOutput, "ab");
+    assert.deepEqual(errors, [["run_model", "[tool] bad tool"]]);
+    assert.deepEqual(wrapped, ["text", "error", "text"]);
+  });
+
+  it("echo-falls back on the streaming path too", async () => {
+    const bub = framework({ name: "m", runModelStream: () => null });
+    const result = await bub.processInbound({ content: "same" }, { streamOutput: true });
+    assert.equal(result.modelOutput, "same");
+  });
+});
+
+describe("running()", () => {
+  const store: TapeStore = { listTapes: async () => [], fetchAll: async () => [], append: async (_t, e) => ({ ...e, id: 1 }), reset: async () => {} };
+
+  it("enters generator providers once and runs their cleanup at scope exit, in reverse order", async () => {
+    const events: string[] = [];
+    const inbox: SteeringInbox = { enqueueMessage: () => {}, drainMessages: () => [], messageCount: () => 0 };
+    const bub = framework({
+      name: "providers",
+      provideTapeStore: function* () {
+        events.push("store:enter");
+        yield store;
+        events.push("store:exit");
+      },
+      provideSteeringInbox: async function* () {
+        events.push("inbox:enter");
+        yield inbox;
+        events.push("inbox:exit");
+      } as unknown as BubPlugin["provideSteeringInbox"],
+    });
+    await captureLogs(async () => {
+      // An async generator is a promise-free object, so it passes the sync-only check.
+      const seen = await bub.running(async (scope) => {
+        assert.equal(bub.tapeStore, store);
+        return scope.steeringInbox;
+      });
+      assert.equal(seen, inbox);
+    });
+    assert.deepEqual(events, ["store:enter", "inbox:enter", "inbox:exit", "store:exit"]);
+    assert.equal(bub.tapeStore, null);
+  });
+
+  it("disposes async-disposable providers and throws the body's error into generators", async () => {
+    const events: string[] = [];
+    const bub = framework({
+      name: "providers",
+      provideTapeStore: () => ({ ...store, [Symbol.asyncDispose]: async () => void events.push("disposed") }),
+      provideSteeringInbox: function* () {
+        try {
+          yield { enqueueMessage: () => {}, drainMessages: () => [], messageCount: () => 0 };
+        } catch (error) {
+          events.push(`inbox saw ${(error as Error).message}`);
+          throw error;
+        }
+      },
+    });
+    await assert.rejects(bub.running(async () => { throw new Error("body failed"); }), /body failed/);
+    assert.deepEqual(events, ["inbox saw body failed", "disposed"]);
+  });
+
+  it("hands the scope's steering inbox to each turn's state", async () => {
+    const inbox: SteeringInbox = { enqueueMessage: () => {}, drainMessages: () => [], messageCount: () => 0 };
+    const bub = framework({ name: "p", provideSteeringInbox: () => inbox }, echoModel);
+    const state = await bub.running(async () => (await bub.processInbound({ content: "x" })).state);
+    assert.equal(state._runtime_steering_inbox, inbox);
+  });
+});
+
+describe("framework helpers", () => {
+  it("joins system prompt fragments lowest precedence first, skipping empty ones", () => {
+    const bub = framework({ name: "a", systemPrompt: () => "base" }, { name: "b", systemPrompt: () => "" }, { name: "c", systemPrompt: () => "extra" });
+    assert.equal(bub.getSystemPrompt("", {}), "base\n\nextra");
+  });
+
+  it("dedupes channels and sidecars by name, highest precedence wins", () => {
+    const channel = (name: string, tag: string) => ({ name, tag, start: async () => {}, stop: async () => {}, send: async () => {} });
+    const bub = framework(
+      { name: "low", provideChannels: () => [channel("telegram", "low"), channel("cli", "low")], provideTapeSidecar: () => ({ name: "spill", tag: "low" }) as never },
+      { name: "high", provideChannels: () => [channel("telegram", "high")], provideTapeSidecar: () => ({ name: "spill", tag: "high" }) as never },
+    );
+    const channels = bub.getChannels(async () => {});
+    assert.deepEqual([...channels.keys()], ["telegram", "cli"]);
+    assert.equal((channels.get("telegram") as unknown as { tag: string }).tag, "high");
+    assert.deepEqual(bub.getTapeSidecars().map((s) => (s as unknown as { tag: string }).tag), ["high"]);
+  });
+
+  it("collects onboard config in registration order, passing the same object and deep-merging", async () => {
+    const seen: unknown[] = [];
+    const bub = framework(
+      { name: "first", onboardConfig: ({ currentConfig }) => (seen.push(structuredClone(currentConfig)), { model: "a:b", telegram: { token: "t" } }) },
+      { name: "second", onboardConfig: ({ currentConfig }) => (seen.push(structuredClone(currentConfig)), { telegram: { allow_users: "1" } }) },
+      { name: "third", onboardConfig: () => null },
+    );
+    assert.deepEqual(await bub.collectOnboardConfig(), { model: "a:b", telegram: { token: "t", allow_users: "1" } });
+    assert.deepEqual(seen, [{}, { model: "a:b", telegram: { token: "t" } }]);
+    const bad = framework({ name: "bad", onboardConfig: () => "nope" as never });
+    await assert.rejects(bad.collectOnboardConfig(), TypeError);
+  });
+
+  it("type-checks admitMessage, continuePrompt, buildTapeContext and provideModelOptions answers", async () => {
+    const turn = { sessionId: "s", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 };
+    const good = framework({
+      name: "good",
+      admitMessage: () => ({ action: "follow_up" }),
+      continuePrompt: () => "go on",
+      buildTapeContext: () => ({ anchor: LAST_ANCHOR, state: {} }),
+      provideModelOptions: () => ({ models: [{ id: "a:b" }], currentModel: "a:b" }),
+    });
+    assert.deepEqual(await good.admitMessage("s", {}, turn), { action: "follow_up" });
+    assert.equal(await good.continuePrompt("p", { name: "t", context: { anchor: null, state: {} } }, { error: null, usage: null }), "go on");
+    assert.equal(good.buildTapeContext().anchor, LAST_ANCHOR);
+    assert.deepEqual(await good.getModelOptions("s"), { models: [{ id: "a:b" }], currentModel: "a:b" });
+    const bad = framework({
+      name: "bad",
+      admitMessage: () => ({ action: "wait" }) as never,
+      buildTapeContext: () => ({}) as never,
+      provideModelOptions: () => "x" as never,
+    });
+    await assert.rejects(bad.admitMessage("s", {}, turn), { message: "hook.admitMessage must return AdmitDecision or null" });
+    await assert.rejects(bad.continuePrompt("p", { name: "t", context: { anchor: null, state: {} } }, { error: null, usage: null }), { message: "hook.continuePrompt must return string" });
+    assert.throws(() => bad.buildTapeContext(), { message: "hook.buildTapeContext must return TapeContext" });
+    await assert.rejects(bad.getModelOptions("s"), TypeError);
+    assert.equal(await framework().admitMessage("s", {}, turn), null);
+  });
+
+  it("merges model options: lists in precedence order, first current model", async () => {
+    const bub = framework(
+      { name: "low", provideModelOptions: () => ({ models: [{ id: "low" }], currentModel: "low" }) },
+      { name: "high", provideModelOptions: () => ({ models: [{ id: "high" }] }) },
+    );
+    assert.deepEqual(await bub.getModelOptions("s"), { models: [{ id: "high" }, { id: "low" }], currentModel: "low" });
+  });
+
+  it("steers a message into the inbox with the reason in its context", () => {
+    const queued: unknown[] = [];
+    const inbox: SteeringInbox = { enqueueMessage: (message) => void queued.push(message), drainMessages: () => [], messageCount: () => queued.length };
+    const bub = framework();
+    const state: TurnState = { _runtime_steering_inbox: inbox };
+    assert.equal(bub.steerMessage({ content: "more", context: { a: 1 } }, "s1", state, "user typed"), true);
+    assert.deepEqual(queued, [{ content: "more", context: { a: 1, steering_reason: "user typed" } }]);
+    assert.equal(state.session_id, "s1");
+    assert.equal(bub.steerMessage({ content: "x" }, "s1", {}), false);
+  });
+
+  it("routes outbounds and quits through a bound router only", async () => {
+    const bub = framework();
+    assert.equal(await bub.dispatchViaChannelRouter({}), false);
+    const quits: string[] = [];
+    bub.bindChannelRouter({ dispatchOutput: async () => true, wrapStream: (_m, s) => s, quit: async (id) => void quits.push(id), admitChannelMessage: async () => null });
+    assert.equal(await bub.dispatchViaChannelRouter({}), true);
+    await bub.quitViaChannelRouter("s");
+    assert.deepEqual(quits, ["s"]);
+  });
+});
+
+describe("loadConfig", () => {
+  it("reports malformed YAML with the file and line", async () => {
+    const dir = await tempDir();
+    try {
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(`${dir.path}/config.yml`, "model: a:b\n  bad: [\n");
+      const bub = new BubFramework({ home: dir.path, env: {} });
+      await assert.rejects(bub.loadConfig(), (error: Error) => /config\.yml line \d+ is not valid YAML/.test(error.message));
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});

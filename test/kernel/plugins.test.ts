@@ -1,0 +1,125 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { cp, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BubFramework } from "../../src/builtin/framework.ts";
+import { captureLogs, tempDir } from "../support/temp.ts";
+
+const fixtures = fileURLToPath(new URL("../fixtures/plugins/", import.meta.url));
+
+async function workspaceWithPackage(): Promise<{ path: string; cleanup: () => Promise<void> }> {
+  const dir = await tempDir();
+  await writeFile(join(dir.path, "package.json"), JSON.stringify({ name: "my-agent", dependencies: { "bub-plugin-greet": "1.0.0", "left-pad": "1.0.0" } }));
+  await mkdir(join(dir.path, "node_modules"), { recursive: true });
+  await cp(join(fixtures, "bub-plugin-greet"), join(dir.path, "node_modules", "bub-plugin-greet"), { recursive: true });
+  await mkdir(join(dir.path, "node_modules", "left-pad"));
+  await writeFile(join(dir.path, "node_modules", "left-pad", "package.json"), JSON.stringify({ name: "left-pad" }));
+  return dir;
+}
+
+describe("plugin discovery and loading", () => {
+  it("discovers plugins declared by the workspace's dependencies, sorted by name, after the builtin", async () => {
+    const ws = await workspaceWithPackage();
+    try {
+      const bub = new BubFramework({ workspace: ws.path, home: join(ws.path, ".bub"), env: {} });
+      await bub.loadPlugins();
+      assert.deepEqual(bub.pluginStatus.map((s) => [s.name, s.ok, s.source]), [
+        ["builtin", true, "builtin"],
+        ["audit", true, "workspace"],
+        ["greet", true, "workspace"],
+      ]);
+      const result = await bub.processInbound({ content: "hi", session_id: "s" });
+      assert.equal(result.prompt, "greet(ws): hi");
+      assert.equal(result.state.audited, true);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  it("discovers plugins installed in the managed plugin project (BUB_PROJECT)", async () => {
+    const project = await workspaceWithPackage();
+    const ws = await tempDir();
+    try {
+      const bub = new BubFramework({ workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PROJECT: project.path } });
+      await bub.loadPlugins();
+      assert.deepEqual(bub.pluginStatus.map((s) => `${s.name}:${s.source}`), ["builtin:builtin", "audit:project", "greet:project"]);
+    } finally {
+      await project.cleanup();
+      await ws.cleanup();
+    }
+  });
+
+  it("loads BUB_PLUGINS in order after discovered ones, so a listed .ts plugin overrides buildPrompt", async () => {
+    const ws = await workspaceWithPackage();
+    try {
+      const bub = new BubFramework({ workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PLUGINS: `${join(fixtures, "shout.ts")}` } });
+      await bub.loadPlugins();
+      assert.equal(bub.pluginStatus.at(-1)?.name, "shout");
+      const result = await bub.processInbound({ content: "hi", session_id: "s" });
+      assert.equal(result.prompt, "HI!");
+      assert.deepEqual(bub.hookReport().buildPrompt, ["shout", "greet"]);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  it("reads `plugins:` from the config file, relative to the workspace", async () => {
+    const ws = await tempDir();
+    try {
+      await cp(join(fixtures, "class-plugin.js"), join(ws.path, "class-plugin.js"));
+      await mkdir(join(ws.path, "home"));
+      await writeFile(join(ws.path, "home", "config.yml"), "plugins:\n  - ./class-plugin.js\n");
+      const bub = new BubFramework({ workspace: ws.path, home: join(ws.path, "home"), env: {} });
+      await bub.loadPlugins();
+      const result = await bub.processInbound({ content: "x", session_id: "s" });
+      assert.equal(result.state.counterWorkspace, ws.path);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  it("loads TypeScript that Node cannot strip through the fallback loader", async () => {
+    const ws = await tempDir();
+    try {
+      const bub = new BubFramework({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: join(fixtures, "enum-plugin.ts") } });
+      await bub.loadPlugins();
+      assert.equal(bub.pluginStatus.at(-1)?.ok, true, String(bub.pluginStatus.at(-1)?.error));
+      const result = await bub.processInbound({ content: "x", session_id: "s" });
+      assert.equal(result.state.level, "high");
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  it("records plugins that fail to import or initialise and still loads the rest", async () => {
+    const ws = await tempDir();
+    try {
+      const listed = ["broken-import.js", "broken-init.js", "shout.ts"].map((file) => join(fixtures, file)).join(",");
+      const bub = new BubFramework({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: listed } });
+      const { logs } = await captureLogs(() => bub.loadPlugins());
+      const status = Object.fromEntries(bub.pluginStatus.map((s) => [s.name, s]));
+      assert.equal(status["broken-import"]?.ok, false);
+      assert.match(String(status["broken-import"]?.error?.message), /does-not-exist/);
+      assert.equal(status["broken-init"]?.ok, false);
+      assert.match(String(status["broken-init"]?.error?.message), /missing token/);
+      assert.equal(status.shout?.ok, true);
+      assert.ok(logs.some((log) => log.message === "Failed to load plugin 'broken-import'"));
+      assert.ok(logs.some((log) => log.message === "Failed to initialize plugin 'broken-init'"));
+    } finally {
+      await ws.cleanup();
+    }
+  });
+
+  it("records a missing package named in BUB_PLUGINS", async () => {
+    const ws = await tempDir();
+    try {
+      const bub = new BubFramework({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: "no-such-bub-plugin" } });
+      await captureLogs(() => bub.loadPlugins());
+      const status = bub.pluginStatus.find((s) => s.name === "no-such-bub-plugin");
+      assert.equal(status?.ok, false);
+    } finally {
+      await ws.cleanup();
+    }
+  });
+});

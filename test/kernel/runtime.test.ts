@@ -1,0 +1,158 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { HookRuntime } from "../../src/kernel/runtime.ts";
+import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
+import { definePlugin, type BubPlugin } from "../../src/kernel/hooks.ts";
+import { captureLogs } from "../support/temp.ts";
+
+const args = { message: {}, sessionId: "s", state: {} };
+
+describe("HookRuntime", () => {
+  it("calls the plugin registered last first", async () => {
+    const runtime = new HookRuntime();
+    const order: string[] = [];
+    for (const name of ["a", "b", "c"]) runtime.register({ loadState: () => void order.push(name) }, name);
+    await runtime.callMany("loadState", { message: {}, sessionId: "s" });
+    assert.deepEqual(order, ["c", "b", "a"]);
+  });
+
+  it("callFirst skips null and undefined answers but stops at a falsy non-null one", async () => {
+    const runtime = new HookRuntime();
+    const called: string[] = [];
+    runtime.register({ buildPrompt: () => (called.push("low"), "low") }, "low");
+    runtime.register({ buildPrompt: () => (called.push("empty"), "") }, "empty");
+    runtime.register({ buildPrompt: async () => (called.push("undef"), undefined) }, "undef");
+    runtime.register({ buildPrompt: () => (called.push("null"), null) }, "null");
+    assert.equal(await runtime.callFirst("buildPrompt", args), "");
+    assert.deepEqual(called, ["null", "undef", "empty"]);
+  });
+
+  it("callFirst returns undefined when nobody answers or nobody implements", async () => {
+    const runtime = new HookRuntime();
+    assert.equal(await runtime.callFirst("buildPrompt", args), undefined);
+    runtime.register({ buildPrompt: () => null }, "p");
+    assert.equal(await runtime.callFirst("buildPrompt", args), undefined);
+  });
+
+  it("callMany collects every answer in call order, null and undefined included", async () => {
+    const runtime = new HookRuntime();
+    runtime.register({ loadState: () => ({ a: 1 }) }, "one");
+    runtime.register({ loadState: () => null }, "two");
+    runtime.register({ loadState: async () => undefined }, "three");
+    runtime.register({ loadState: async () => ({ b: 2 }) }, "four");
+    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s" }), [{ b: 2 }, undefined, null, { a: 1 }]);
+  });
+
+  it("lets an exception from an ordinary hook propagate and stops calling later plugins", async () => {
+    const runtime = new HookRuntime();
+    let lowCalled = false;
+    runtime.register({ loadState: () => void (lowCalled = true) }, "low");
+    runtime.register({ loadState: () => { throw new Error("boom"); } }, "high");
+    await assert.rejects(runtime.callMany("loadState", { message: {}, sessionId: "s" }), /boom/);
+    assert.equal(lowCalled, false);
+  });
+
+  it("sync calls skip an implementation that returns a promise, with a warning", async () => {
+    const runtime = new HookRuntime();
+    runtime.register({ systemPrompt: () => "sync" }, "good");
+    runtime.register({ systemPrompt: (async () => "async") as unknown as BubPlugin["systemPrompt"] }, "bad");
+    const { result, logs } = await captureLogs(() => runtime.callManySync("systemPrompt", { prompt: "", state: {} }));
+    assert.deepEqual(result, ["sync"]);
+    assert.ok(logs.some((log) => log.level === "warn" && log.message === "hook.async_not_supported hook=systemPrompt adapter=bad"));
+    const first = await captureLogs(() => runtime.callFirstSync("systemPrompt", { prompt: "", state: {} }));
+    assert.equal(first.result, "sync");
+  });
+
+  it("notifyError isolates every observer", async () => {
+    const runtime = new HookRuntime();
+    const seen: string[] = [];
+    runtime.register({ onError: ({ stage }) => void seen.push(`low:${stage}`) }, "low");
+    runtime.register({ onError: async () => { throw new Error("observer broke"); } }, "broken");
+    runtime.register({ onError: () => void seen.push("high") }, "high");
+    const { logs } = await captureLogs(() => runtime.notifyError("turn", new Error("x"), null));
+    assert.deepEqual(seen, ["high", "low:turn"]);
+    assert.ok(logs.some((log) => log.message === "hook.on_error_failed stage=turn adapter=broken"));
+  });
+
+  it("reports hooks sorted by name with plugins in call order", () => {
+    const runtime = new HookRuntime();
+    runtime.register({ saveState: () => {}, buildPrompt: () => "x" }, "first");
+    runtime.register({ saveState: () => {} }, "second");
+    assert.deepEqual(runtime.hookReport(), { buildPrompt: ["first"], saveState: ["second", "first"] });
+  });
+
+  it("returns a disposer from register and rejects duplicate names", async () => {
+    const runtime = new HookRuntime();
+    const dispose = runtime.register({ buildPrompt: () => "a" }, "a");
+    assert.throws(() => runtime.register({}, "a"), /already registered/);
+    dispose();
+    assert.equal(await runtime.callFirst("buildPrompt", args), undefined);
+  });
+
+  it("finds hook methods on class instances", async () => {
+    class Shout {
+      readonly suffix = "!";
+      buildPrompt({ message }: { message: unknown }) {
+        return `${String((message as { content: string }).content)}${this.suffix}`;
+      }
+    }
+    const runtime = new HookRuntime();
+    runtime.register(new Shout() as BubPlugin, "shout");
+    assert.equal(await runtime.callFirst("buildPrompt", { ...args, message: { content: "hi" } }), "hi!");
+  });
+});
+
+describe("model adapters", () => {
+  const modelArgs = { prompt: "p", sessionId: "s", state: {} };
+
+  it("joins the text of a stream-only plugin for runModel", async () => {
+    const runtime = new HookRuntime();
+    runtime.register(
+      definePlugin({
+        runModelStream: () =>
+          AsyncStreamEvents.of([
+            { kind: "text", data: { delta: "he" } },
+            { kind: "reasoning", data: { delta: "ignored" } },
+            { kind: "text", data: { delta: "llo" } },
+          ]),
+      }),
+      "stream",
+    );
+    assert.equal(await runtime.runModel(modelArgs), "hello");
+  });
+
+  it("wraps a text-only plugin into one text event for runModelStream", async () => {
+    const runtime = new HookRuntime();
+    runtime.register({ runModel: () => "hi" }, "text");
+    const stream = await runtime.runModelStream(modelArgs);
+    const events = [];
+    for await (const event of stream!) events.push(event);
+    assert.deepEqual(events, [{ kind: "text", data: { delta: "hi" } }]);
+  });
+
+  it("lets the highest-precedence plugin with either hook decide the path", async () => {
+    const runtime = new HookRuntime();
+    runtime.register({ runModel: () => "low" }, "low");
+    runtime.register({ runModelStream: () => AsyncStreamEvents.of([{ kind: "text", data: { delta: "high" } }]) }, "high");
+    assert.equal(await runtime.runModel(modelArgs), "high");
+  });
+
+  it("falls back cleanly when the deciding hook returns nothing, in both directions", async () => {
+    const streamOnly = new HookRuntime();
+    streamOnly.register({ runModelStream: () => null }, "s");
+    assert.equal(await streamOnly.runModel(modelArgs), null);
+    const textOnly = new HookRuntime();
+    textOnly.register({ runModel: () => undefined }, "t");
+    assert.equal(await textOnly.runModelStream(modelArgs), null);
+    assert.equal(await new HookRuntime().runModel(modelArgs), null);
+  });
+
+  it("rejects wrong return types with a TypeError", async () => {
+    const runtime = new HookRuntime();
+    runtime.register({ runModel: (() => 42) as unknown as BubPlugin["runModel"] }, "bad");
+    await assert.rejects(runtime.runModel(modelArgs), { name: "TypeError", message: "hook.runModel must return string or null" });
+    const streams = new HookRuntime();
+    streams.register({ runModelStream: (() => "text") as unknown as BubPlugin["runModelStream"] }, "bad");
+    await assert.rejects(streams.runModelStream(modelArgs), { name: "TypeError", message: "hook.runModelStream must return AsyncStreamEvents or null" });
+  });
+});
