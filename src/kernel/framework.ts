@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { HookRuntime } from "./runtime.ts";
+import { HookRuntime, isThenable } from "./runtime.ts";
+import { runModel, runModelStream } from "./model-adapters.ts";
 import { AgentHooks } from "./agent-hooks.ts";
 import { createLogger } from "./log.ts";
 import { BubError, toErrorKind } from "./errors.ts";
@@ -23,7 +24,7 @@ import {
   type TurnSnapshot,
   type TurnState,
 } from "./types.ts";
-import type { BubPlugin, Provided } from "./hooks.ts";
+import type { BubPlugin, HookArgs, Provided } from "./hooks.ts";
 
 const log = createLogger("bub:framework");
 
@@ -118,6 +119,7 @@ export class BubFramework {
   readonly #status = new Map<string, PluginStatus>();
   readonly #scope = new AsyncLocalStorage<RunningScope>();
   #lastScope: RunningScope | null = null;
+  #openScopes = 0;
   #router: ChannelRouter | null = null;
   #configLoaded = false;
 
@@ -219,7 +221,10 @@ export class BubFramework {
 
   /** The session id of an inbound message (the hook's answer, else its own `session_id`, else `channel:chat_id`). */
   async resolveSession(message: Envelope): Promise<string> {
-    const answer = await this.runtime.callFirst("resolveSession", { message });
+    return this.#sessionOf(message, await this.runtime.firstOf("resolveSession", { message }));
+  }
+
+  #sessionOf(message: Envelope, answer: unknown): string {
     if (answer) return String(answer);
     const own = fieldOf(message, "session_id");
     if (own !== undefined && own !== null) return String(own);
@@ -230,52 +235,65 @@ export class BubFramework {
    * Runs one turn: resolveSession → loadState → buildPrompt → runModel(Stream) →
    * saveState → renderOutbound → dispatchOutbound. `saveState` runs even when the model
    * fails; a failing turn notifies `onError(stage="turn")` and rethrows.
+   *
+   * Hot path: each stage awaits only when an implementation actually returned a promise.
    */
   async processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
+    const runtime = this.runtime;
     try {
-      const sessionId = await this.resolveSession(inbound);
+      let answer: unknown = runtime.firstOf("resolveSession", { message: inbound });
+      if (isThenable(answer)) answer = await answer;
+      const sessionId = this.#sessionOf(inbound, answer);
       if (isPlainObject(inbound) && inbound.session_id === undefined) inbound.session_id = sessionId;
-      const state = await this.#buildState(inbound, sessionId);
-      const answered = await this.runtime.callFirst("buildPrompt", { message: inbound, sessionId, state });
-      const prompt: Prompt = isEmptyPrompt(answered) ? contentOf(inbound) : (answered as Prompt);
+
+      const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox };
+      let loaded: unknown = runtime.allOf("loadState", { message: inbound, sessionId });
+      if (isThenable(loaded)) loaded = await loaded;
+      const states = loaded as unknown[];
+      for (let index = states.length - 1; index >= 0; index--) {
+        const partial = states[index];
+        if (typeof partial === "object" && partial !== null && !Array.isArray(partial)) Object.assign(state, partial);
+      }
+
+      let built: unknown = runtime.firstOf("buildPrompt", { message: inbound, sessionId, state });
+      if (isThenable(built)) built = await built;
+      const prompt: Prompt = isEmptyPrompt(built) ? contentOf(inbound) : (built as Prompt);
+
       let modelOutput = "";
       let failure: unknown;
       try {
-        modelOutput = await this.#runModel(inbound, prompt, sessionId, state, options.streamOutput ?? false);
+        let output: unknown = options.streamOutput ? this.#runModelStream(inbound, prompt, sessionId, state) : runModel(runtime, { prompt, sessionId, state });
+        if (isThenable(output)) output = await output;
+        modelOutput = output === null ? await this.#echoFallback(inbound, prompt) : (output as string);
       } catch (error) {
         failure = error;
         throw error;
       } finally {
-        await this.runtime.callMany("saveState", { sessionId, state, message: inbound, modelOutput, ...(failure === undefined ? {} : { error: failure }) });
+        const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput };
+        if (failure !== undefined) saveArgs.error = failure;
+        const saved = runtime.allOf("saveState", saveArgs);
+        if (isThenable(saved)) await saved;
       }
-      const outbounds = await this.#collectOutbounds(inbound, sessionId, state, modelOutput);
-      for (const message of outbounds) await this.runtime.callMany("dispatchOutbound", { message });
+
+      let rendered: unknown = runtime.allOf("renderOutbound", { message: inbound, sessionId, state, modelOutput });
+      if (isThenable(rendered)) rendered = await rendered;
+      const outbounds = this.#outboundsOf(rendered as unknown[], inbound, sessionId, modelOutput);
+      for (const message of outbounds) {
+        const dispatched = runtime.allOf("dispatchOutbound", { message });
+        if (isThenable(dispatched)) await dispatched;
+      }
       return { sessionId, prompt, modelOutput, outbounds, state };
     } catch (error) {
       log.error("Error processing inbound message", error);
-      await this.runtime.notifyError("turn", error, inbound);
+      await runtime.notifyError("turn", error, inbound);
       throw error;
     }
   }
 
-  async #buildState(message: Envelope, sessionId: string): Promise<TurnState> {
-    const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox };
-    const results = await this.runtime.callMany("loadState", { message, sessionId });
-    for (let index = results.length - 1; index >= 0; index--) {
-      const result = results[index];
-      if (isPlainObject(result)) Object.assign(state, result);
-    }
-    return state;
-  }
-
-  async #runModel(inbound: Envelope, prompt: Prompt, sessionId: string, state: TurnState, streamOutput: boolean): Promise<string> {
-    const args = { prompt, sessionId, state };
-    if (!streamOutput) {
-      const output = await this.runtime.runModel(args);
-      return output ?? this.#echoFallback(inbound, prompt);
-    }
-    let stream = await this.runtime.runModelStream(args);
-    if (!stream) return this.#echoFallback(inbound, prompt);
+  /** The streaming model path: text deltas joined, error events reported; null when no model answered. */
+  async #runModelStream(inbound: Envelope, prompt: Prompt, sessionId: string, state: TurnState): Promise<string | null> {
+    let stream = await runModelStream(this.runtime, { prompt, sessionId, state });
+    if (!stream) return null;
     if (this.#router) stream = this.#router.wrapStream(inbound, stream);
     let output = "";
     for await (const event of stream) {
@@ -293,9 +311,10 @@ export class BubFramework {
     return typeof prompt === "string" ? prompt : contentOf(inbound);
   }
 
-  async #collectOutbounds(message: Envelope, sessionId: string, state: TurnState, modelOutput: string): Promise<Envelope[]> {
-    const batches = await this.runtime.callMany("renderOutbound", { message, sessionId, state, modelOutput });
-    const outbounds = batches.flatMap((batch) => unpackBatch(batch));
+  /** Flattens rendered batches; when nothing rendered, one fallback outbound for the inbound's chat. */
+  #outboundsOf(batches: readonly unknown[], message: Envelope, sessionId: string, modelOutput: string): Envelope[] {
+    const outbounds: Envelope[] = [];
+    for (const batch of batches) outbounds.push(...unpackBatch(batch));
     if (outbounds.length > 0) return outbounds;
     const fallback: Record<string, unknown> = { content: modelOutput, session_id: sessionId };
     for (const key of ["channel", "chat_id"]) {
@@ -323,6 +342,7 @@ export class BubFramework {
     const scope: RunningScope = { tapeStore: store.value, steeringInbox: inbox.value };
     const previous = this.#lastScope;
     this.#lastScope = scope;
+    this.#openScopes++;
     let failure: unknown;
     try {
       return await this.#scope.run(scope, () => body(scope));
@@ -330,7 +350,8 @@ export class BubFramework {
       failure = error;
       throw error;
     } finally {
-      this.#lastScope = previous;
+      this.#openScopes--;
+      if (this.#lastScope === scope) this.#lastScope = previous;
       try {
         await inbox.exit(failure);
       } finally {
@@ -341,6 +362,7 @@ export class BubFramework {
 
   /** The scope the caller runs in (or the most recent open one). */
   get currentScope(): RunningScope | null {
+    if (this.#openScopes === 0) return null;
     return this.#scope.getStore() ?? this.#lastScope;
   }
 

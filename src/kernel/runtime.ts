@@ -1,8 +1,6 @@
 import { createLogger } from "./log.ts";
 import { HOOK_NAMES, type BubPlugin, type HookArgs, type HookName, type HookValue } from "./hooks.ts";
-import { AsyncStreamEvents, collectText, type StreamEvent } from "./stream.ts";
-import type { Envelope, Prompt } from "./envelope.ts";
-import type { TurnState } from "./types.ts";
+import type { Envelope } from "./envelope.ts";
 
 const log = createLogger("bub:hooks");
 
@@ -12,7 +10,11 @@ export interface HookImpl {
   readonly call: (args: never) => unknown;
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+/** A value, or a promise of it when some implementation was async. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** True for promises and other thenables. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
 }
 
@@ -25,6 +27,7 @@ export class HookRuntime {
   readonly #plugins: { name: string; plugin: BubPlugin }[] = [];
   /** Per hook, implementations in call order (latest registered first). Rebuilt on change. */
   readonly #impls = new Map<string, HookImpl[]>();
+  #modelPath: "runModel" | "runModelStream" | null | undefined;
 
   /** Registers a plugin under `name`; returns a function that unregisters it. */
   register(plugin: BubPlugin, name: string): () => void {
@@ -43,6 +46,7 @@ export class HookRuntime {
 
   #rebuild(): void {
     this.#impls.clear();
+    this.#modelPath = undefined;
     for (let index = this.#plugins.length - 1; index >= 0; index--) {
       const { name, plugin } = this.#plugins[index]!;
       for (const key of hookKeysOf(plugin)) {
@@ -64,26 +68,61 @@ export class HookRuntime {
     return this.#impls.get(hook) ?? EMPTY;
   }
 
-  /** Awaits each implementation in turn; returns the first answer that is not null/undefined. */
-  async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
-    for (const impl of this.implementations(hook)) {
-      let value = impl.call(args as never);
-      if (isThenable(value)) value = await value;
+  /**
+   * {@link callFirst} without a promise when every implementation answers synchronously:
+   * the turn pipeline's hot path uses this to skip microtask hops.
+   */
+  firstOf<K extends HookName>(hook: K, args: HookArgs<K>): Awaitable<HookValue<K> | undefined> {
+    const impls = this.implementations(hook);
+    for (let index = 0; index < impls.length; index++) {
+      const value = impls[index]!.call(args as never);
+      if (isThenable(value)) return this.#firstAsync(impls, index, value, args) as Promise<HookValue<K> | undefined>;
       if (value !== null && value !== undefined) return value as HookValue<K>;
     }
     return undefined;
   }
 
-  /** Every implementation's answer, in call order, null and undefined included. */
-  async callMany<K extends HookName>(hook: K, args: HookArgs<K>): Promise<(HookValue<K> | undefined)[]> {
+  async #firstAsync(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown): Promise<unknown> {
+    let value = await pending;
+    if (value !== null && value !== undefined) return value;
+    for (index++; index < impls.length; index++) {
+      value = impls[index]!.call(args as never);
+      if (isThenable(value)) value = await value;
+      if (value !== null && value !== undefined) return value;
+    }
+    return undefined;
+  }
+
+  /** {@link callMany} without a promise when every implementation answers synchronously. */
+  allOf<K extends HookName>(hook: K, args: HookArgs<K>): Awaitable<(HookValue<K> | undefined)[]> {
     const impls = this.implementations(hook);
-    const results: (HookValue<K> | undefined)[] = new Array(impls.length);
+    const results: unknown[] = new Array(impls.length);
     for (let index = 0; index < impls.length; index++) {
+      const value = impls[index]!.call(args as never);
+      if (isThenable(value)) return this.#allAsync(impls, index, value, args, results) as Promise<(HookValue<K> | undefined)[]>;
+      results[index] = value;
+    }
+    return results as (HookValue<K> | undefined)[];
+  }
+
+  async #allAsync(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown, results: unknown[]): Promise<unknown[]> {
+    results[index] = await pending;
+    for (index++; index < impls.length; index++) {
       let value = impls[index]!.call(args as never);
       if (isThenable(value)) value = await value;
-      results[index] = value as HookValue<K>;
+      results[index] = value;
     }
     return results;
+  }
+
+  /** Awaits each implementation in turn; returns the first answer that is not null/undefined. */
+  async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
+    return this.firstOf(hook, args);
+  }
+
+  /** Every implementation's answer, in call order, null and undefined included. */
+  async callMany<K extends HookName>(hook: K, args: HookArgs<K>): Promise<(HookValue<K> | undefined)[]> {
+    return this.allOf(hook, args);
   }
 
   /** Like {@link callFirst}, synchronously: a Promise answer is skipped with a warning. */
@@ -135,33 +174,19 @@ export class HookRuntime {
     }
   }
 
-  /** The first plugin (in call order) with `runModel` or `runModelStream`, and which one it has. */
-  #modelPath(): { plugin: string; path: "runModel" | "runModelStream" } | null {
+  /**
+   * Which model hook runs: the first plugin in call order that has `runModel` or
+   * `runModelStream` decides (`runModel` checked first per plugin). Cached per registry state.
+   */
+  modelPath(): "runModel" | "runModelStream" | null {
+    if (this.#modelPath !== undefined) return this.#modelPath;
+    this.#modelPath = null;
     for (let index = this.#plugins.length - 1; index >= 0; index--) {
-      const { name, plugin } = this.#plugins[index]!;
-      if (typeof plugin.runModel === "function") return { plugin: name, path: "runModel" };
-      if (typeof plugin.runModelStream === "function") return { plugin: name, path: "runModelStream" };
+      const { plugin } = this.#plugins[index]!;
+      if (typeof plugin.runModel === "function") return (this.#modelPath = "runModel");
+      if (typeof plugin.runModelStream === "function") return (this.#modelPath = "runModelStream");
     }
     return null;
-  }
-
-  /** Runs the model without streaming, adapting a stream-only plugin by joining its text. */
-  async runModel(args: { prompt: Prompt; sessionId: string; state: TurnState }): Promise<string | null> {
-    const path = this.#modelPath();
-    if (!path) return null;
-    if (path.path === "runModel") return checkModelText(await this.callFirst("runModel", args));
-    const stream = checkStream(await this.callFirst("runModelStream", args));
-    return stream ? collectText(stream) : null;
-  }
-
-  /** Runs the model as a stream, adapting a text-only plugin into one `text` event. */
-  async runModelStream(args: { prompt: Prompt; sessionId: string; state: TurnState }): Promise<AsyncStreamEvents | null> {
-    const path = this.#modelPath();
-    if (!path) return null;
-    if (path.path === "runModelStream") return checkStream(await this.callFirst("runModelStream", args));
-    const text = checkModelText(await this.callFirst("runModel", args));
-    if (text === null) return null;
-    return AsyncStreamEvents.of([{ kind: "text", data: { delta: text } } satisfies StreamEvent]);
   }
 
   /** `{ hook: [plugin names in call order] }` for every hook with an implementation, sorted by hook. */
@@ -189,16 +214,4 @@ const extraHooks = new Set<string>();
 /** Lets a third party add hook names (declared in `BubHooks` by declaration merging). */
 export function addHookNames(...names: string[]): void {
   for (const name of names) if (!KNOWN.has(name)) extraHooks.add(name);
-}
-
-function checkModelText(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== "string") throw new TypeError("hook.runModel must return string or null");
-  return value;
-}
-
-function checkStream(value: unknown): AsyncStreamEvents | null {
-  if (value === null || value === undefined) return null;
-  if (!AsyncStreamEvents.isInstance(value)) throw new TypeError("hook.runModelStream must return AsyncStreamEvents or null");
-  return value;
 }

@@ -96,9 +96,11 @@ export function mergeConfig(base: Record<string, unknown>, ...updates: readonly 
 
 /** The zod type name under optional/nullable/default wrappers, for env parsing. */
 function baseType(field: unknown): string {
-  let def = (field as { _zod?: { def?: { type?: string; innerType?: unknown; options?: unknown[] } } })?._zod?.def;
-  while (def && (def.type === "optional" || def.type === "nullable" || def.type === "default" || def.type === "prefault")) {
-    def = (def.innerType as { _zod?: { def?: typeof def } })?._zod?.def;
+  type Def = { type?: string; innerType?: unknown; in?: unknown };
+  let def = (field as { _zod?: { def?: Def } })?._zod?.def;
+  while (def && ["optional", "nullable", "default", "prefault", "pipe"].includes(def.type ?? "")) {
+    const inner = def.type === "pipe" ? def.in : def.innerType;
+    def = (inner as { _zod?: { def?: Def } })?._zod?.def;
   }
   return def?.type ?? "unknown";
 }

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
+import { runModel, runModelStream } from "../../src/kernel/model-adapters.ts";
 import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
 import { definePlugin, type BubPlugin } from "../../src/kernel/hooks.ts";
 import { captureLogs } from "../support/temp.ts";
@@ -118,13 +119,13 @@ describe("model adapters", () => {
       }),
       "stream",
     );
-    assert.equal(await runtime.runModel(modelArgs), "hello");
+    assert.equal(await runModel(runtime, modelArgs), "hello");
   });
 
   it("wraps a text-only plugin into one text event for runModelStream", async () => {
     const runtime = new HookRuntime();
     runtime.register({ runModel: () => "hi" }, "text");
-    const stream = await runtime.runModelStream(modelArgs);
+    const stream = await runModelStream(runtime, modelArgs);
     const events = [];
     for await (const event of stream!) events.push(event);
     assert.deepEqual(events, [{ kind: "text", data: { delta: "hi" } }]);
@@ -134,25 +135,25 @@ describe("model adapters", () => {
     const runtime = new HookRuntime();
     runtime.register({ runModel: () => "low" }, "low");
     runtime.register({ runModelStream: () => AsyncStreamEvents.of([{ kind: "text", data: { delta: "high" } }]) }, "high");
-    assert.equal(await runtime.runModel(modelArgs), "high");
+    assert.equal(await runModel(runtime, modelArgs), "high");
   });
 
   it("falls back cleanly when the deciding hook returns nothing, in both directions", async () => {
     const streamOnly = new HookRuntime();
     streamOnly.register({ runModelStream: () => null }, "s");
-    assert.equal(await streamOnly.runModel(modelArgs), null);
+    assert.equal(await runModel(streamOnly, modelArgs), null);
     const textOnly = new HookRuntime();
     textOnly.register({ runModel: () => undefined }, "t");
-    assert.equal(await textOnly.runModelStream(modelArgs), null);
-    assert.equal(await new HookRuntime().runModel(modelArgs), null);
+    assert.equal(await runModelStream(textOnly, modelArgs), null);
+    assert.equal(await runModel(new HookRuntime(), modelArgs), null);
   });
 
   it("rejects wrong return types with a TypeError", async () => {
     const runtime = new HookRuntime();
     runtime.register({ runModel: (() => 42) as unknown as BubPlugin["runModel"] }, "bad");
-    await assert.rejects(runtime.runModel(modelArgs), { name: "TypeError", message: "hook.runModel must return string or null" });
+    await assert.rejects(async () => runModel(runtime, modelArgs), { name: "TypeError", message: "hook.runModel must return string or null" });
     const streams = new HookRuntime();
     streams.register({ runModelStream: (() => "text") as unknown as BubPlugin["runModelStream"] }, "bad");
-    await assert.rejects(streams.runModelStream(modelArgs), { name: "TypeError", message: "hook.runModelStream must return AsyncStreamEvents or null" });
+    await assert.rejects(runModelStream(streams, modelArgs), { name: "TypeError", message: "hook.runModelStream must return AsyncStreamEvents or null" });
   });
 });

@@ -1,0 +1,47 @@
+import { AsyncStreamEvents, collectText } from "./stream.ts";
+import { isThenable, type Awaitable, type HookRuntime } from "./runtime.ts";
+import type { Prompt } from "./envelope.ts";
+import type { TurnState } from "./types.ts";
+
+type ModelArgs = { prompt: Prompt; sessionId: string; state: TurnState };
+
+function checkModelText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== "string") throw new TypeError("hook.runModel must return string or null");
+  return value;
+}
+
+function checkStream(value: unknown): AsyncStreamEvents | null {
+  if (value === null || value === undefined) return null;
+  if (!AsyncStreamEvents.isInstance(value)) throw new TypeError("hook.runModelStream must return AsyncStreamEvents or null");
+  return value;
+}
+
+/**
+ * Runs the model without streaming. A stream-only plugin is adapted by joining the text of
+ * its stream. Returns null when no plugin answers (the caller falls back to echo).
+ */
+export function runModel(runtime: HookRuntime, args: ModelArgs): Awaitable<string | null> {
+  const path = runtime.modelPath();
+  if (path === null) return null;
+  if (path === "runModel") {
+    const answer = runtime.firstOf("runModel", args);
+    return isThenable(answer) ? Promise.resolve(answer).then(checkModelText) : checkModelText(answer);
+  }
+  return (async () => {
+    const stream = checkStream(await runtime.firstOf("runModelStream", args));
+    return stream ? collectText(stream) : null;
+  })();
+}
+
+/**
+ * Runs the model as a stream. A text-only plugin is adapted into one `text` event.
+ * Returns null when no plugin answers.
+ */
+export async function runModelStream(runtime: HookRuntime, args: ModelArgs): Promise<AsyncStreamEvents | null> {
+  const path = runtime.modelPath();
+  if (path === null) return null;
+  if (path === "runModelStream") return checkStream(await runtime.firstOf("runModelStream", args));
+  const text = checkModelText(await runtime.firstOf("runModel", args));
+  return text === null ? null : AsyncStreamEvents.of([{ kind: "text", data: { delta: text } }]);
+}

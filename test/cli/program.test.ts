@@ -1,0 +1,69 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { tempDir } from "../support/temp.ts";
+
+const run = promisify(execFile);
+const bin = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const fixtures = fileURLToPath(new URL("../fixtures/plugins/", import.meta.url));
+
+async function bub(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const dir = await tempDir();
+  try {
+    const result = await run(process.execPath, [bin, ...args], { cwd: dir.path, env: { PATH: process.env.PATH, HOME: dir.path, BUB_HOME: join(dir.path, ".bub"), ...env } });
+    return { code: 0, stdout: result.stdout, stderr: result.stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  } finally {
+    await dir.cleanup();
+  }
+}
+
+describe("bub command line", () => {
+  it("prints the version and help, exiting 0", async () => {
+    const version = await bub(["--version"]);
+    assert.equal(version.code, 0);
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+    const help = await bub(["--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Usage: bub \[options\] \[command\]/);
+    assert.match(help.stdout, /-w, --workspace <path>/);
+  });
+
+  it("lists the builtin plugin's hooks and a listed plugin's, in call order", async () => {
+    const result = await bub(["hooks"], { BUB_PLUGINS: join(fixtures, "shout.ts") });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^resolveSession: builtin$/m);
+    assert.match(result.stdout, /^buildPrompt: shout$/m);
+    assert.match(result.stdout, /^systemPrompt: builtin$/m);
+  });
+
+  it("shows plugins that failed to load with their error", async () => {
+    const result = await bub(["hooks"], { BUB_PLUGINS: join(fixtures, "broken-init.js") });
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /Failed plugins:\nbroken-init \(config\): cannot start: missing token/);
+  });
+
+  it("exits 2 on a usage error", async () => {
+    const result = await bub(["no-such-command"]);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /unknown command 'no-such-command'/);
+  });
+
+  it("exits 1 with one readable line for a broken config file", async () => {
+    const dir = await tempDir();
+    try {
+      await writeFile(join(dir.path, "config.yml"), "model: [unclosed\n");
+      const result = await run(process.execPath, [bin, "hooks"], { env: { PATH: process.env.PATH, BUB_HOME: dir.path } }).catch((error) => error as { code: number; stderr: string });
+      assert.equal((result as { code: number }).code, 1);
+      assert.match((result as { stderr: string }).stderr, /^bub: .*config\.yml line \d+ is not valid YAML.*run `bub onboard`/m);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
