@@ -1,0 +1,206 @@
+/**
+ * Turns whatever a provider call threw into a {@link BubError} whose kind says what to do:
+ * `temporary` (retry, then fall back), `config` (fix settings), `provider` (the request was
+ * refused), plus a flag for context-length failures so the agent can hand off and retry.
+ */
+import { BubError, describeError, type ErrorKind } from "../kernel/errors.ts";
+
+/** Provider messages that mean "the prompt is longer than the model's context window". */
+export const CONTEXT_LENGTH_PATTERN = /context.{0,20}(?:length|window)|maximum.{0,20}context|token.{0,10}limit|prompt.{0,10}too long|tokens? > \d+ maximum/i;
+
+/**
+ * True when an error (or message) says the prompt did not fit the model's context window:
+ * a BubError flagged `details.context_length_exceeded`, or any error whose text matches
+ * {@link CONTEXT_LENGTH_PATTERN}.
+ */
+export function isContextLengthError(error: unknown): boolean {
+  if (BubError.isInstance(error) && error.details?.context_length_exceeded === true) return true;
+  const text = typeof error === "string" ? error : describeError(error);
+  return CONTEXT_LENGTH_PATTERN.test(text);
+}
+
+function hasAiSdkMarker(error: unknown, name: string): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  return (error as Record<symbol, unknown>)[Symbol.for(`vercel.ai.error.${name}`)] === true;
+}
+
+/** The fields of the AI SDK's `APICallError` this module reads. */
+interface ApiCallErrorLike {
+  message: string;
+  statusCode?: number;
+  responseHeaders?: Record<string, string>;
+  responseBody?: string;
+  isRetryable: boolean;
+}
+
+function isApiCallError(error: unknown): error is ApiCallErrorLike {
+  return hasAiSdkMarker(error, "AI_APICallError");
+}
+
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+const NETWORK_MESSAGES = ["terminated", "fetch failed", "other side closed", "socket hang up"];
+
+/** True for a dropped or refused connection anywhere in the cause chain. */
+function isNetworkError(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (typeof current === "object" && current !== null && !seen.has(current)) {
+    seen.add(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
+    const message = (current as { message?: unknown }).message;
+    if (typeof message === "string" && NETWORK_MESSAGES.includes(message.toLowerCase())) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** Maximum characters of a provider response body kept in error details. */
+const BODY_LIMIT = 1000;
+
+/**
+ * Seconds to wait before retrying, from `retry-after-ms`, `retry-after` (seconds or an HTTP
+ * date) or, for an already classified error, `details.retry_after`. Null when absent.
+ */
+export function retryAfterSeconds(error: unknown, now: () => number = Date.now): number | null {
+  if (BubError.isInstance(error)) {
+    const value = error.details?.retry_after;
+    return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : null;
+  }
+  if (!isApiCallError(error) || !error.responseHeaders) return null;
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(error.responseHeaders)) headers[key.toLowerCase()] = value;
+  const milliseconds = Number(headers["retry-after-ms"]);
+  if (headers["retry-after-ms"] !== undefined && Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds / 1000;
+  const header = headers["retry-after"];
+  if (header === undefined) return null;
+  const seconds = Number(header);
+  if (header.trim() !== "" && Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? null : Math.max(0, (date - now()) / 1000);
+}
+
+function kindForStatus(status: number): ErrorKind {
+  if (status === 408 || status === 409 || status === 425 || status === 429 || status >= 500) return "temporary";
+  if (status === 401 || status === 403) return "config";
+  return "provider";
+}
+
+function keyHint(model: string): string {
+  const provider = model.split(/[:/]/, 1)[0] ?? "";
+  const env = `BUB_${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
+  return ` Check the API key (${env} or BUB_API_KEY).`;
+}
+
+/** A stream error part is often the provider's JSON error object rather than an Error. */
+function errorObjectMessage(value: Record<string, unknown>): string {
+  if (typeof value.message === "string") return value.message;
+  const nested = value.error;
+  if (typeof nested === "object" && nested !== null && typeof (nested as { message?: unknown }).message === "string") {
+    return (nested as { message: string }).message;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Classifies a failure of a call to `model` (a full `provider:model` id).
+ *
+ * | failure | kind |
+ * |---|---|
+ * | HTTP 429, 408, 409, 5xx, network errors, timeouts | `temporary` (`details.retry_after` kept) |
+ * | HTTP 401, 403, a missing key | `config` |
+ * | HTTP 400, 404, 422 and other refusals | `provider` |
+ *
+ * Context-length failures keep their kind and add `details.context_length_exceeded`.
+ */
+export function classifyModelError(error: unknown, model: string): BubError {
+  if (BubError.isInstance(error)) return error;
+  let kind: ErrorKind;
+  let message: string;
+  const details: Record<string, unknown> = { model };
+  let bodyText = "";
+
+  if (isApiCallError(error)) {
+    bodyText = error.responseBody ?? "";
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause !== undefined && isNetworkError(cause)) {
+      // The connection broke, possibly after a successful status line (a dropped stream).
+      kind = "temporary";
+      message = `${model}: the connection failed: ${describeError(cause)}`;
+    } else if (typeof error.statusCode === "number") {
+      details.status = error.statusCode;
+      kind = kindForStatus(error.statusCode);
+      message = `${model} returned HTTP ${error.statusCode}: ${error.message}`;
+      if (kind === "config") message += `${/[.!?]$/.test(message) ? "" : "."}${keyHint(model)}`;
+    } else {
+      kind = error.isRetryable ? "temporary" : "provider";
+      message = `${model} could not be reached: ${error.message}`;
+    }
+    const retryAfter = retryAfterSeconds(error);
+    if (retryAfter !== null) details.retry_after = retryAfter;
+    if (bodyText) details.body = bodyText.length > BODY_LIMIT ? `${bodyText.slice(0, BODY_LIMIT)}…` : bodyText;
+  } else if (hasAiSdkMarker(error, "AI_LoadAPIKeyError") || hasAiSdkMarker(error, "AI_LoadSettingError")) {
+    kind = "config";
+    message = `${model}: ${describeError(error)}`;
+  } else if (isNetworkError(error)) {
+    kind = "temporary";
+    message = `${model}: the connection failed: ${describeError(error)}`;
+  } else if (typeof error === "object" && error !== null && !(error instanceof Error)) {
+    // An error chunk inside the response stream, e.g. {"message": "...", "code": 502}.
+    const value = error as Record<string, unknown>;
+    const code = Number(value.code ?? (value.error as { code?: unknown } | undefined)?.code);
+    kind = Number.isFinite(code) && code > 0 ? kindForStatus(code) : "provider";
+    message = `${model} reported an error: ${errorObjectMessage(value)}`;
+    if (Number.isFinite(code) && code > 0) details.status = code;
+  } else if (error instanceof Error && error.name.startsWith("AI_")) {
+    kind = "provider";
+    message = `${model}: ${describeError(error)}`;
+  } else {
+    kind = "unknown";
+    message = `${model}: ${describeError(error)}`;
+  }
+
+  if (CONTEXT_LENGTH_PATTERN.test(message) || CONTEXT_LENGTH_PATTERN.test(bodyText)) details.context_length_exceeded = true;
+  return new BubError(kind, message, { details, cause: error });
+}
+
+/** The error for a call that did not finish within `model_timeout_seconds`. */
+export function modelTimeoutError(model: string, seconds: number): BubError {
+  return new BubError("temporary", `${model} did not finish within ${seconds} s (model_timeout_seconds); the call was aborted.`, {
+    details: { model, timeout_seconds: seconds },
+  });
+}
+
+/** One candidate's failure in a fallback chain. */
+export interface CandidateFailure {
+  readonly model: string;
+  readonly error: BubError;
+}
+
+/**
+ * The error raised when every candidate failed: the first candidate's kind, a message
+ * listing each candidate's failure, and the list in `details.candidates`. A chain of one
+ * returns that candidate's error unchanged.
+ */
+export function allCandidatesFailedError(failures: readonly CandidateFailure[]): BubError {
+  if (failures.length === 1) return failures[0]!.error;
+  const first = failures[0]!.error;
+  const lines = failures.map(({ model, error }, index) => `${index + 1}) ${model}: ${error.toString()}`);
+  const details: Record<string, unknown> = {
+    candidates: failures.map(({ model, error }) => ({ model, ...error.toData() })),
+  };
+  if (failures.some(({ error }) => error.details?.context_length_exceeded === true)) details.context_length_exceeded = true;
+  return new BubError(first.kind, `All ${failures.length} model candidates failed:\n${lines.join("\n")}`, { details, cause: first });
+}

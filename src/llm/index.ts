@@ -1,0 +1,39 @@
+/** The LLM layer: provider registry, one streamed model call, one agent step. */
+export { parseModelId, type ModelRef } from "./model-id.ts";
+export { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultModelSettings, providerValue, type ModelSettings } from "./settings.ts";
+export {
+  KNOWN_PROVIDERS,
+  createLanguageModel,
+  loadProviderModule,
+  providerEnvName,
+  resolveModelTarget,
+  type ModelTarget,
+  type ProviderFamily,
+} from "./providers.ts";
+export { MISSING_TOOL_RESULT, audioMimeType, toModelPrompt, withAnthropicCacheControl } from "./messages.ts";
+export { normalizeUsage, type ProviderUsage } from "./usage.ts";
+export {
+  CONTEXT_LENGTH_PATTERN,
+  allCandidatesFailedError,
+  classifyModelError,
+  isContextLengthError,
+  modelTimeoutError,
+  retryAfterSeconds,
+  type CandidateFailure,
+} from "./errors.ts";
+export {
+  DEFAULT_RETRY_POLICY,
+  completionCallOptions,
+  createModelClient,
+  providerOf,
+  type ChatToolCall,
+  type ModelCallEvent,
+  type ModelCallRequest,
+  type ModelClient,
+  type ModelClientOptions,
+  type ModelToolSpec,
+  type RetryPolicy,
+} from "./model-client.ts";
+export { formatRunId, generateRunId } from "./run-id.ts";
+export { stepRecordEntries, type StepEntry, type StepRecord } from "./step-record.ts";
+export { runModelStep, type ModelStepOptions, type ModelStepOutcome, type ModelStepStream } from "./model-step.ts";

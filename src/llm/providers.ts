@@ -1,0 +1,182 @@
+/**
+ * The provider registry: which AI SDK provider serves a `provider:model` id, with which key
+ * and base URL. Provider packages are imported on first use only, so commands that never
+ * call a model never load them.
+ */
+import type { LanguageModelV4 } from "@ai-sdk/provider";
+import { BubError } from "../kernel/errors.ts";
+import { parseModelId, type ModelRef } from "./model-id.ts";
+import { providerValue, type ModelSettings } from "./settings.ts";
+
+/** Which AI SDK package talks to a provider. */
+export type ProviderFamily = "openrouter" | "openai" | "anthropic" | "openai-compatible";
+
+/** Everything needed to build the language model for one candidate. */
+export interface ModelTarget {
+  readonly ref: ModelRef;
+  readonly family: ProviderFamily;
+  readonly apiKey: string | null;
+  readonly baseURL: string | null;
+  /** Key of this provider's entry in `providerOptions` (camelCase for OpenAI-compatible ids). */
+  readonly optionsKey: string;
+  /** `client_args` for the provider factory (`headers`, ...). */
+  readonly clientArgs: Readonly<Record<string, unknown>>;
+}
+
+interface ProviderInfo {
+  readonly family: ProviderFamily;
+  /** The provider SDK's own key variable, read when no BUB key is configured. */
+  readonly keyEnv: string | null;
+  /** Whether a key is required when no custom base URL is configured. */
+  readonly needsKey: boolean;
+  /** Default endpoint for OpenAI-compatible providers. */
+  readonly baseURL?: string;
+}
+
+const PROVIDERS: Readonly<Record<string, ProviderInfo>> = {
+  openrouter: { family: "openrouter", keyEnv: "OPENROUTER_API_KEY", needsKey: true },
+  openai: { family: "openai", keyEnv: "OPENAI_API_KEY", needsKey: true },
+  anthropic: { family: "anthropic", keyEnv: "ANTHROPIC_API_KEY", needsKey: true },
+  // Well-known OpenAI-compatible services: usable without BUB_<PROVIDER>_API_BASE.
+  deepseek: { family: "openai-compatible", keyEnv: "DEEPSEEK_API_KEY", needsKey: true, baseURL: "https://api.deepseek.com/v1" },
+  gemini: { family: "openai-compatible", keyEnv: "GEMINI_API_KEY", needsKey: true, baseURL: "https://generativelanguage.googleapis.com/v1beta/openai" },
+  groq: { family: "openai-compatible", keyEnv: "GROQ_API_KEY", needsKey: true, baseURL: "https://api.groq.com/openai/v1" },
+  mistral: { family: "openai-compatible", keyEnv: "MISTRAL_API_KEY", needsKey: true, baseURL: "https://api.mistral.ai/v1" },
+  xai: { family: "openai-compatible", keyEnv: "XAI_API_KEY", needsKey: true, baseURL: "https://api.x.ai/v1" },
+  ollama: { family: "openai-compatible", keyEnv: null, needsKey: false, baseURL: "http://localhost:11434/v1" },
+};
+
+/** Provider ids served without any base URL configuration. */
+export const KNOWN_PROVIDERS: readonly string[] = Object.keys(PROVIDERS);
+
+/** `BUB_<PROVIDER>_<SUFFIX>`: the provider-scoped environment variable for a setting. */
+export function providerEnvName(provider: string, suffix: "API_KEY" | "API_BASE"): string {
+  return `BUB_${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_${suffix}`;
+}
+
+/**
+ * Decides which provider package, key and base URL serve `modelId`. Pure: nothing is
+ * imported and no request is made.
+ *
+ * ```ts
+ * resolveModelTarget("openrouter:openrouter/free", settings).family; // "openrouter"
+ * ```
+ *
+ * @throws BubError `config` for a malformed id, a missing key, or an unknown provider
+ *   without a base URL — each naming the variable to set.
+ */
+export function resolveModelTarget(modelId: string, settings: ModelSettings, env: NodeJS.ProcessEnv = process.env): ModelTarget {
+  const ref = parseModelId(modelId);
+  const info = PROVIDERS[ref.provider];
+  const configuredBase = providerValue(settings.api_base, ref.provider);
+  const baseURL = configuredBase ?? info?.baseURL ?? null;
+  if (!info && !configuredBase) {
+    throw new BubError(
+      "config",
+      `Unknown provider '${ref.provider}' in model '${ref.id}': set ${providerEnvName(ref.provider, "API_BASE")} (or BUB_API_BASE) to its OpenAI-compatible endpoint, or use one of: ${KNOWN_PROVIDERS.join(", ")}.`,
+      { details: { model: ref.id, provider: ref.provider } },
+    );
+  }
+  const family: ProviderFamily = info?.family ?? "openai-compatible";
+  const envKey = info?.keyEnv ? env[info.keyEnv] : undefined;
+  const apiKey = providerValue(settings.api_key, ref.provider) ?? (envKey ? envKey : null);
+  if (!apiKey && info?.needsKey && !configuredBase) {
+    throw new BubError(
+      "config",
+      `No API key for provider '${ref.provider}': set ${providerEnvName(ref.provider, "API_KEY")} or BUB_API_KEY, or run \`bub onboard\`.`,
+      { details: { model: ref.id, provider: ref.provider } },
+    );
+  }
+  const optionsKey = family === "openai-compatible" ? ref.provider.replace(/[-_]+(.)/g, (_match, letter: string) => letter.toUpperCase()) : family;
+  return { ref, family, apiKey, baseURL, optionsKey, clientArgs: settings.client_args ?? {} };
+}
+
+// --- lazy provider packages -------------------------------------------------------------
+
+type OpenRouterModule = typeof import("@openrouter/ai-sdk-provider");
+type OpenAIModule = typeof import("@ai-sdk/openai");
+type AnthropicModule = typeof import("@ai-sdk/anthropic");
+type CompatibleModule = typeof import("@ai-sdk/openai-compatible");
+
+interface ProviderModules {
+  openrouter: OpenRouterModule;
+  openai: OpenAIModule;
+  anthropic: AnthropicModule;
+  "openai-compatible": CompatibleModule;
+}
+
+const LOADERS: { [F in ProviderFamily]: () => Promise<ProviderModules[F]> } = {
+  openrouter: () => import("@openrouter/ai-sdk-provider"),
+  openai: () => import("@ai-sdk/openai"),
+  anthropic: () => import("@ai-sdk/anthropic"),
+  "openai-compatible": () => import("@ai-sdk/openai-compatible"),
+};
+
+const moduleCache = new Map<ProviderFamily, Promise<unknown>>();
+
+/** Imports a provider package once; a failed import is retried on the next call. */
+export function loadProviderModule<F extends ProviderFamily>(family: F): Promise<ProviderModules[F]> {
+  let pending = moduleCache.get(family) as Promise<ProviderModules[F]> | undefined;
+  if (!pending) {
+    pending = LOADERS[family]();
+    moduleCache.set(family, pending);
+    pending.catch(() => moduleCache.delete(family));
+  }
+  return pending;
+}
+
+/** Provider packages loaded so far (for tests of lazy loading). */
+export function loadedProviderFamilies(): ProviderFamily[] {
+  return [...moduleCache.keys()];
+}
+
+function factoryOptions(target: ModelTarget): Record<string, unknown> {
+  const { default_headers: defaultHeaders, headers, ...rest } = target.clientArgs as Record<string, unknown>;
+  const options: Record<string, unknown> = { ...rest };
+  const mergedHeaders = { ...(isRecord(defaultHeaders) ? defaultHeaders : {}), ...(isRecord(headers) ? headers : {}) };
+  if (Object.keys(mergedHeaders).length > 0) options.headers = mergedHeaders;
+  if (target.apiKey) options.apiKey = target.apiKey;
+  if (target.baseURL) options.baseURL = target.baseURL.replace(/\/+$/, "");
+  return options;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Builds the AI SDK language model for a target (importing its package on first use).
+ * `openai` with a base URL uses the chat-completions model so any OpenAI-compatible
+ * server works; without one it uses OpenAI's Responses API.
+ */
+export async function createLanguageModel(target: ModelTarget): Promise<LanguageModelV4> {
+  const options = factoryOptions(target);
+  switch (target.family) {
+    case "openrouter": {
+      const { createOpenRouter } = await loadProviderModule("openrouter");
+      return createOpenRouter({ compatibility: "strict", ...options }).chat(target.ref.model) as LanguageModelV4;
+    }
+    case "openai": {
+      const { createOpenAI } = await loadProviderModule("openai");
+      // An explicit key stops the SDK from reading OPENAI_API_KEY; a custom server may need none.
+      if (!target.apiKey && target.baseURL) options.apiKey = "";
+      const provider = createOpenAI(options);
+      return (target.baseURL ? provider.chat(target.ref.model) : provider(target.ref.model)) as LanguageModelV4;
+    }
+    case "anthropic": {
+      const { createAnthropic } = await loadProviderModule("anthropic");
+      if (!target.apiKey && target.baseURL) options.apiKey = "";
+      return createAnthropic(options)(target.ref.model) as LanguageModelV4;
+    }
+    case "openai-compatible": {
+      const { createOpenAICompatible } = await loadProviderModule("openai-compatible");
+      const provider = createOpenAICompatible({
+        includeUsage: true,
+        ...(options as Record<string, unknown>),
+        name: target.ref.provider,
+        baseURL: String(options.baseURL ?? ""),
+      });
+      return provider.chatModel(target.ref.model) as LanguageModelV4;
+    }
+  }
+}

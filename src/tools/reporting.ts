@@ -1,0 +1,101 @@
+/**
+ * Tool-call logging, and the reporter a channel (the CLI) installs to show one line per
+ * tool call instead of log records.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createLogger } from "../kernel/log.ts";
+
+const log = createLogger("bub:tools");
+
+/** Receives one start and one success/error per tool invocation. Hooks may be async. */
+export interface ToolCallReporter {
+  start(name: string, args: Readonly<Record<string, unknown>>): void | Promise<void>;
+  success(name: string, result: unknown, elapsedMs: number): void | Promise<void>;
+  error(name: string, error: unknown, elapsedMs: number): void | Promise<void>;
+}
+
+const scope = new AsyncLocalStorage<ToolCallReporter>();
+
+/**
+ * Runs `fn` with `reporter` receiving every tool call made inside it (including calls made
+ * by async work it starts). Tool calls made outside any scope are logged instead.
+ */
+export function runWithToolCallReporter<T>(reporter: ToolCallReporter, fn: () => T): T {
+  return scope.run(reporter, fn);
+}
+
+/**
+ * Wraps a stream so that whatever runs while each event is produced — tool calls of the
+ * agent loop included — reports to `reporter`.
+ *
+ * ```ts
+ * for await (const event of withToolCallReporter(reporter, stream)) render(event);
+ * ```
+ */
+export async function* withToolCallReporter<T>(reporter: ToolCallReporter, source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+  const iterator = source[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await scope.run(reporter, () => iterator.next());
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await scope.run(reporter, async () => {
+      await iterator.return?.();
+    });
+  }
+}
+
+/** The reporter of the current scope, if any. */
+export function currentToolCallReporter(): ToolCallReporter | undefined {
+  return scope.getStore();
+}
+
+/** JSON of a value for a log line, cut to `width` characters with its closing mark kept. */
+export function renderLogValue(value: unknown, width = 100): string {
+  let rendered: string;
+  try {
+    rendered = JSON.stringify(value) ?? String(value);
+  } catch {
+    rendered = String(value);
+  }
+  if (rendered.length <= width) return rendered;
+  rendered = `${rendered.slice(0, width - 3)}...`;
+  if (rendered.startsWith('"')) rendered += '"';
+  else if (rendered.startsWith("{")) rendered += "}";
+  else if (rendered.startsWith("[")) rendered += "]";
+  return rendered;
+}
+
+/** `tool.call.start name=<n> { k=<json>, ... }`. */
+export function toolCallStartLine(name: string, args: Readonly<Record<string, unknown>>): string {
+  const params = Object.entries(args).map(([key, value]) => `${key}=${renderLogValue(value)}`);
+  return `tool.call.start name=${name}${params.length > 0 ? ` { ${params.join(", ")} }` : ""}`;
+}
+
+async function safely(hook: string, run: () => void | Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (error) {
+    log.warn(`tool.reporter_failed hook=${hook}`, error);
+  }
+}
+
+/** Reports (or logs) the start of a tool call; a failing reporter is logged, never thrown. */
+export async function reportToolStart(reporter: ToolCallReporter | undefined, name: string, args: Readonly<Record<string, unknown>>): Promise<void> {
+  if (reporter) await safely("start", () => reporter.start(name, args));
+  else log.info(toolCallStartLine(name, args));
+}
+
+/** Reports (or logs) a successful tool call. */
+export async function reportToolSuccess(reporter: ToolCallReporter | undefined, name: string, result: unknown, elapsedMs: number): Promise<void> {
+  if (reporter) await safely("success", () => reporter.success(name, result, elapsedMs));
+  else log.info(`tool.call.success name=${name} elapsed_time=${elapsedMs.toFixed(2)}ms`);
+}
+
+/** Reports (or logs) a failed tool call. */
+export async function reportToolError(reporter: ToolCallReporter | undefined, name: string, error: unknown, elapsedMs: number): Promise<void> {
+  if (reporter) await safely("error", () => reporter.error(name, error, elapsedMs));
+  else log.error(`tool.call.error name=${name} elapsed_time=${elapsedMs.toFixed(2)}ms`, error);
+}

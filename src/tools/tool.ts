@@ -1,0 +1,175 @@
+/**
+ * A tool: a name, a zod schema for its arguments, and the function that runs it.
+ */
+import { z } from "zod";
+import type { TurnState } from "../kernel/types.ts";
+
+/** What a context tool receives besides its arguments. */
+export interface ToolContext<TTape = unknown> {
+  /** The active (forked) session tape; its type belongs to the tape layer. */
+  readonly tape: TTape;
+  /** Run id of the model step that made the call (`run_command` for comma commands). */
+  readonly runId: string;
+  /** The turn state, shared by reference with the rest of the turn. */
+  readonly state: TurnState;
+  /** Aborted when the turn is cancelled. */
+  readonly signal?: AbortSignal;
+}
+
+/** What a tool without `context: true` receives besides its arguments. */
+export interface ToolRunOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** The zod schema type accepted for tool parameters: an object schema. */
+export type ToolParameters = z.ZodObject<z.core.$ZodLooseShape>;
+
+/**
+ * A registered tool. `run` receives arguments already validated by `parameters`; use
+ * the executor (or {@link invokeTool}) to call a tool with raw arguments from a model.
+ */
+export interface Tool<TArgs extends Record<string, unknown> = Record<string, unknown>, TResult = unknown, TTape = unknown> {
+  /** Runtime name; may contain dots (`fs.read`). The model sees `fs_read`. */
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: z.ZodType<TArgs, Record<string, unknown>>;
+  /** Whether `run` needs a {@link ToolContext}. */
+  readonly context: boolean;
+  /** Whether the model may call it (false: comma command only). */
+  readonly agentUse: boolean;
+  /** JSON schema of the arguments object, computed once on first use. */
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  run(args: TArgs, context: ToolContext<TTape> | ToolRunOptions): TResult | Promise<TResult>;
+}
+
+/** What {@link defineTool} takes. */
+export interface ToolDefinition<P extends ToolParameters, C extends boolean, TResult, TTape> {
+  /** Runtime name, e.g. `fs.read`. */
+  name: string;
+  description?: string;
+  /** A zod object schema of the arguments; omitted: no arguments. */
+  parameters?: P;
+  /** `true`: `run` receives a {@link ToolContext} (tape, run id, state). */
+  context?: C;
+  /** `false`: hidden from the model, still usable as a comma command. Default `true`. */
+  agentUse?: boolean;
+  run(args: z.output<P>, context: C extends true ? ToolContext<TTape> : ToolRunOptions): TResult | Promise<TResult>;
+}
+
+/** Drops the safe-integer bounds zod adds to every `.int()`: noise in every prompt. */
+function dropIntegerBounds(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) dropIntegerBounds(item);
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const record = node as Record<string, unknown>;
+  if (record.type === "integer") {
+    if (record.minimum === Number.MIN_SAFE_INTEGER) delete record.minimum;
+    if (record.maximum === Number.MAX_SAFE_INTEGER) delete record.maximum;
+  }
+  for (const value of Object.values(record)) dropIntegerBounds(value);
+}
+
+/** JSON schema (draft-07) of a zod object schema, as models expect it. */
+export function toolInputSchema(parameters: z.ZodType): Record<string, unknown> {
+  const schema = z.toJSONSchema(parameters, { target: "draft-07", io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  delete schema.$schema;
+  dropIntegerBounds(schema);
+  if (schema.type === undefined) schema.type = "object";
+  if (schema.properties === undefined) schema.properties = {};
+  return schema;
+}
+
+/**
+ * Defines a tool with full type inference: `args` is the schema's output type and `ctx` is a
+ * {@link ToolContext} exactly when `context: true`.
+ *
+ * ```ts
+ * const read = defineTool({
+ *   name: "fs.read",
+ *   description: "Read a text file",
+ *   parameters: z.object({ path: z.string(), limit: z.number().int().optional() }),
+ *   context: true,
+ *   run: async ({ path, limit }, { state }) => readText(path, limit, state._runtime_workspace),
+ * });
+ * ```
+ */
+export function defineTool<P extends ToolParameters = z.ZodObject<{}>, C extends boolean = false, TResult = unknown, TTape = unknown>(
+  definition: ToolDefinition<P, C, TResult, TTape>,
+): Tool<z.output<P>, TResult, TTape> {
+  const name = definition.name.trim();
+  if (!name) throw new TypeError("defineTool: a tool needs a non-empty name");
+  const parameters = (definition.parameters ?? z.object({})) as unknown as z.ZodType<z.output<P>, Record<string, unknown>>;
+  let schema: Record<string, unknown> | undefined;
+  const run = definition.run;
+  return Object.freeze({
+    name,
+    description: definition.description ?? "",
+    parameters,
+    context: definition.context === true,
+    agentUse: definition.agentUse !== false,
+    get inputSchema() {
+      return (schema ??= Object.freeze(toolInputSchema(parameters)) as Record<string, unknown>);
+    },
+    run(args: z.output<P>, context: ToolContext<TTape> | ToolRunOptions) {
+      return run(args, context as C extends true ? ToolContext<TTape> : ToolRunOptions);
+    },
+  });
+}
+
+/** `fs.read` → `fs_read`: the name the model sees. */
+export function toModelToolName(name: string): string {
+  return name.replaceAll(".", "_");
+}
+
+/** A copy of a tool under another name (its schema and behaviour unchanged). */
+export function renameTool<T extends Tool>(tool: T, name: string): T {
+  if (tool.name === name) return tool;
+  return Object.freeze({
+    name,
+    description: tool.description,
+    parameters: tool.parameters,
+    context: tool.context,
+    agentUse: tool.agentUse,
+    get inputSchema() {
+      return tool.inputSchema;
+    },
+    run: tool.run.bind(tool),
+  }) as unknown as T;
+}
+
+/** Agent-usable tools renamed to their model-facing aliases (`fs.read` → `fs_read`). */
+export function toModelTools(tools: Iterable<Tool>): Tool[] {
+  const result: Tool[] = [];
+  for (const tool of tools) if (tool.agentUse) result.push(renameTool(tool, toModelToolName(tool.name)));
+  return result;
+}
+
+/** The OpenAI function-tool schema of a tool. */
+export function toolSchema(tool: Tool): { type: "function"; function: { name: string; description: string; parameters: Record<string, unknown> } } {
+  return { type: "function", function: { name: tool.name, description: tool.description, parameters: { ...tool.inputSchema } } };
+}
+
+function signature(tool: Tool): string {
+  const schema = tool.inputSchema;
+  const properties = schema.properties;
+  const name = toModelToolName(tool.name);
+  if (typeof properties !== "object" || properties === null || Object.keys(properties).length === 0) return `${name}()`;
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as unknown[]).filter((item) => typeof item === "string") : []);
+  const params = Object.keys(properties).map((key) => (required.has(key) ? key : `${key}?`));
+  return `${name}(${params.join(", ")})`;
+}
+
+/**
+ * The `<available_tools>` block of the system prompt: one line per agent-usable tool,
+ * `- name(required, optional?): description`; `""` when there are none.
+ */
+export function renderToolsPrompt(tools: Iterable<Tool>): string {
+  const lines: string[] = [];
+  for (const tool of tools) {
+    if (!tool.agentUse) continue;
+    lines.push(tool.description ? `- ${signature(tool)}: ${tool.description}` : `- ${signature(tool)}`);
+  }
+  return lines.length === 0 ? "" : `<available_tools>\n${lines.join("\n")}\n</available_tools>`;
+}
