@@ -1,0 +1,107 @@
+// Context rebuild cost versus tape length: a 100,000-entry tape and a 1,000-entry tape of the
+// same shape, the last anchor 50 entries back. One rebuild = ensureBootstrapAnchor() +
+// readMessages(), as at the start of every model step.
+//   cold: a fresh store object per rebuild (new process / first turn after start);
+//   warm: the same store object rebuilt repeatedly (a long-running gateway).
+// Run: node bench/tape/context-rebuild.ts
+import type { NewTapeEntry, TapeStore } from "../../src/kernel/tape-contract.ts";
+import { entries } from "../../src/tape/entry.ts";
+import { createFileTapeStore } from "../../src/tape/file-store.ts";
+import { createSqliteTapeStore } from "../../src/tape/sqlite-store.ts";
+import { createTape } from "../../src/tape/tape.ts";
+import { median, printTable, scratchDirectory, timed, turnEntries } from "./shape.ts";
+
+const TAPE = "0123456789abcdef__fedcba9876543210";
+const COLD_RUNS = 15;
+const WARM_RUNS = 60;
+
+function tapeOfLength(length: number): NewTapeEntry[] {
+  const out: NewTapeEntry[] = [entries.anchor("session/start", { owner: "human" }), entries.event("handoff", { name: "session/start", state: { owner: "human" } })];
+  for (let turn = 0; out.length < length - 51; turn++) {
+    if (turn % 60 === 59) out.push(entries.anchor(`handoff/${turn}`, { summary: "earlier work" }));
+    out.push(...turnEntries(turn));
+  }
+  out.length = length - 51;
+  out.push(entries.anchor("handoff/last", { summary: "the story so far" }));
+  for (let turn = 0; out.length < length; turn++) out.push(...turnEntries(100_000 + turn));
+  out.length = length;
+  return out;
+}
+
+async function fill(store: TapeStore, length: number): Promise<void> {
+  const all = tapeOfLength(length);
+  for (let start = 0; start < all.length; start += 1000) await store.appendBatch!(TAPE, all.slice(start, start + 1000));
+}
+
+async function rebuild(store: TapeStore): Promise<number> {
+  const tape = createTape({ name: TAPE, store, archivePath: "/nonexistent" });
+  await tape.ensureBootstrapAnchor();
+  return (await tape.readMessages()).length;
+}
+
+interface Result {
+  cold: number;
+  warm: number;
+  messages: number;
+}
+
+async function measure(open: () => TapeStore): Promise<Result> {
+  const cold: number[] = [];
+  let messages = 0;
+  for (let run = 0; run < COLD_RUNS; run++) {
+    const store = open();
+    cold.push(await timed(async () => (messages = await rebuild(store))));
+    await store.close?.();
+  }
+  const store = open();
+  await rebuild(store);
+  const warm: number[] = [];
+  for (let run = 0; run < WARM_RUNS; run++) warm.push(await timed(() => rebuild(store)));
+  await store.close?.();
+  return { cold: median(cold), warm: median(warm), messages };
+}
+
+const stores: [string, (directory: string) => TapeStore][] = [
+  ["file", (directory) => createFileTapeStore({ directory })],
+  ["sqlite", (directory) => createSqliteTapeStore({ path: `${directory}/tapes.sqlite3` })],
+];
+
+const rows: string[][] = [];
+for (const [name, make] of stores) {
+  // Warm-up (JIT) on a throw-away tape so the first measured size is not penalised.
+  const warmup = scratchDirectory(`rebuild-warmup-${name}`);
+  try {
+    const writer = make(warmup.path);
+    await fill(writer, 1_000);
+    await writer.close?.();
+    await measure(() => make(warmup.path));
+  } finally {
+    warmup.remove();
+  }
+  const results = new Map<number, Result>();
+  for (const length of [1_000, 100_000]) {
+    const scratch = scratchDirectory(`rebuild-${name}`);
+    try {
+      const writer = make(scratch.path);
+      await fill(writer, length);
+      await writer.close?.();
+      results.set(length, await measure(() => make(scratch.path)));
+    } finally {
+      scratch.remove();
+    }
+  }
+  const small = results.get(1_000)!;
+  const large = results.get(100_000)!;
+  for (const mode of ["cold", "warm"] as const) {
+    rows.push([
+      name,
+      mode,
+      `${small[mode].toFixed(3)} ms`,
+      `${large[mode].toFixed(3)} ms`,
+      `${(large[mode] / small[mode]).toFixed(2)}x`,
+      `${small.messages} / ${large.messages}`,
+    ]);
+  }
+}
+printTable(["store", "mode", "1,000 entries", "100,000 entries", "ratio", "messages"], rows);
+console.log("\nmedian per rebuild (ensureBootstrapAnchor + readMessages); target ratio <= 1.5x");

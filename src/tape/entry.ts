@@ -1,0 +1,161 @@
+import { BubError, type BubErrorData } from "../kernel/errors.ts";
+import type { JsonObject, NewTapeEntry, TapeEntry } from "../kernel/tape-contract.ts";
+import { dateFromEpochSeconds, utcNow } from "./date.ts";
+
+/** Extra fields stored beside an entry's payload (`run_id`, `context: false`, ...). */
+export type EntryMeta = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function make(kind: string, payload: JsonObject, meta: EntryMeta | undefined): NewTapeEntry {
+  return { kind, payload, meta: { ...meta }, date: utcNow() };
+}
+
+/**
+ * Constructors for the entry kinds the runtime writes. Each returns an entry without an
+ * id (the store assigns it) dated now; `meta` becomes the entry's `meta`.
+ *
+ * ```ts
+ * await store.append(tape, entries.message({ role: "user", content: "hi" }, { run_id }));
+ * await store.append(tape, entries.anchor("session/start", { owner: "human" }));
+ * ```
+ */
+export const entries = {
+  /** A chat message (`{role, content, ...}`), stored as the payload itself. */
+  message(message: Record<string, unknown>, meta?: EntryMeta): NewTapeEntry {
+    return make("message", { ...message }, meta);
+  },
+  /** The system prompt used for a model call. */
+  system(content: string, meta?: EntryMeta): NewTapeEntry {
+    return make("system", { content }, meta);
+  },
+  /** A named point in the tape; context is rebuilt from the last one. */
+  anchor(name: string, state?: JsonObject | null, meta?: EntryMeta): NewTapeEntry {
+    return make("anchor", state == null ? { name } : { name, state: { ...state } }, meta);
+  },
+  /** Tool calls a model asked for: `[{id, type: "function", function: {name, arguments}}]`. */
+  toolCall(calls: readonly unknown[], meta?: EntryMeta): NewTapeEntry {
+    return make("tool_call", { calls: [...calls] }, meta);
+  },
+  /** Results of tool calls, in the order of the calls. */
+  toolResult(results: readonly unknown[], meta?: EntryMeta): NewTapeEntry {
+    return make("tool_result", { results: [...results] }, meta);
+  },
+  /** A failure: `{kind, message, details?}`. */
+  error(error: BubError | BubErrorData, meta?: EntryMeta): NewTapeEntry {
+    const data = BubError.isInstance(error) ? error.toData() : error;
+    return make("error", { ...data }, meta);
+  },
+  /** A named runtime event with optional data. */
+  event(name: string, data?: JsonObject | null, meta?: EntryMeta): NewTapeEntry {
+    return make("event", data == null ? { name } : { name, data: { ...data } }, meta);
+  },
+} as const;
+
+/** An entry checked for shape, with defaults filled in, waiting for its id. */
+export interface PreparedEntry {
+  readonly kind: string;
+  readonly payload: JsonObject;
+  readonly meta: JsonObject;
+  readonly date: string;
+}
+
+/**
+ * Checks an entry handed to a store and fills in `meta` and `date`.
+ * @throws BubError `invalid_input` when the kind is not a string or payload/meta are not objects.
+ */
+export function prepareEntry(entry: NewTapeEntry): PreparedEntry {
+  if (!isObject(entry)) {
+    throw new BubError("invalid_input", "A tape entry must be an object with kind and payload: build it with entries.event(...) or similar.");
+  }
+  if (typeof entry.kind !== "string" || entry.kind === "") {
+    throw new BubError("invalid_input", `A tape entry needs a non-empty string kind (got ${JSON.stringify(entry.kind) ?? "undefined"}).`);
+  }
+  if (!isObject(entry.payload)) {
+    throw new BubError("invalid_input", `The payload of a '${entry.kind}' tape entry must be an object.`);
+  }
+  if (entry.meta != null && !isObject(entry.meta)) {
+    throw new BubError("invalid_input", `The meta of a '${entry.kind}' tape entry must be an object.`);
+  }
+  if (entry.date != null && typeof entry.date !== "string") {
+    throw new BubError("invalid_input", `The date of a '${entry.kind}' tape entry must be an ISO string.`);
+  }
+  return { kind: entry.kind, payload: entry.payload, meta: entry.meta ?? {}, date: entry.date ?? utcNow() };
+}
+
+/**
+ * The JSON text of a stored entry (`{"id","kind","payload","meta","date"}`, non-ASCII kept),
+ * the reference runtime's line format without the trailing newline.
+ * @throws BubError `invalid_input` when the payload or meta cannot be written as JSON.
+ */
+export function encodeEntry(id: number, entry: PreparedEntry): string {
+  try {
+    return JSON.stringify({ id, kind: entry.kind, payload: entry.payload, meta: entry.meta, date: entry.date });
+  } catch (error) {
+    throw new BubError("invalid_input", `A '${entry.kind}' tape entry is not JSON-serializable (${(error as Error).message}): store plain data only.`, {
+      cause: error,
+    });
+  }
+}
+
+/** An entry serialized except for its id, so a store can assign the id with a string concat. */
+export interface EncodedEntry {
+  /** The JSON text after `{"id":<id>,` (it starts with `"kind"`). */
+  readonly body: string;
+  /** UTF-8 length of `body`. */
+  readonly bodyBytes: number;
+  /** The entry as it will read back, without its id. */
+  readonly value: Omit<TapeEntry, "id">;
+}
+
+/**
+ * Serializes an entry ahead of id assignment; `{"id":<id>,` + `body` is then exactly
+ * {@link encodeEntry}'s output.
+ * @throws BubError `invalid_input` when the payload or meta cannot be written as JSON.
+ */
+export function encodeEntryBody(entry: PreparedEntry): EncodedEntry {
+  const json = encodeEntry(0, entry);
+  const body = json.slice(json.indexOf(",") + 1);
+  const { id: _id, ...value } = JSON.parse(json) as TapeEntry;
+  return { body, bodyBytes: Buffer.byteLength(body, "utf8"), value };
+}
+
+/**
+ * Turns a decoded JSON value into an entry, following the reference reader: `id` must be an
+ * integer, `kind` a string and `payload` an object; a non-object `meta` becomes `{}`; a missing
+ * `date` is derived from a legacy `timestamp` (epoch seconds).
+ * Returns a short reason instead when the value is not an entry.
+ */
+export function decodeEntry(value: unknown): TapeEntry | string {
+  if (!isObject(value)) return "not a JSON object";
+  const { id, kind, payload } = value;
+  if (typeof id !== "number" || !Number.isSafeInteger(id)) return "id is not an integer";
+  if (typeof kind !== "string") return "kind is not a string";
+  if (!isObject(payload)) return "payload is not an object";
+  const meta = isObject(value.meta) ? value.meta : {};
+  let date: string;
+  const legacy = value.date ?? value.timestamp;
+  if (typeof value.date === "string") date = value.date;
+  else if (typeof legacy === "number" && Number.isFinite(legacy)) date = dateFromEpochSeconds(legacy);
+  else if (legacy == null) date = dateFromEpochSeconds(0);
+  else return "date is not a string";
+  return { id, kind, payload, meta, date };
+}
+
+/** Parses one line of a JSONL tape; returns a reason when it is not an entry. */
+export function parseEntryLine(text: string): TapeEntry | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return "not valid JSON";
+  }
+  return decodeEntry(value);
+}
+
+/** A deep copy of an entry, so callers can never change what a store holds. */
+export function cloneEntry(entry: TapeEntry): TapeEntry {
+  return structuredClone(entry);
+}

@@ -1,0 +1,174 @@
+import { readdirSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { BubError } from "../kernel/errors.ts";
+import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
+import { encodeEntryBody, prepareEntry } from "./entry.ts";
+import { createProcessLock } from "./process-lock.ts";
+import { fileStoreError } from "./store-errors.ts";
+import { TapeFile, type SkippedLine } from "./tape-file.ts";
+
+export type { SkippedLine } from "./tape-file.ts";
+
+/** Options of {@link createFileTapeStore}. */
+export interface FileTapeStoreOptions {
+  /** Where the `<tape>.jsonl` files live; created on the first append. */
+  directory: string;
+  /** How long an append waits for another process holding the directory lock (default 30 s). */
+  lockTimeoutMs?: number;
+  /** Descriptors kept open at most; the least recently used idle ones are closed (default 128). */
+  maxOpenFiles?: number;
+}
+
+/** The JSONL file store: a {@link TapeStore} plus what it can tell about its files. */
+export interface FileTapeStore extends TapeStore {
+  /** The directory holding the tape files. */
+  readonly directory: string;
+  appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
+  close(): Promise<void>;
+  /** Lines of a tape's file that are not entries (torn writes, foreign data); each was logged once. */
+  skippedLines(tape: string): Promise<SkippedLine[]>;
+}
+
+/** The name of the lock database inside a tapes directory. */
+export const TAPE_LOCK_FILE = ".tapes.lock";
+
+function checkTapeName(tape: string): void {
+  if (typeof tape !== "string" || tape === "" || tape === "." || tape === ".." || /[/\\\0]/.test(tape) || tape.length > 200) {
+    throw new BubError("invalid_input", `Tape name ${JSON.stringify(tape)} cannot be used as a file name: use up to 200 characters without '/', '\\' or NUL.`);
+  }
+}
+
+function isListedStem(stem: string): boolean {
+  return stem.split("__").length === 2;
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The default store: one `<tape>.jsonl` file per tape under `directory`, one JSON entry per
+ * line in the reference runtime's format, so tapes move freely between the two runtimes.
+ *
+ * - **Several processes** may append to one tape: appends take a directory-wide lock (an OS
+ *   record lock that dies with its process, see `process-lock.ts`), read any bytes other
+ *   processes added, and only then assign ids, so ids stay unique and increasing.
+ * - **Durability**: an append resolves only after `fdatasync` of the file (and of the
+ *   directory when the file was just created). Appends that are in flight together share one
+ *   sync (group commit); `appendBatch` is one `write` and one sync.
+ * - **Crash safety**: a torn or malformed line is skipped with a warning and reported by
+ *   {@link FileTapeStore.skippedLines}; it never blocks later appends, and nothing already
+ *   written is rewritten or truncated.
+ * - **Reads** are incremental and indexed: reading after the last anchor costs the bytes
+ *   after that anchor, however long the tape.
+ *
+ * ```ts
+ * const store = createFileTapeStore({ directory: join(home, "tapes") });
+ * await store.appendBatch(tape, [entries.message(user), entries.message(reply)]);
+ * ```
+ */
+export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStore {
+  const { directory } = options;
+  const maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 128);
+  const lock = createProcessLock(join(directory, TAPE_LOCK_FILE), { timeoutMs: options.lockTimeoutMs });
+  const files = new Map<string, TapeFile>();
+
+  function fileFor(tape: string): TapeFile {
+    checkTapeName(tape);
+    let file = files.get(tape);
+    if (file) files.delete(tape);
+    else file = new TapeFile(join(directory, `${tape}.jsonl`));
+    files.set(tape, file);
+    return file;
+  }
+
+  function closeIdleFiles(): void {
+    let open = 0;
+    for (const file of files.values()) if (file.open) open++;
+    for (const file of files.values()) {
+      if (open <= maxOpenFiles) break;
+      if (file.open && !file.busy) {
+        void file.release();
+        open--;
+      }
+    }
+  }
+
+  async function syncDirectoryOf(path: string): Promise<void> {
+    try {
+      await syncDirectory(directory);
+    } catch (error) {
+      throw fileStoreError(error, "sync the directory of", path);
+    }
+  }
+
+  let appending = 0;
+
+  async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
+    const file = fileFor(tape);
+    if (batch.length === 0) return [];
+    const prepared = batch.map((entry) => encodeEntryBody(prepareEntry(entry)));
+    appending++;
+    try {
+      const { stored, durable } = await lock.run(() => file.appendLocked(prepared));
+      // A lone append syncs on the main thread (no thread-pool hop); concurrent ones share
+      // a background sync so the event loop stays free for them.
+      await durable({ inline: appending === 1 });
+      if (file.takeCreated()) await syncDirectoryOf(file.path);
+      return stored;
+    } finally {
+      appending--;
+      closeIdleFiles();
+    }
+  }
+
+  return {
+    directory,
+    async listTapes() {
+      let names: string[];
+      try {
+        names = readdirSync(directory);
+      } catch (error) {
+        if ((error as { code?: string }).code === "ENOENT") return [];
+        throw fileStoreError(error, "list", directory);
+      }
+      return names
+        .filter((name) => name.endsWith(".jsonl"))
+        .map((name) => name.slice(0, -".jsonl".length))
+        .filter(isListedStem)
+        .sort();
+    },
+    async fetchAll(query: TapeQuery) {
+      const found = fileFor(query.tape).read(query);
+      closeIdleFiles();
+      return found;
+    },
+    async append(tape, entry) {
+      return (await appendBatch(tape, [entry]))[0]!;
+    },
+    appendBatch,
+    async reset(tape) {
+      const file = fileFor(tape);
+      await lock.run(() => file.resetLocked());
+      try {
+        await syncDirectory(directory);
+      } catch (error) {
+        if ((error as { code?: string }).code !== "ENOENT") throw fileStoreError(error, "sync the directory of", file.path);
+      }
+    },
+    async skippedLines(tape) {
+      return fileFor(tape).skippedLines();
+    },
+    async close() {
+      await Promise.all([...files.values()].map((file) => file.release()));
+      files.clear();
+      lock.close();
+    },
+  };
+}

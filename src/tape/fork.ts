@@ -1,0 +1,233 @@
+/**
+ * Forks: a turn writes to private, in-memory copies of its session tape and the tape's
+ * sidecars, reads the parent's entries followed by its own, and at the end either merges its
+ * entries into the parent (fresh ids, dates kept, sidecars first) or discards them.
+ */
+import { BubError, describeError } from "../kernel/errors.ts";
+import { createLogger } from "../kernel/log.ts";
+import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
+import { appendMany } from "./append-many.ts";
+import { cloneEntry, encodeEntry, entries, prepareEntry, type PreparedEntry } from "./entry.ts";
+import { anchorNotFound, anchorSliceOf, compileFilter, isAnchorNamed, runQuery } from "./query-engine.ts";
+import { sidecarTapeName } from "./sidecar.ts";
+import type { Tape } from "./tape.ts";
+
+const log = createLogger("bub:tape");
+
+/** Where a fork is in its life. */
+export type ForkState = "open" | "merging" | "merged" | "discarded";
+
+/**
+ * A turn's private copy of a session tape. Use it with `await using`, or call `merge()` or
+ * `discard()` yourself:
+ *
+ * ```ts
+ * await using fork = tapes.fork(tape, { mergeBack: !sessionId.startsWith("temp/") });
+ * await fork.tape.appendEvent("loop.start", { prompt });
+ * // leaving the block merges (or discards) the fork
+ * ```
+ */
+export interface TapeFork extends AsyncDisposable {
+  /** The session tape, reading and writing through the fork. */
+  readonly tape: Tape;
+  /** The fork's store: managed tapes live in memory, every other tape passes through. */
+  readonly store: TapeStore;
+  /** Whether disposing the fork merges it (true) or discards it. */
+  readonly mergeBack: boolean;
+  readonly state: ForkState;
+  /**
+   * Appends the fork's entries to the parent store and returns how many were merged. After a
+   * merge the fork passes writes straight through to the parent. Calling it again does nothing.
+   * @throws when the main tape's entries cannot be written; they stay in the fork for a retry.
+   */
+  merge(): Promise<number>;
+  /** Drops the fork's entries; later writes to its tapes fail. */
+  discard(): void;
+}
+
+interface LocalTape {
+  entries: TapeEntry[];
+  lastId: number;
+}
+
+function textParts(value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  return value.filter((part) => typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text");
+}
+
+/**
+ * Drops non-text parts (images, audio, video) from a list-valued `content`, or from `prompt`
+ * when there is no `content`: media is not persisted from forks.
+ */
+export function redactMedia(entry: PreparedEntry): PreparedEntry {
+  const { payload } = entry;
+  if ("content" in payload) return Array.isArray(payload.content) ? { ...entry, payload: { ...payload, content: textParts(payload.content) } } : entry;
+  if (Array.isArray(payload.prompt)) return { ...entry, payload: { ...payload, prompt: textParts(payload.prompt) } };
+  return entry;
+}
+
+function lastIndexWhere(list: readonly TapeEntry[], test: (entry: TapeEntry) => boolean): number {
+  for (let index = list.length - 1; index >= 0; index--) if (test(list[index]!)) return index;
+  return -1;
+}
+
+/** Fork of `tape` over its current store; see {@link TapeFork}. */
+export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): TapeFork {
+  const parent = tape.store;
+  const main = tape.name;
+  const sidecarTapes = [...new Set(tape.sidecars.map((sidecar) => sidecarTapeName(main, sidecar.name)))];
+  const managed = new Set([main, ...sidecarTapes]);
+  const locals = new Map<string, LocalTape>();
+  const resetTapes = new Set<string>();
+  let state: ForkState = "open";
+
+  const local = (name: string): LocalTape => {
+    let found = locals.get(name);
+    if (!found) locals.set(name, (found = { entries: [], lastId: 0 }));
+    return found;
+  };
+  const isLocal = (name: string): boolean => managed.has(name) && (state === "open" || state === "merging");
+
+  function appendLocal(name: string, batch: readonly NewTapeEntry[]): TapeEntry[] {
+    if (state === "discarded") {
+      throw new BubError("invalid_input", `The fork of tape ${main} was discarded, so nothing more can be written to it: open a new fork.`);
+    }
+    const target = local(name);
+    const stored = batch.map((entry) => JSON.parse(encodeEntry(target.lastId + 1, redactMedia(prepareEntry(entry)))) as TapeEntry);
+    for (const entry of stored) target.entries.push(entry), (target.lastId = entry.id);
+    return stored.map(cloneEntry);
+  }
+
+  async function parentFetch(query: TapeQuery): Promise<TapeEntry[]> {
+    return resetTapes.has(query.tape) ? runQuery([], query) : parent.fetchAll(query);
+  }
+
+  async function fetchManaged(query: TapeQuery): Promise<TapeEntry[]> {
+    const own = locals.get(query.tape)?.entries ?? [];
+    const slice = anchorSliceOf(query);
+    // Parent entries come before local ones (and after them when newest first), so the
+    // parent never needs to return more than the limit.
+    const whole = query;
+    let fromParent: TapeEntry[] = [];
+    let fromLocal: readonly TapeEntry[] = own;
+    if (slice.mode === "all") {
+      fromParent = await parentFetch(whole);
+    } else if (slice.mode === "last" || slice.mode === "after") {
+      const index = lastIndexWhere(own, (entry) => isAnchorNamed(entry, slice.mode === "after" ? slice.name : undefined));
+      if (index >= 0) fromLocal = own.slice(index + 1);
+      else fromParent = await parentFetch(whole);
+    } else {
+      const start = lastIndexWhere(own, (entry) => isAnchorNamed(entry, slice.start));
+      const end = own.findIndex((entry, index) => index > start && isAnchorNamed(entry, slice.end));
+      if (start >= 0) {
+        if (end < 0) throw anchorNotFound(slice.end);
+        fromLocal = own.slice(start + 1, end);
+      } else {
+        try {
+          fromParent = await parentFetch(whole);
+          fromLocal = [];
+        } catch (error) {
+          if (!BubError.isInstance(error) || error.kind !== "not_found") throw error;
+          fromParent = await parentFetch({ ...whole, betweenAnchors: undefined, lastAnchor: undefined, afterAnchor: slice.start });
+          if (end < 0) throw anchorNotFound(slice.end);
+          fromLocal = own.slice(0, end);
+        }
+      }
+    }
+    const filter = compileFilter(query);
+    const matched = fromLocal.filter(filter.matches).map(cloneEntry);
+    const combined = filter.newestFirst ? [...matched.reverse(), ...fromParent] : [...fromParent, ...matched];
+    return filter.limit === undefined ? combined : combined.slice(0, filter.limit);
+  }
+
+  async function mergeTape(name: string): Promise<number> {
+    const target = local(name);
+    if (resetTapes.has(name)) {
+      await parent.reset(name);
+      resetTapes.delete(name);
+    }
+    let merged = 0;
+    while (target.entries.length > 0) {
+      const batch = target.entries.splice(0);
+      try {
+        await appendMany(parent, name, batch);
+      } catch (error) {
+        target.entries.unshift(...batch);
+        throw error;
+      }
+      merged += batch.length;
+    }
+    return merged;
+  }
+
+  const store: TapeStore = {
+    listTapes: () => parent.listTapes(),
+    fetchAll: (query) => (isLocal(query.tape) ? fetchManaged(query) : parent.fetchAll(query)),
+    async append(name, entry) {
+      if (isLocal(name) || (managed.has(name) && state === "discarded")) return appendLocal(name, [entry])[0]!;
+      return parent.append(name, { ...redactMedia(prepareEntry(entry)) });
+    },
+    async appendBatch(name, batch) {
+      if (isLocal(name) || (managed.has(name) && state === "discarded")) return appendLocal(name, batch);
+      return appendMany(parent, name, batch.map((entry) => ({ ...redactMedia(prepareEntry(entry)) })));
+    },
+    async reset(name) {
+      if (!isLocal(name)) return parent.reset(name);
+      locals.delete(name);
+      resetTapes.add(name);
+    },
+  };
+
+  const fork: TapeFork = {
+    tape: tape.withStore(store),
+    store,
+    mergeBack: options.mergeBack ?? true,
+    get state() {
+      return state;
+    },
+    async merge() {
+      if (state === "merged") return 0;
+      if (state === "discarded") throw new BubError("invalid_input", `The fork of tape ${main} was discarded and cannot be merged.`);
+      if (state === "merging") throw new BubError("invalid_input", `The fork of tape ${main} is already being merged.`);
+      state = "merging";
+      let total = 0;
+      const pending = (): boolean => [...locals.values()].some((tapeEntries) => tapeEntries.entries.length > 0) || resetTapes.size > 0;
+      try {
+        // Writes made while merging land in the fork too; keep going until it is empty.
+        do {
+          for (const sidecar of sidecarTapes) {
+            try {
+              total += await mergeTape(sidecar);
+            } catch (error) {
+              log.warn(`Failed to merge sidecar "${sidecar}" into tape "${main}": ${describeError(error)}`);
+              locals.delete(sidecar);
+              resetTapes.delete(sidecar);
+              const data = { tape: sidecar, status: "error", error: describeError(error) };
+              appendLocal(main, [entries.event("sidecar.merge", data, { context: false })]);
+            }
+          }
+          total += await mergeTape(main);
+        } while (pending());
+      } catch (error) {
+        state = "open";
+        throw error;
+      }
+      state = "merged";
+      locals.clear();
+      if (total > 0) log.info(`Merged ${total} entries into tape fork "${main}"`);
+      return total;
+    },
+    discard() {
+      if (state === "merged" || state === "discarded") return;
+      state = "discarded";
+      locals.clear();
+      resetTapes.clear();
+    },
+    async [Symbol.asyncDispose]() {
+      if (state !== "open") return;
+      if (fork.mergeBack) await fork.merge();
+      else fork.discard();
+    },
+  };
+  return fork;
+}

@@ -1,0 +1,53 @@
+import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
+import { cloneEntry, encodeEntry, prepareEntry } from "./entry.ts";
+import { runQuery } from "./query-engine.ts";
+import { isSidecarTapeName } from "./sidecar.ts";
+
+interface MemoryTape {
+  entries: TapeEntry[];
+  lastId: number;
+}
+
+/**
+ * A tape store that keeps everything in memory: for tests and for `temp/` sessions that
+ * are never persisted. Entries go through the same JSON round trip as the file store, and
+ * every read returns copies.
+ *
+ * ```ts
+ * const store = createMemoryTapeStore();
+ * const stored = await store.append("ws__session", entries.event("ping"));
+ * stored.id; // 1
+ * ```
+ */
+export function createMemoryTapeStore(): TapeStore & Required<Pick<TapeStore, "appendBatch" | "close">> {
+  const tapes = new Map<string, MemoryTape>();
+
+  function appendAll(tape: string, batch: readonly NewTapeEntry[]): TapeEntry[] {
+    const prepared = batch.map(prepareEntry);
+    const state = tapes.get(tape) ?? { entries: [], lastId: 0 };
+    const stored = prepared.map((entry, index) => JSON.parse(encodeEntry(state.lastId + index + 1, entry)) as TapeEntry);
+    state.entries.push(...stored);
+    state.lastId += stored.length;
+    tapes.set(tape, state);
+    return stored.map(cloneEntry);
+  }
+
+  return {
+    async listTapes() {
+      return [...tapes.keys()].filter((name) => !isSidecarTapeName(name)).sort();
+    },
+    async fetchAll(query: TapeQuery) {
+      return runQuery(tapes.get(query.tape)?.entries ?? [], query).map(cloneEntry);
+    },
+    async append(tape, entry) {
+      return appendAll(tape, [entry])[0]!;
+    },
+    async appendBatch(tape, batch) {
+      return appendAll(tape, batch);
+    },
+    async reset(tape) {
+      tapes.delete(tape);
+    },
+    async close() {},
+  };
+}

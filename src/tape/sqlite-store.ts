@@ -1,0 +1,257 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { createLogger } from "../kernel/log.ts";
+import { BubError } from "../kernel/errors.ts";
+import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
+import { decodeEntry, encodeEntry, prepareEntry } from "./entry.ts";
+import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "./query-engine.ts";
+import { isSidecarTapeName } from "./sidecar.ts";
+
+const log = createLogger("bub:tape");
+
+/** Options of {@link createSqliteTapeStore}. */
+export interface SqliteTapeStoreOptions {
+  /** The database file (created, with its directory, on first use). */
+  path: string;
+  /** How long a statement waits for another process's write lock before failing (default 5,000 ms). */
+  busyTimeoutMs?: number;
+}
+
+/** The SQLite store: a {@link TapeStore} with batch appends and a `close`. */
+export interface SqliteTapeStore extends TapeStore {
+  /** The database file. */
+  readonly path: string;
+  appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
+  close(): Promise<void>;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tapes (
+  name TEXT PRIMARY KEY,
+  last_id INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tape_entries (
+  tape TEXT NOT NULL,
+  id INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  anchor_name TEXT,
+  payload TEXT NOT NULL,
+  meta TEXT NOT NULL,
+  date TEXT NOT NULL,
+  PRIMARY KEY (tape, id)
+);
+CREATE INDEX IF NOT EXISTS tape_entries_kind ON tape_entries (tape, kind, id);
+CREATE INDEX IF NOT EXISTS tape_entries_anchor ON tape_entries (tape, anchor_name, id) WHERE anchor_name IS NOT NULL;
+`;
+
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+const SQLITE_READONLY = 8;
+const SQLITE_FULL = 13;
+const SQLITE_CANTOPEN = 14;
+const SQLITE_CORRUPT = 11;
+const SQLITE_NOTADB = 26;
+
+function sqliteError(error: unknown, path: string, busyTimeoutMs: number): BubError {
+  if (BubError.isInstance(error)) return error;
+  const code = ((error as { errcode?: number }).errcode ?? -1) & 0xff;
+  const message = (error as Error).message;
+  const options = { details: { path, sqlite: message }, cause: error };
+  switch (code) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return new BubError(
+        "temporary",
+        `The tape database ${path} is locked by another process (waited ${busyTimeoutMs} ms). Retry, or stop the process holding it.`,
+        options,
+      );
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+      return new BubError("config", `Cannot write the tape database ${path} (${message}): make it and its directory writable, or set BUB_TAPE_DSN to another path.`, options);
+    case SQLITE_FULL:
+      return new BubError("temporary", `The disk holding the tape database ${path} is full: free some space and retry; stored entries are intact.`, options);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return new BubError("config", `${path} is not a usable SQLite database (${message}): point BUB_TAPE_DSN at another file.`, options);
+    default:
+      return new BubError("unknown", `Tape database ${path} failed: ${message}`, options);
+  }
+}
+
+interface EntryRow {
+  id: number;
+  kind: string;
+  payload: string;
+  meta: string;
+  date: string;
+}
+
+/**
+ * A tape store in one SQLite database file (`node:sqlite`), in WAL mode with
+ * `synchronous=FULL`, so every acknowledged append survives a crash. Several processes may
+ * share the file: an append is one `BEGIN IMMEDIATE` transaction that reads the tape's last
+ * id and inserts after it; a process that finds the database locked waits `busyTimeoutMs`,
+ * then fails with a clear error.
+ *
+ * ```ts
+ * const store = createSqliteTapeStore({ path: join(home, "tapes.sqlite3") });
+ * ```
+ */
+export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTapeStore {
+  const { path } = options;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
+  let database: DatabaseSync | null = null;
+  const statements = new Map<string, StatementSync>();
+
+  function db(): DatabaseSync {
+    if (database) return database;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      database = new DatabaseSync(path, { timeout: busyTimeoutMs });
+      database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+      database.exec(SCHEMA);
+    } catch (error) {
+      database?.close();
+      database = null;
+      throw sqliteError(error, path, busyTimeoutMs);
+    }
+    return database;
+  }
+
+  function statement(sql: string): StatementSync {
+    let prepared = statements.get(sql);
+    if (!prepared) statements.set(sql, (prepared = db().prepare(sql)));
+    return prepared;
+  }
+
+  function guarded<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      throw sqliteError(error, path, busyTimeoutMs);
+    }
+  }
+
+  function transaction<T>(work: () => T): T {
+    return guarded(() => {
+      db().exec("BEGIN IMMEDIATE");
+      try {
+        const result = work();
+        db().exec("COMMIT");
+        return result;
+      } catch (error) {
+        if (db().isTransaction) db().exec("ROLLBACK");
+        throw error;
+      }
+    });
+  }
+
+  function anchorId(tape: string, name: string | null, after = 0, first = false): number | undefined {
+    const where = name === null ? "kind = 'anchor'" : "anchor_name = ?";
+    const sql = `SELECT id FROM tape_entries WHERE tape = ? AND ${where} AND id > ? ORDER BY id ${first ? "ASC" : "DESC"} LIMIT 1`;
+    const row = (name === null ? statement(sql).get(tape, after) : statement(sql).get(tape, name, after)) as { id: number } | undefined;
+    return row?.id;
+  }
+
+  function toEntry(row: EntryRow): TapeEntry | undefined {
+    let value: unknown;
+    try {
+      value = { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), meta: JSON.parse(row.meta), date: row.date };
+    } catch {
+      value = undefined;
+    }
+    const entry = value === undefined ? "not valid JSON" : decodeEntry(value);
+    if (typeof entry === "string") {
+      log.warn(`tape.row_skipped database=${path} id=${row.id} reason=${entry}`);
+      return undefined;
+    }
+    return entry;
+  }
+
+  function fetch(query: TapeQuery): TapeEntry[] {
+    const slice = anchorSliceOf(query);
+    let lower = 0;
+    let upper = Number.MAX_SAFE_INTEGER;
+    if (slice.mode === "last") {
+      const id = anchorId(query.tape, null);
+      if (id === undefined) throw noAnchorsFound();
+      lower = id;
+    } else if (slice.mode === "after") {
+      const id = anchorId(query.tape, slice.name);
+      if (id === undefined) throw anchorNotFound(slice.name);
+      lower = id;
+    } else if (slice.mode === "between") {
+      const start = anchorId(query.tape, slice.start);
+      if (start === undefined) throw anchorNotFound(slice.start);
+      const end = anchorId(query.tape, slice.end, start, true);
+      if (end === undefined) throw anchorNotFound(slice.end);
+      lower = start;
+      upper = end;
+    }
+    const filter = compileFilter(query);
+    const limit = filter.limit ?? Infinity;
+    if (limit === 0) return [];
+    const kinds = query.kinds && query.kinds.length > 0 ? [...new Set(query.kinds)] : [];
+    const kindClause = kinds.length > 0 ? ` AND kind IN (${kinds.map(() => "?").join(", ")})` : "";
+    const order = filter.newestFirst ? "DESC" : "ASC";
+    const sql = `SELECT id, kind, payload, meta, date FROM tape_entries WHERE tape = ? AND id > ? AND id < ?${kindClause} ORDER BY id ${order}`;
+    const found: TapeEntry[] = [];
+    for (const row of statement(sql).iterate(query.tape, lower, upper, ...kinds)) {
+      const entry = toEntry(row as unknown as EntryRow);
+      if (entry && filter.matches(entry)) found.push(entry);
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  function appendRows(tape: string, batch: readonly NewTapeEntry[]): TapeEntry[] {
+    if (batch.length === 0) return [];
+    const prepared = batch.map(prepareEntry);
+    return transaction(() => {
+      const row = statement("SELECT last_id FROM tapes WHERE name = ?").get(tape) as { last_id: number } | undefined;
+      const lastId = row?.last_id ?? 0;
+      const insert = statement("INSERT INTO tape_entries (tape, id, kind, anchor_name, payload, meta, date) VALUES (?, ?, ?, ?, ?, ?, ?)");
+      const stored = prepared.map((entry, index) => {
+        const text = encodeEntry(lastId + index + 1, entry);
+        const value = JSON.parse(text) as TapeEntry;
+        const anchorName = value.kind === "anchor" && typeof value.payload.name === "string" ? value.payload.name : null;
+        insert.run(tape, value.id, value.kind, anchorName, JSON.stringify(value.payload), JSON.stringify(value.meta), value.date);
+        return value;
+      });
+      statement("INSERT INTO tapes (name, last_id) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET last_id = excluded.last_id").run(
+        tape,
+        lastId + stored.length,
+      );
+      return stored;
+    });
+  }
+
+  return {
+    path,
+    async listTapes() {
+      const rows = guarded(() => statement("SELECT name FROM tapes").all()) as { name: string }[];
+      return rows.map((row) => row.name).filter((name) => !isSidecarTapeName(name)).sort();
+    },
+    async fetchAll(query) {
+      return guarded(() => fetch(query));
+    },
+    async append(tape, entry) {
+      return appendRows(tape, [entry])[0]!;
+    },
+    async appendBatch(tape, batch) {
+      return appendRows(tape, batch);
+    },
+    async reset(tape) {
+      transaction(() => {
+        statement("DELETE FROM tape_entries WHERE tape = ?").run(tape);
+        statement("DELETE FROM tapes WHERE name = ?").run(tape);
+      });
+    },
+    async close() {
+      statements.clear();
+      database?.close();
+      database = null;
+    },
+  };
+}

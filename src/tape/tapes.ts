@@ -1,0 +1,80 @@
+import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import type { TapeContext, TapeSidecar, TapeStore } from "../kernel/tape-contract.ts";
+import { createDefaultTapeContext } from "./context.ts";
+import { forkTape, type TapeFork } from "./fork.ts";
+import { createTape, type Tape } from "./tape.ts";
+
+function md5Prefix(text: string): string {
+  return createHash("md5").update(text, "utf8").digest("hex").slice(0, 16);
+}
+
+/** An absolute path with symlinks resolved as far as the path exists (Python's `Path.resolve()`). */
+export function resolveWorkspace(path: string): string {
+  const absolute = resolve(path);
+  try {
+    return realpathSync.native(absolute);
+  } catch {
+    const parent = dirname(absolute);
+    return parent === absolute ? absolute : join(resolveWorkspace(parent), basename(absolute));
+  }
+}
+
+/**
+ * The tape name of a session: `md5(resolved workspace)[:16] + "__" + md5(sessionId)[:16]`,
+ * the reference runtime's naming, so both runtimes find the same tape file.
+ */
+export function sessionTapeName(sessionId: string, workspace: string): string {
+  return `${md5Prefix(resolveWorkspace(workspace))}__${md5Prefix(sessionId)}`;
+}
+
+/** Options of {@link createTapes}. */
+export interface TapesOptions {
+  store: TapeStore;
+  /** The context new tapes read through (default: {@link createDefaultTapeContext}). */
+  context?: TapeContext;
+  /** Sidecars mounted on every tape, highest precedence first; a repeated name keeps the first. */
+  sidecars?: readonly TapeSidecar[];
+  /** Where archives go (normally `<BUB_HOME>/tapes`). */
+  archivePath: string;
+}
+
+/** The runtime's tapes: session tapes over one store, with shared context and sidecars. */
+export interface Tapes {
+  readonly store: TapeStore;
+  readonly context: TapeContext;
+  readonly sidecars: readonly TapeSidecar[];
+  readonly archivePath: string;
+  /** The tape of a session in a workspace, read through `context` (default: the shared one). */
+  sessionTape(sessionId: string, workspace: string, context?: TapeContext): Tape;
+  /** A tape by its name. */
+  tape(name: string, context?: TapeContext): Tape;
+  /** A private fork of `tape` for one turn; see {@link TapeFork}. */
+  fork(tape: Tape, options?: { mergeBack?: boolean }): TapeFork;
+}
+
+/**
+ * Creates the tape service the agent uses.
+ *
+ * ```ts
+ * const tapes = createTapes({ store, sidecars: [createSpillSidecar()], archivePath: join(home, "tapes") });
+ * await using fork = tapes.fork(tapes.sessionTape(sessionId, workspace));
+ * ```
+ */
+export function createTapes(options: TapesOptions): Tapes {
+  const context = options.context ?? createDefaultTapeContext();
+  const seen = new Set<string>();
+  const sidecars = Object.freeze((options.sidecars ?? []).filter((sidecar) => !seen.has(sidecar.name) && seen.add(sidecar.name)));
+  const { store, archivePath } = options;
+  const tape = (name: string, tapeContext?: TapeContext): Tape => createTape({ name, store, context: tapeContext ?? context, sidecars, archivePath });
+  return {
+    store,
+    context,
+    sidecars,
+    archivePath,
+    sessionTape: (sessionId, workspace, tapeContext) => tape(sessionTapeName(sessionId, workspace), tapeContext),
+    tape,
+    fork: (target, forkOptions) => forkTape(target, forkOptions),
+  };
+}
