@@ -12,8 +12,8 @@ import { createTape } from "../../src/tape/tape.ts";
 import { median, printTable, scratchDirectory, timed, turnEntries } from "./shape.ts";
 
 const TAPE = "0123456789abcdef__fedcba9876543210";
-const COLD_RUNS = 15;
-const WARM_RUNS = 60;
+const COLD_RUNS = 31;
+const WARM_RUNS = 101;
 
 function tapeOfLength(length: number): NewTapeEntry[] {
   const out: NewTapeEntry[] = [entries.anchor("session/start", { owner: "human" }), entries.event("handoff", { name: "session/start", state: { owner: "human" } })];

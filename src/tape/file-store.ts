@@ -21,7 +21,7 @@ export interface FileTapeStoreOptions {
 }
 
 /** The JSONL file store: a {@link TapeStore} plus what it can tell about its files. */
-export interface FileTapeStore extends TapeStore {
+export interface FileTapeStore extends TapeStore, AsyncDisposable {
   /** The directory holding the tape files. */
   readonly directory: string;
   appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
@@ -165,10 +165,13 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     async skippedLines(tape) {
       return fileFor(tape).skippedLines();
     },
-    async close() {
-      await Promise.all([...files.values()].map((file) => file.release()));
-      files.clear();
-      lock.close();
-    },
+    close,
+    [Symbol.asyncDispose]: close,
   };
+
+  async function close(): Promise<void> {
+    await Promise.all([...files.values()].map((file) => file.release()));
+    files.clear();
+    lock.close();
+  }
 }

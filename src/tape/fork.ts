@@ -93,8 +93,9 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
       throw new BubError("invalid_input", `The fork of tape ${main} was discarded, so nothing more can be written to it: open a new fork.`);
     }
     const target = local(name);
-    const stored = batch.map((entry) => JSON.parse(encodeEntry(target.lastId + 1, redactMedia(prepareEntry(entry)))) as TapeEntry);
-    for (const entry of stored) target.entries.push(entry), (target.lastId = entry.id);
+    const stored = batch.map((entry, index) => JSON.parse(encodeEntry(target.lastId + index + 1, redactMedia(prepareEntry(entry)))) as TapeEntry);
+    target.entries.push(...stored);
+    target.lastId += stored.length;
     return stored.map(cloneEntry);
   }
 
@@ -105,17 +106,16 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
   async function fetchManaged(query: TapeQuery): Promise<TapeEntry[]> {
     const own = locals.get(query.tape)?.entries ?? [];
     const slice = anchorSliceOf(query);
-    // Parent entries come before local ones (and after them when newest first), so the
-    // parent never needs to return more than the limit.
-    const whole = query;
+    // Parent entries come before local ones (after them when newest first), so passing the
+    // query with its limit to the parent never loses an entry of the combined result.
     let fromParent: TapeEntry[] = [];
     let fromLocal: readonly TapeEntry[] = own;
     if (slice.mode === "all") {
-      fromParent = await parentFetch(whole);
+      fromParent = await parentFetch(query);
     } else if (slice.mode === "last" || slice.mode === "after") {
       const index = lastIndexWhere(own, (entry) => isAnchorNamed(entry, slice.mode === "after" ? slice.name : undefined));
       if (index >= 0) fromLocal = own.slice(index + 1);
-      else fromParent = await parentFetch(whole);
+      else fromParent = await parentFetch(query);
     } else {
       const start = lastIndexWhere(own, (entry) => isAnchorNamed(entry, slice.start));
       const end = own.findIndex((entry, index) => index > start && isAnchorNamed(entry, slice.end));
@@ -124,11 +124,11 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
         fromLocal = own.slice(start + 1, end);
       } else {
         try {
-          fromParent = await parentFetch(whole);
+          fromParent = await parentFetch(query);
           fromLocal = [];
         } catch (error) {
           if (!BubError.isInstance(error) || error.kind !== "not_found") throw error;
-          fromParent = await parentFetch({ ...whole, betweenAnchors: undefined, lastAnchor: undefined, afterAnchor: slice.start });
+          fromParent = await parentFetch({ ...query, betweenAnchors: undefined, lastAnchor: undefined, afterAnchor: slice.start });
           if (end < 0) throw anchorNotFound(slice.end);
           fromLocal = own.slice(0, end);
         }

@@ -81,17 +81,17 @@ export function forEachLine(fd: number, start: number, end: number, tailIsLine: 
 }
 
 /**
- * Visits the complete lines that end at or before `end` (a line boundary), newest first,
- * until `visit` returns false. Returns the start of the oldest line visited (or `end`).
+ * Visits the complete lines in `[floor, end)` (both line boundaries), newest first, until
+ * `visit` returns false. Returns the start of the oldest line visited (or `end`).
  */
-export function forEachLineBackward(fd: number, end: number, visit: (line: RawLine) => boolean): number {
+export function forEachLineBackward(fd: number, end: number, visit: (line: RawLine) => boolean, floor = 0): number {
   let boundary = end;
   let blockBytes = BLOCK_BYTES;
-  while (boundary > 0) {
-    const blockStart = Math.max(0, boundary - blockBytes);
+  while (boundary > floor) {
+    const blockStart = Math.max(floor, boundary - blockBytes);
     const buffer = readBytes(fd, blockStart, boundary - blockStart);
-    const first = blockStart === 0 ? 0 : buffer.indexOf(NEWLINE) + 1;
-    if (blockStart > 0 && (first === 0 || first >= buffer.length)) {
+    const first = blockStart === floor ? 0 : buffer.indexOf(NEWLINE) + 1;
+    if (blockStart > floor && (first === 0 || first >= buffer.length)) {
       blockBytes *= 2;
       continue;
     }

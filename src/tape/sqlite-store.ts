@@ -19,7 +19,7 @@ export interface SqliteTapeStoreOptions {
 }
 
 /** The SQLite store: a {@link TapeStore} with batch appends and a `close`. */
-export interface SqliteTapeStore extends TapeStore {
+export interface SqliteTapeStore extends TapeStore, AsyncDisposable {
   /** The database file. */
   readonly path: string;
   appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
@@ -248,10 +248,13 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
         statement("DELETE FROM tapes WHERE name = ?").run(tape);
       });
     },
-    async close() {
-      statements.clear();
-      database?.close();
-      database = null;
-    },
+    close,
+    [Symbol.asyncDispose]: close,
   };
+
+  async function close(): Promise<void> {
+    statements.clear();
+    database?.close();
+    database = null;
+  }
 }

@@ -1,9 +1,8 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { BubError } from "../kernel/errors.ts";
-import type { TapeStore } from "../kernel/tape-contract.ts";
-import { createFileTapeStore } from "./file-store.ts";
-import { createSqliteTapeStore } from "./sqlite-store.ts";
+import { createFileTapeStore, type FileTapeStore } from "./file-store.ts";
+import { createSqliteTapeStore, type SqliteTapeStore } from "./sqlite-store.ts";
 
 /** Which built-in store to use (`BUB_TAPE_STORE`), where (`BUB_HOME`, `BUB_TAPE_DSN`). */
 export interface TapeStoreSettings {
@@ -45,7 +44,7 @@ export function sqlitePathFromDsn(dsn: string): string {
  * const store = createTapeStoreFromSettings({ kind: process.env.BUB_TAPE_STORE, home, dsn: process.env.BUB_TAPE_DSN });
  * ```
  */
-export function createTapeStoreFromSettings(settings: TapeStoreSettings): TapeStore {
+export function createTapeStoreFromSettings(settings: TapeStoreSettings): FileTapeStore | SqliteTapeStore {
   const kind = (settings.kind ?? "file").trim().toLowerCase() || "file";
   const home = resolve(expandHome(settings.home));
   if (kind === "file") return createFileTapeStore({ directory: join(home, "tapes") });

@@ -16,7 +16,7 @@ import { createLogger } from "../kernel/log.ts";
 import type { EncodedEntry } from "./entry.ts";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
 import { decodeLine, forEachLine, forEachLineBackward, lastLineBoundary, readBytes, type RawLine } from "./jsonl-lines.ts";
-import { anchorNotFound, anchorSliceOf, applyFilter, compileFilter, noAnchorsFound, runQuery } from "./query-engine.ts";
+import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound, runQuery } from "./query-engine.ts";
 import { fileStoreError } from "./store-errors.ts";
 
 const log = createLogger("bub:tape");
@@ -110,11 +110,15 @@ export class TapeFile {
     const filter = compileFilter(query);
     if (filter.limit === 0) return [];
     const found: TapeEntry[] = [];
-    if (filter.newestFirst) {
-      this.#readEntries(start, end, (entry) => found.push(entry) > 0);
-      return applyFilter(found, filter);
-    }
     const limit = filter.limit ?? Infinity;
+    if (filter.newestFirst) {
+      // Newest first: read backwards and stop at the limit.
+      this.#readEntriesBackward(start, end, (entry) => {
+        if (filter.matches(entry)) found.push(entry);
+        return found.length < limit;
+      });
+      return found;
+    }
     this.#readEntries(start, end, (entry) => {
       if (filter.matches(entry)) found.push(entry);
       return found.length < limit;
@@ -386,6 +390,36 @@ export class TapeFile {
       }
       return visit(decoded);
     });
+  }
+
+  #readEntriesBackward(start: number, end: number, visit: (entry: TapeEntry) => boolean): void {
+    if (start >= end) return;
+    const tail = end === this.#size && this.#openTail ? this.#tailStart() : end;
+    if (tail < end) {
+      // The last entry has no newline yet; the backward reader only sees whole lines.
+      let keepGoing = true;
+      this.#readEntries(tail, end, (entry) => (keepGoing = visit(entry)));
+      if (!keepGoing) return;
+    }
+    forEachLineBackward(
+      this.#fd!,
+      tail,
+      (line) => {
+        const decoded = decodeLine(line.bytes);
+        if (decoded === null) return true;
+        if (typeof decoded === "string") {
+          this.#skip(line.start, decoded);
+          return true;
+        }
+        return visit(decoded);
+      },
+      start,
+    );
+  }
+
+  /** Where the unterminated last entry starts (just after the last newline). */
+  #tailStart(): number {
+    return lastLineBoundary(this.#fd!, this.#size);
   }
 
   #skip(offset: number, reason: string): void {

@@ -1,12 +1,13 @@
 // The JSONL file store beyond the shared contract: file format, damaged and foreign files,
 // incremental reads across store objects, the anchor index and file-system failures.
 import assert from "node:assert/strict";
-import { appendFileSync, mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync, existsSync, chmodSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { NewTapeEntry, TapeEntry, TapeQuery } from "../../src/kernel/tape-contract.ts";
 import { entries } from "../../src/tape/entry.ts";
 import { createFileTapeStore } from "../../src/tape/file-store.ts";
+import { createGroupCommit } from "../../src/tape/group-commit.ts";
 import { runQuery } from "../../src/tape/query-engine.ts";
 import { bubError, captureLogs, tempDir } from "./support/helpers.ts";
 
@@ -113,11 +114,13 @@ describe("file store: damaged and foreign files", () => {
     writeFileSync(file, line);
     const store = open();
     assert.deepEqual(names(await store.fetchAll({ tape: TAPE })), ["start"]);
+    assert.deepEqual(names(await store.fetchAll({ tape: TAPE, text: "START" })), ["start"]);
     assert.deepEqual(await store.fetchAll({ tape: TAPE, lastAnchor: true }), []);
     const next = await store.append(TAPE, entries.event("after"));
     assert.equal(next.id, 2);
     assert.equal(readFileSync(file, "utf8"), `${line}\n${JSON.stringify(next)}\n`);
     assert.deepEqual(names(await store.fetchAll({ tape: TAPE, lastAnchor: true })), ["after"]);
+    assert.deepEqual(names(await store.fetchAll({ tape: TAPE, text: "a" })), ["after", "start"]);
     assert.deepEqual(await store.skippedLines(TAPE), []);
   });
 
@@ -271,11 +274,18 @@ describe("file store: file-system failures", () => {
       chmodSync(directory, 0o755);
     }
   });
+});
 
-  it("creates missing parent directories for the tapes directory", async () => {
-    const directory = join(tempDir("deep"), "a", "b", "c");
-    mkdirSync(join(directory, ".."), { recursive: true });
-    const store = createFileTapeStore({ directory });
-    assert.equal((await store.append(TAPE, entries.event("x"))).id, 1);
+describe("group commit", () => {
+  it("fails every write a failed sync covered, for good, inline or not", async () => {
+    const commit = createGroupCommit(2_000_000_000);
+    const first = commit.noteWrite();
+    const second = commit.noteWrite();
+    await assert.rejects(commit.flush(second), { code: "EBADF" });
+    await assert.rejects(commit.flush(first, { inline: true }), { code: "EBADF" });
+    assert.equal(commit.busy, false);
+    const third = commit.noteWrite();
+    await assert.rejects(commit.flush(third, { inline: true }), { code: "EBADF" });
+    await commit.idle();
   });
 });

@@ -92,7 +92,8 @@ describe("tape forks", () => {
     const inner = createMemoryTapeStore();
     await inner.appendBatch(MAIN, [entries.anchor("start"), entries.event("p1")]);
     const fork = forkTape(sessionTape(inner));
-    await fork.tape.appendBatch([entries.event("l1"), entries.anchor("end"), entries.event("l2")]);
+    const local = await fork.tape.appendBatch([entries.event("l1"), entries.anchor("end"), entries.event("l2")]);
+    assert.deepEqual(local.map((entry) => entry.id), [1, 2, 3], "the fork numbers its own entries until they are merged");
     assert.deepEqual(names(await fork.tape.search({ tape: MAIN, betweenAnchors: { start: "start", end: "end" } })), ["p1", "l1"]);
     await assert.rejects(fork.tape.search({ tape: MAIN, betweenAnchors: { start: "end", end: "start" } }), bubError("not_found", "Anchor 'start' was not found."));
     await assert.rejects(fork.tape.search({ tape: MAIN, betweenAnchors: { start: "nope", end: "end" } }), bubError("not_found", "Anchor 'nope' was not found."));

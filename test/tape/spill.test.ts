@@ -35,9 +35,8 @@ async function readAll(tape: Tape, handle: string, count = 2): Promise<string> {
 
 describe("spill sidecar: writing", () => {
   it("leaves small results, spill.read results and disabled spilling alone", async () => {
-    const { tape } = spillTape(createMemoryTapeStore(), 100);
-    assert.equal(await tape.getSidecar("spill") !== undefined, true);
-    const spill = tape.getSidecar("spill") as SpillSidecar;
+    const { tape, spill } = spillTape(createMemoryTapeStore(), 100);
+    assert.equal(tape.getSidecar("spill"), spill);
     assert.equal(await spill.spillToolResult(tape, "x".repeat(399), { tool: "t", runId: "r" }), "x".repeat(399));
     assert.equal(await spill.spillToolResult(tape, "x".repeat(5000), { tool: "spill.read", runId: "r" }), "x".repeat(5000));
     assert.equal(await spill.spillToolResult(tape, "x".repeat(5000), { tool: "spill_read", runId: "r" }), "x".repeat(5000));
@@ -81,7 +80,7 @@ describe("spill sidecar: writing", () => {
     assert.deepEqual(sidecar.at(-2)!.payload, { name: `spill/${handle}/manifest` });
     assert.deepEqual(sidecar.at(-1)!.payload, {
       name: "spill.manifest",
-      data: { handle, chunks, bytes, chars: 11 * 5000 + 7 - 5000 * 0, lines: 5001, tool: "bash" },
+      data: { handle, chunks, bytes, chars: 11 * 5000 + 7, lines: 5001, tool: "bash" },
     });
     assert.deepEqual(sidecar.at(-1)!.meta, { spill_handle: handle, run_id: "run-1" });
     const [write] = await store.fetchAll({ tape: tape.name });
