@@ -379,17 +379,20 @@ export class TapeFile {
     return mark;
   }
 
+  /** Decodes one line and hands its entry to `visit`; blank lines pass, bad ones are skipped with a warning. */
+  #visitLine(line: { start: number; bytes: Buffer }, visit: (entry: TapeEntry) => boolean): boolean {
+    const decoded = decodeLine(line.bytes);
+    if (decoded === null) return true;
+    if (typeof decoded === "string") {
+      this.#skip(line.start, decoded);
+      return true;
+    }
+    return visit(decoded);
+  }
+
   #readEntries(start: number, end: number, visit: (entry: TapeEntry) => boolean): void {
     if (start >= end) return;
-    forEachLine(this.#fd!, start, end, true, (line) => {
-      const decoded = decodeLine(line.bytes);
-      if (decoded === null) return true;
-      if (typeof decoded === "string") {
-        this.#skip(line.start, decoded);
-        return true;
-      }
-      return visit(decoded);
-    });
+    forEachLine(this.#fd!, start, end, true, (line) => this.#visitLine(line, visit));
   }
 
   #readEntriesBackward(start: number, end: number, visit: (entry: TapeEntry) => boolean): void {
@@ -404,15 +407,7 @@ export class TapeFile {
     forEachLineBackward(
       this.#fd!,
       tail,
-      (line) => {
-        const decoded = decodeLine(line.bytes);
-        if (decoded === null) return true;
-        if (typeof decoded === "string") {
-          this.#skip(line.start, decoded);
-          return true;
-        }
-        return visit(decoded);
-      },
+      (line) => this.#visitLine(line, visit),
       start,
     );
   }
