@@ -5,6 +5,7 @@ import type { BubPlugin } from "../kernel/hooks.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { ChannelMessage } from "../channels/message.ts";
 import { builtinSystemPrompt } from "./system-prompt.ts";
+import { registerBuiltinCommands } from "./commands/index.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 
 const log = createLogger("bub:builtin");
@@ -65,13 +66,7 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
     },
 
     registerCliCommands({ app }) {
-      app
-        .command("hooks", { hidden: true })
-        .description("show every hook with the plugins implementing it, and plugins that failed to load")
-        .action(async () => {
-          const { printHookReport } = await import("./commands/hooks.ts");
-          printHookReport(framework, process.stdout);
-        });
+      registerBuiltinCommands(app, framework);
       return undefined;
     },
   };

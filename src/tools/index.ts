@@ -32,3 +32,4 @@ export {
   withToolCallReporter,
   type ToolCallReporter,
 } from "./reporting.ts";
+export { runtimeAgentOf, type RunStreamOptions, type RuntimeAgent } from "./runtime-agent.ts";

@@ -1,0 +1,17 @@
+/**
+ * The builtin plugin's CLI commands. Each command lives in its own module and loads its
+ * heavy dependencies inside its action, so `bub --help` stays cheap.
+ */
+import type { Command } from "commander";
+import type { BubFramework } from "../../kernel/framework.ts";
+
+/** Adds every builtin command to `app`. */
+export function registerBuiltinCommands(app: Command, framework: BubFramework): void {
+  app
+    .command("hooks", { hidden: true })
+    .description("show every hook with the plugins implementing it, and plugins that failed to load")
+    .action(async () => {
+      const { printHookReport } = await import("./hooks.ts");
+      printHookReport(framework, process.stdout);
+    });
+}
