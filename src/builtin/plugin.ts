@@ -6,6 +6,8 @@ import type { BubFramework } from "../kernel/framework.ts";
 import { ChannelMessage } from "../channels/message.ts";
 import { builtinSystemPrompt } from "./system-prompt.ts";
 import { registerBuiltinCommands } from "./commands/index.ts";
+import { createAgentHooks } from "./agent-plugin.ts";
+import { createToolRegistry } from "../tools/registry.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 
 const log = createLogger("bub:builtin");
@@ -20,9 +22,11 @@ function text(value: unknown, fallback: string): string {
  */
 export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
   for (const section of [agentSettings, channelSettings, spillSettings]) framework.settings.register(section);
+  const { hooks: agentHooks } = createAgentHooks(framework, { tools: createToolRegistry() });
 
   return {
     name: "builtin",
+    ...agentHooks,
 
     resolveSession({ message }) {
       const own = fieldOf(message, "session_id");
@@ -30,14 +34,15 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       return `${text(fieldOf(message, "channel"), "default")}:${text(fieldOf(message, "chat_id"), "default")}`;
     },
 
-    renderOutbound({ message, sessionId, modelOutput }) {
+    renderOutbound({ message, sessionId, state, modelOutput }) {
       return new ChannelMessage({
         sessionId,
         channel: text(fieldOf(message, "channel"), "default"),
         chatId: text(fieldOf(message, "chat_id"), "default"),
         content: modelOutput,
         outputChannel: text(fieldOf(message, "output_channel"), "default"),
-        kind: (text(fieldOf(message, "kind"), "normal") as ChannelMessage["kind"]),
+        // A failed comma command answers with an error outbound (§15.7).
+        kind: state._runtime_command_failed === true ? "error" : (text(fieldOf(message, "kind"), "normal") as ChannelMessage["kind"]),
       });
     },
 

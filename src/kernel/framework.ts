@@ -262,7 +262,10 @@ export class BubFramework {
       let modelOutput = "";
       let failure: unknown;
       try {
-        let output: unknown = options.streamOutput ? this.#runModelStream(inbound, prompt, sessionId, state) : runModel(runtime, { prompt, sessionId, state });
+        // A streaming model always goes through the stream path, so its error events reach
+        // onError; the channel router only wraps the stream when output is streamed.
+        const streamed = options.streamOutput === true || runtime.modelPath() === "runModelStream";
+        let output: unknown = streamed ? this.#runModelStream(inbound, prompt, sessionId, state, options.streamOutput === true) : runModel(runtime, { prompt, sessionId, state });
         if (isThenable(output)) output = await output;
         modelOutput = output === null ? await this.#echoFallback(inbound, prompt) : (output as string);
       } catch (error) {
@@ -291,10 +294,10 @@ export class BubFramework {
   }
 
   /** The streaming model path: text deltas joined, error events reported; null when no model answered. */
-  async #runModelStream(inbound: Envelope, prompt: Prompt, sessionId: string, state: TurnState): Promise<string | null> {
+  async #runModelStream(inbound: Envelope, prompt: Prompt, sessionId: string, state: TurnState, wrap: boolean): Promise<string | null> {
     let stream = await runModelStream(this.runtime, { prompt, sessionId, state });
     if (!stream) return null;
-    if (this.#router) stream = this.#router.wrapStream(inbound, stream);
+    if (wrap && this.#router) stream = this.#router.wrapStream(inbound, stream);
     let output = "";
     for await (const event of stream) {
       if (event.kind === "text") output += String(event.data.delta);

@@ -37,6 +37,8 @@ export interface ChatRecord {
   usage?: Record<string, unknown> | null;
   provider?: string | null;
   model?: string | null;
+  /** SHA-256 of the system prompt in force; put on the `run` event (the prompt itself is written only when it changes). */
+  systemHash?: string | null;
 }
 
 /** Options of {@link createTape}. */
@@ -132,6 +134,7 @@ export function chatRecordEntries(record: ChatRecord): NewTapeEntry[] {
   if (record.usage) data.usage = record.usage;
   if (record.provider) data.provider = record.provider;
   if (record.model) data.model = record.model;
+  if (record.systemHash) data.system_hash = record.systemHash;
   batch.push(entries.event("run", data, meta));
   return batch;
 }

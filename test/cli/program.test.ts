@@ -39,7 +39,7 @@ describe("bub command line", () => {
     const result = await bub(["hooks"], { BUB_PLUGINS: join(fixtures, "shout.ts") });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^resolveSession: builtin$/m);
-    assert.match(result.stdout, /^buildPrompt: shout$/m);
+    assert.match(result.stdout, /^buildPrompt: shout, builtin$/m);
     assert.match(result.stdout, /^systemPrompt: builtin$/m);
   });
 

@@ -58,7 +58,7 @@ describe("plugin discovery and loading", () => {
       assert.equal(bub.pluginStatus.at(-1)?.name, "shout");
       const result = await bub.processInbound({ content: "hi", session_id: "s" });
       assert.equal(result.prompt, "HI!");
-      assert.deepEqual(bub.hookReport().buildPrompt, ["shout", "greet"]);
+      assert.deepEqual(bub.hookReport().buildPrompt, ["shout", "greet", "builtin"]);
     } finally {
       await ws.cleanup();
     }

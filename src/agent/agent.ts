@@ -1,0 +1,326 @@
+/**
+ * The builtin agent: runs one prompt of a session through the agent loop (model steps,
+ * tools, steering, automatic handoff) on a fork of the session tape, or runs a comma
+ * command. Spec §6.2–6.4, with the departures listed in ARCHITECTURE.md.
+ */
+import { createHash } from "node:crypto";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Envelope, Prompt } from "../kernel/envelope.ts";
+import { contentOf, isEmptyPrompt } from "../kernel/envelope.ts";
+import { BubError } from "../kernel/errors.ts";
+import type { BubFramework } from "../kernel/framework.ts";
+import { createLogger } from "../kernel/log.ts";
+import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
+import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
+import type { TurnState } from "../kernel/types.ts";
+import { createModelClient, type ModelClient, type ModelClientOptions } from "../llm/model-client.ts";
+import { runModelStep } from "../llm/model-step.ts";
+import type { ModelSettings } from "../llm/settings.ts";
+import type { StepRecord } from "../llm/step-record.ts";
+import { entries } from "../tape/entry.ts";
+import { createMemoryTapeStore } from "../tape/memory-store.ts";
+import { createTapes, type Tapes } from "../tape/tapes.ts";
+import type { Tape } from "../tape/tape.ts";
+import type { TapeFork } from "../tape/fork.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
+import type { RunStreamOptions, RuntimeAgent } from "../tools/runtime-agent.ts";
+import type { ToolContext } from "../tools/tool.ts";
+
+const log = createLogger("bub:agent");
+
+/** The anchor written when a step overflows the model's context window. */
+export const AUTO_HANDOFF_ANCHOR = "auto_handoff/context_overflow";
+
+/** Runs a comma command line (`,fs.read path=x`) and reports its output. */
+export type CommandRunner = (line: string, options: { tools: ToolRegistry; context: ToolContext<Tape> }) => Promise<{ ok: boolean; output: string }>;
+
+/** Renders the skills block of the system prompt for one step. */
+export type SkillsPromptRenderer = (args: { promptText: string; state: TurnState; workspace: string; allowedSkills: ReadonlySet<string> | null }) => string | Promise<string>;
+
+/** What {@link Agent} needs; everything is injected so tests can swap any part. */
+export interface AgentOptions {
+  readonly framework: BubFramework;
+  /** The resolved model settings (read on every run, so config reloads apply). */
+  readonly settings: () => ModelSettings | Promise<ModelSettings>;
+  /** The tools the model and comma commands can use. */
+  readonly tools: ToolRegistry;
+  /** Comma command mode; without it a comma line is sent to the model like any prompt. */
+  readonly runCommand?: CommandRunner;
+  /** The skills block; without it no skills are offered. */
+  readonly skillsPrompt?: SkillsPromptRenderer;
+  /** Options for the model client (retry policy, sleep, env). */
+  readonly client?: ModelClientOptions;
+}
+
+function expandHome(path: string): string {
+  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
+}
+
+function promptText(prompt: Prompt): string {
+  if (typeof prompt === "string") return prompt;
+  return prompt
+    .filter((part): part is { type: "text"; text: string } => typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text")
+    .map((part) => part.text)
+    .join("\n");
+}
+
+function isCommand(prompt: Prompt): prompt is string {
+  return typeof prompt === "string" && prompt.trim().startsWith(",");
+}
+
+function utcIso(): string {
+  return new Date().toISOString();
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/**
+ * The builtin agent. The turn's tape binding follows the framework's current `running()`
+ * scope (one {@link Tapes} per store); outside a scope it keeps sessions in memory.
+ *
+ * ```ts
+ * const agent = new Agent({ framework, settings: () => loadModelSettings(), tools });
+ * const stream = await agent.runStream("cli:local", "hello", { session_id: "cli:local" });
+ * for await (const event of stream) if (event.kind === "text") process.stdout.write(event.data.delta);
+ * ```
+ */
+export class Agent implements RuntimeAgent {
+  readonly framework: BubFramework;
+  readonly tools: ToolRegistry;
+  readonly #options: AgentOptions;
+  readonly #tapes = new WeakMap<TapeStore, Tapes>();
+  #memoryStore: TapeStore | null = null;
+  #client: { settings: ModelSettings; client: ModelClient } | null = null;
+  /** Hash of the system prompt last written per tape name (§15.5: written when it changes). */
+  readonly #systemHashes = new Map<string, string>();
+
+  constructor(options: AgentOptions) {
+    this.#options = options;
+    this.framework = options.framework;
+    this.tools = options.tools;
+  }
+
+  /** The tapes over the current scope's store. */
+  get tapes(): Tapes {
+    const store = this.framework.tapeStore ?? (this.#memoryStore ??= createMemoryTapeStore());
+    let tapes = this.#tapes.get(store);
+    if (!tapes) {
+      tapes = createTapes({
+        store,
+        context: this.framework.buildTapeContext(),
+        sidecars: this.framework.getTapeSidecars(),
+        archivePath: join(this.framework.home, "tapes"),
+      });
+      this.#tapes.set(store, tapes);
+    }
+    return tapes;
+  }
+
+  workspaceOf(state: TurnState): string {
+    const workspace = state._runtime_workspace;
+    return typeof workspace === "string" && workspace.trim() !== "" ? resolve(expandHome(workspace.trim())) : process.cwd();
+  }
+
+  configValue(path: string): unknown {
+    return this.framework.settings.getValue(path, undefined);
+  }
+
+  async quitSession(sessionId: string): Promise<void> {
+    await this.framework.quitViaChannelRouter(sessionId);
+  }
+
+  /** The session tape as persisted (not a fork), read through the given state's context. */
+  sessionTape(sessionId: string, state: TurnState): Tape {
+    const tapes = this.tapes;
+    return tapes.sessionTape(sessionId, this.workspaceOf(state), { ...tapes.context, state });
+  }
+
+  #clientFor(settings: ModelSettings): ModelClient {
+    if (this.#client?.settings !== settings) this.#client = { settings, client: createModelClient(settings, this.#options.client) };
+    return this.#client.client;
+  }
+
+  async runStream(sessionId: string, prompt: Prompt, state: TurnState, options: RunStreamOptions = {}): Promise<AsyncStreamEvents> {
+    if (isEmptyPrompt(prompt)) {
+      const message = "error: empty prompt";
+      return AsyncStreamEvents.of([
+        { kind: "text", data: { delta: message } },
+        { kind: "final", data: { ok: false, text: message } },
+      ]);
+    }
+    state.session_id ??= sessionId;
+    state._runtime_agent = this;
+    const settings = await this.#options.settings();
+    // Resolve allowed tools before touching the tape: unknown names fail the call.
+    const allowedTools = options.allowedTools ? this.tools.resolveToolNames(options.allowedTools) : null;
+    const tapes = this.tapes;
+    const tape = tapes.sessionTape(sessionId, this.workspaceOf(state), { ...tapes.context, state });
+    const fork = tapes.fork(tape, { mergeBack: !sessionId.startsWith("temp/") });
+    const streamState = createStreamState();
+    if (typeof state.context === "string") streamState.context = state.context;
+    const body = isCommand(prompt) && this.#options.runCommand ? this.#command(prompt, fork.tape, state) : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools });
+    return new AsyncStreamEvents(this.#onFork(fork, body), streamState);
+  }
+
+  /** Runs `body` with the fork open; merges (or discards) it when the stream ends. */
+  async *#onFork(fork: TapeFork, body: AsyncGenerator<StreamEvent, void, undefined>): AsyncGenerator<StreamEvent, void, undefined> {
+    let completed = false;
+    try {
+      await fork.tape.ensureBootstrapAnchor();
+      yield* body;
+      completed = true;
+    } finally {
+      if (fork.mergeBack) {
+        try {
+          await fork.merge();
+        } catch (error) {
+          log.error(`tape.merge.failed tape=${fork.tape.name} completed=${completed}`, error);
+          throw error;
+        }
+      } else fork.discard();
+    }
+  }
+
+  async *#command(line: string, tape: Tape, state: TurnState): AsyncGenerator<StreamEvent, void, undefined> {
+    const context: ToolContext<Tape> = { tape, runId: "run_command", state };
+    const { ok, output } = await this.#options.runCommand!(line.trim(), { tools: this.tools, context });
+    if (!ok) state._runtime_command_failed = true;
+    yield { kind: "text", data: { delta: output } };
+    yield { kind: "final", data: { ok, text: output } };
+  }
+
+  async #systemPrompt(prompt: Prompt, state: TurnState, allowedTools: ReadonlySet<string> | null, allowedSkills: ReadonlySet<string> | null): Promise<string> {
+    const blocks = [this.framework.getSystemPrompt(prompt, state), this.tools.renderPrompt(allowedTools)];
+    if (this.#options.skillsPrompt) {
+      blocks.push(await this.#options.skillsPrompt({ promptText: promptText(prompt), state, workspace: this.workspaceOf(state), allowedSkills }));
+    }
+    return blocks.filter((block) => block.length > 0).join("\n\n");
+  }
+
+  /** Steering messages waiting for this turn, turned into prompts. */
+  async #drainSteering(state: TurnState): Promise<Prompt[]> {
+    const inbox = state._runtime_steering_inbox;
+    if (!inbox) return [];
+    const prompts: Prompt[] = [];
+    for (const message of inbox.drainMessages(state)) prompts.push(await this.#steeringPrompt(message, state));
+    return prompts;
+  }
+
+  async #steeringPrompt(message: Envelope, state: TurnState): Promise<Prompt> {
+    const sessionId = String(state.session_id ?? "");
+    const built = await this.framework.runtime.callFirst("buildPrompt", { message, sessionId, state });
+    return isEmptyPrompt(built) ? contentOf(message) : (built as Prompt);
+  }
+
+  /**
+   * The step recorder: writes the system prompt only when it differs from the one last
+   * written on this tape, otherwise its hash goes on the `run` event.
+   */
+  #recorder(tape: Tape): (record: StepRecord) => Promise<void> {
+    return async (record) => {
+      const system = record.systemPrompt ?? null;
+      if (!system) {
+        await tape.recordChat(record);
+        return;
+      }
+      const hash = sha256(system);
+      const known = this.#systemHashes.get(tape.name) ?? (await this.#lastSystemHash(tape));
+      const batch = await tape.recordChat(known === hash ? { ...record, systemPrompt: null, systemHash: hash } : { ...record, systemHash: hash });
+      if (batch.length > 0) this.#systemHashes.set(tape.name, hash);
+    };
+  }
+
+  async #lastSystemHash(tape: Tape): Promise<string | null> {
+    const [last] = await tape.search(tape.query().kinds("system").limit(1));
+    const content = last?.payload.content;
+    return typeof content === "string" ? sha256(content) : null;
+  }
+
+  async *#loop(prompt: Prompt, tape: Tape, state: TurnState, settings: ModelSettings, streamState: StreamState, options: Omit<RunStreamOptions, "allowedTools"> & { allowedTools: ReadonlySet<string> | null }): AsyncGenerator<StreamEvent, void, undefined> {
+    const model = options.model ?? settings.model;
+    const allowedSkills = options.allowedSkills ? new Set(options.allowedSkills.map((name) => name.toLowerCase())) : null;
+    if (allowedSkills) state.allowed_skills = [...allowedSkills];
+    await tape.appendEvent("loop.start", {
+      model,
+      prompt: prompt as never,
+      allowed_skills: allowedSkills ? [...allowedSkills] : null,
+      allowed_tools: options.allowedTools ? [...options.allowedTools] : null,
+    });
+    const maxSteps = settings.max_steps ?? Number.POSITIVE_INFINITY;
+    const client = this.#clientFor(settings);
+    const tools = this.tools.select(options.allowedTools);
+    const record = this.#recorder(tape);
+    let handedOff = false;
+    let wroteText = false;
+    let current: Prompt = prompt;
+    for (let step = 1; step <= maxSteps; step++) {
+      log.debug(`loop.step step=${step} tape=${tape.name}`);
+      await tape.appendEvent("loop.step.start", { step, prompt: current as never });
+      const started = performance.now();
+      const stepStream = runModelStep<Tape>({
+        client,
+        model,
+        systemPrompt: await this.#systemPrompt(current, state, options.allowedTools, allowedSkills),
+        history: () => tape.readMessages(),
+        prompt: current,
+        steering: await this.#drainSteering(state),
+        tools,
+        maxTokens: settings.max_tokens,
+        state,
+        hooks: this.framework.agentHooks,
+        tape,
+        record,
+        signal: options.signal,
+      });
+      // A step's failure events are held back until we know whether the loop recovers.
+      const held: StreamEvent[] = [];
+      let stepText = false;
+      for await (const event of stepStream) {
+        if (event.kind === "error" || (event.kind === "final" && !event.data.ok)) {
+          held.push(event);
+          continue;
+        }
+        if (event.kind === "text" && event.data.delta !== "") {
+          // §15.4: the texts of separate steps are joined by a blank line.
+          if (wroteText && !stepText) yield { kind: "text", data: { delta: "\n\n" } };
+          stepText = true;
+        }
+        yield event;
+      }
+      if (stepText) wroteText = true;
+      const outcome = stepStream.outcome!;
+      const elapsed_ms = Math.round(performance.now() - started);
+      streamState.usage = outcome.usage ?? streamState.usage;
+      if (outcome.status === "error") {
+        const message = outcome.error?.message ?? "model step failed";
+        if (outcome.contextLengthExceeded && !handedOff) {
+          handedOff = true;
+          await tape.handoff(AUTO_HANDOFF_ANCHOR, { reason: "context_length_exceeded", error: message });
+          await tape.appendEvent("loop.step", { step, elapsed_ms, status: "auto_handoff", error: message, date: utcIso() });
+          current = prompt;
+          continue;
+        }
+        streamState.error = outcome.error;
+        await tape.appendEvent("loop.step", { step, elapsed_ms, status: "error", error: message, date: utcIso() });
+        yield* held;
+        return;
+      }
+      let more = outcome.toolCalls.length > 0 || outcome.toolResults.length > 0;
+      if (!more && state._runtime_steering_inbox) more = state._runtime_steering_inbox.messageCount(state) > 0;
+      if (!more) {
+        await tape.appendEvent("loop.step", { step, elapsed_ms, status: "ok", date: utcIso() });
+        return;
+      }
+      current = await this.framework.continuePrompt(current, tape, streamState);
+      await tape.appendEvent("loop.step", { step, elapsed_ms, status: "continue", date: utcIso() });
+    }
+    const error = new BubError("unknown", `max_steps_reached=${settings.max_steps}: the agent stopped after ${settings.max_steps} steps. Raise BUB_MAX_STEPS or unset it for no limit.`);
+    streamState.error = error;
+    await tape.append(entries.error(error));
+    yield { kind: "error", data: error.toData() };
+    yield { kind: "final", data: { ok: false } };
+  }
+}

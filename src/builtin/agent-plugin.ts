@@ -1,0 +1,189 @@
+/**
+ * The builtin plugin's agent hooks: state loading, prompt building, the streamed model
+ * (the agent loop), tape store, context and sidecars, model options, and the interception
+ * hooks for unknown tools and oversized results. Spec §6.1.
+ */
+import { Agent, type AgentOptions } from "../agent/agent.ts";
+import { closeToolNames } from "../agent/tool-names.ts";
+import { ChannelMessage, mediaUrl, type MediaItem } from "../channels/message.ts";
+import { contentOf, fieldOf, type Envelope, type Prompt, type PromptPart } from "../kernel/envelope.ts";
+import type { BubFramework } from "../kernel/framework.ts";
+import type { BubPlugin } from "../kernel/hooks.ts";
+import { replace } from "../kernel/interception.ts";
+import type { TurnState } from "../kernel/types.ts";
+import type { ModelSettings } from "../llm/settings.ts";
+import { createDefaultTapeContext } from "../tape/context.ts";
+import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_TOOL_NAME } from "../tape/spill.ts";
+import { createTapeStoreFromSettings } from "../tape/store-from-settings.ts";
+import type { Tape } from "../tape/tape.ts";
+import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
+
+/** What the builtin continue prompt says. */
+export const CONTINUE_PROMPT = "Continue the task until all targets are completed.";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `k=v|k=v` of a message's context (keys starting with `_` left out). */
+export function contextStringOf(message: Envelope): string {
+  if (ChannelMessage.isInstance(message) && message instanceof ChannelMessage) return message.contextStr;
+  const context = fieldOf(message, "context");
+  if (!isRecord(context)) return "";
+  return Object.entries(context)
+    .filter(([key]) => !key.startsWith("_"))
+    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
+    .join("|");
+}
+
+/** Now as local ISO-8601 with the UTC offset, seconds precision: `2026-11-22T10:05:00+01:00`. */
+export function localIsoNow(now = new Date()): string {
+  const pad = (value: number) => String(Math.abs(value)).padStart(2, "0");
+  const offset = -now.getTimezoneOffset();
+  const sign = offset >= 0 ? "+" : "-";
+  return (
+    `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}T${pad(now.getHours())}:${pad(now.getMinutes())}:${pad(now.getSeconds())}` +
+    `${sign}${pad(Math.trunc(offset / 60))}:${pad(offset % 60)}`
+  );
+}
+
+/** The content part a media item becomes, or null when the model cannot take it. */
+async function mediaPart(item: MediaItem): Promise<PromptPart | null> {
+  let url: string | null;
+  try {
+    url = await mediaUrl(item);
+  } catch {
+    return null;
+  }
+  if (!url) return null;
+  if (item.type === "image") return { type: "image_url", image_url: { url } };
+  if (item.type === "video") return { type: "video_url", video_url: { url } };
+  if (item.type === "audio") {
+    const match = /^data:audio\/([\w.+-]+);base64,(.*)$/s.exec(url);
+    if (!match) return null;
+    const format = match[1]!.toLowerCase().replace(/^x-/, "").replace("mpeg", "mp3");
+    return { type: "input_audio", input_audio: { data: match[2], format } };
+  }
+  return null;
+}
+
+/** The prompt of a channel message: context and date line, then content; media as parts. */
+export async function buildChannelPrompt(message: Envelope): Promise<Prompt> {
+  const content = contentOf(message);
+  if (content.trim().startsWith(",")) {
+    if (isRecord(message) || message instanceof ChannelMessage) (message as { kind?: string }).kind = "command";
+    return content;
+  }
+  const context = contextStringOf(message);
+  const text = context ? `${context}\n---Date: ${localIsoNow()}---\n${content}` : content;
+  const media = fieldOf(message, "media");
+  if (!Array.isArray(media) || media.length === 0) return text;
+  const parts = (await Promise.all((media as MediaItem[]).map(mediaPart))).filter((part) => part !== null);
+  return parts.length > 0 ? [{ type: "text", text }, ...parts] : text;
+}
+
+async function latestEventValue(tape: Tape, event: string, key: string): Promise<string | undefined> {
+  const found = await tape.search(tape.query().kinds("event").text(event).limit(20));
+  for (const entry of found) {
+    if (entry.payload.name !== event) continue;
+    const value = isRecord(entry.payload.data) ? entry.payload.data[key] : undefined;
+    if (typeof value === "string" && value !== "") return value;
+  }
+  return undefined;
+}
+
+/** Hooks wiring the agent into the builtin plugin, plus the agent itself. */
+export function createAgentHooks(framework: BubFramework, options: Pick<AgentOptions, "tools" | "runCommand" | "skillsPrompt">): { agent: Agent; hooks: BubPlugin } {
+  // Sidecars and the tape store are built by sync hooks, so their sections load first.
+  const ready = async () => {
+    await framework.settings.load(spillSettings);
+    await framework.settings.load(channelSettings);
+    return framework.settings.load(agentSettings) as Promise<ModelSettings>;
+  };
+  const agent = new Agent({ framework, settings: ready, ...options });
+
+  const hooks: BubPlugin = {
+    async loadState({ message, sessionId }) {
+      const lifespan = fieldOf(message, "lifespan") as ChannelMessage["lifespan"] | undefined;
+      if (lifespan) await lifespan.enter();
+      await ready();
+      const state: TurnState = { session_id: sessionId, _runtime_agent: agent };
+      const context = contextStringOf(message);
+      if (context) state.context = context;
+      const tape = agent.sessionTape(sessionId, { ...state, _runtime_workspace: framework.workspace });
+      const [model, effort] = await Promise.all([latestEventValue(tape, "model_switch", "model"), latestEventValue(tape, "reasoning_effort_switch", "reasoning_effort")]);
+      if (model) state.model = model;
+      if (effort) state.reasoning_effort = effort;
+      const messageContext = fieldOf(message, "context");
+      if (isRecord(messageContext)) {
+        if (typeof messageContext.model === "string" && messageContext.model !== "") state.model = messageContext.model;
+        if (messageContext.thread_id !== undefined && messageContext.thread_id !== null) state._runtime_thread_id = String(messageContext.thread_id);
+      }
+      return state;
+    },
+
+    async saveState({ message, error }) {
+      const lifespan = fieldOf(message, "lifespan") as ChannelMessage["lifespan"] | undefined;
+      if (lifespan) await lifespan.exit(error);
+      return undefined;
+    },
+
+    buildPrompt({ message }) {
+      return buildChannelPrompt(message);
+    },
+
+    runModelStream({ prompt, sessionId, state }) {
+      return agent.runStream(sessionId, prompt, state, { model: typeof state.model === "string" ? state.model : null });
+    },
+
+    continuePrompt({ tape }) {
+      const context = (tape as Partial<Tape>).context?.state?.context;
+      return typeof context === "string" && context !== "" ? `${CONTINUE_PROMPT} [context: ${context}]` : CONTINUE_PROMPT;
+    },
+
+    provideTapeStore() {
+      return (async function* () {
+        const settings = await framework.settings.load(channelSettings);
+        const store = createTapeStoreFromSettings({ kind: settings.tape_store, home: framework.home, dsn: settings.tape_dsn });
+        try {
+          yield store;
+        } finally {
+          await store.close?.();
+        }
+      })();
+    },
+
+    provideTapeSidecar() {
+      return createSpillSidecar({ threshold: framework.settings.get(spillSettings).threshold });
+    },
+
+    buildTapeContext() {
+      return createDefaultTapeContext();
+    },
+
+    async provideModelOptions() {
+      const settings = await framework.settings.load(agentSettings);
+      const ids = [...new Set([settings.model, ...(settings.fallback_models ?? [])].map((id) => id.trim()).filter(Boolean))];
+      if (ids.length === 0) return null;
+      return { models: ids.map((id) => ({ id, name: id })), currentModel: ids[0] };
+    },
+
+    beforeToolCall({ call }) {
+      const available = agent.tools.modelTools().map((tool) => tool.name);
+      if (available.includes(call.tool) || agent.tools.has(call.tool)) return null;
+      const close = closeToolNames(call.tool, available);
+      if (close.length > 0) return replace(`Tool \`${call.tool}\` does not exist. Did you mean one of the following?\n${close.map((name) => `- ${name}`).join("\n")}`);
+      if (available.includes("skill")) return replace(`Tool \`${call.tool}\` does not exist. Invoke the \`skill\` tool to list available skills.`);
+      return replace(`Tool \`${call.tool}\` does not exist. No similar tool is available.`);
+    },
+
+    async afterToolCall({ call, result, state }) {
+      if (result.error || typeof result.result !== "string") return;
+      if (call.tool === SPILL_READ_TOOL_NAME || call.tool === SPILL_READ_MODEL_NAME) return;
+      const tape = state._runtime_tape as Tape | undefined;
+      const spill = tape?.sidecars.find(isSpillSidecar);
+      if (tape && spill) result.result = await spill.spillToolResult(tape, result.result, { tool: call.tool, runId: call.runId });
+    },
+  };
+  return { agent, hooks };
+}
