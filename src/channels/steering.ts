@@ -1,0 +1,49 @@
+/**
+ * The builtin steering inbox: messages handed to a turn that is already running, held in
+ * memory until the agent loop drains them between model steps.
+ */
+import type { Envelope } from "../kernel/envelope.ts";
+import type { SteeringInbox, TurnState } from "../kernel/types.ts";
+
+/**
+ * The key a turn state files its steering messages under: the thread id when the turn has
+ * one (`_runtime_thread_id`), else the session id, else `"default"`.
+ */
+export function steeringKey(state: TurnState): string {
+  const thread = state._runtime_thread_id;
+  if (typeof thread === "string" && thread !== "") return thread;
+  if (typeof state.session_id === "string" && state.session_id !== "") return state.session_id;
+  return "default";
+}
+
+/**
+ * Creates an in-memory {@link SteeringInbox}: one FIFO per key ({@link steeringKey}).
+ * Draining removes and returns every message of the key; counting leaves them in place.
+ *
+ * ```ts
+ * const inbox = createSteeringInbox();
+ * inbox.enqueueMessage({ content: "also check the tests" }, { session_id: "telegram:1" });
+ * inbox.drainMessages({ session_id: "telegram:1" }); // [{ content: "also check the tests" }]
+ * ```
+ */
+export function createSteeringInbox(): SteeringInbox {
+  const queues = new Map<string, Envelope[]>();
+  return {
+    enqueueMessage(message, state) {
+      const key = steeringKey(state);
+      const queue = queues.get(key);
+      if (queue) queue.push(message);
+      else queues.set(key, [message]);
+    },
+    drainMessages(state) {
+      const key = steeringKey(state);
+      const queue = queues.get(key);
+      if (!queue) return [];
+      queues.delete(key);
+      return queue;
+    },
+    messageCount(state) {
+      return queues.get(steeringKey(state))?.length ?? 0;
+    },
+  };
+}

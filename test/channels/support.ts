@@ -1,0 +1,151 @@
+/**
+ * Helpers for channel tests: a framework with test plugins, a recording channel, and a model
+ * whose turns finish only when the test says so.
+ */
+import { BubFramework } from "../../src/kernel/framework.ts";
+import { contentOf, type Envelope, type Prompt } from "../../src/kernel/envelope.ts";
+import type { BubPlugin } from "../../src/kernel/hooks.ts";
+import type { AdmitDecision, Channel, ChannelKind, TurnSnapshot, TurnState } from "../../src/kernel/types.ts";
+import { createSteeringInbox } from "../../src/channels/steering.ts";
+import { currentTurnSignal } from "../../src/channels/manager.ts";
+
+/** A promise with its resolve/reject handles. */
+export interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+/** A fresh {@link Deferred}. */
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  return { promise, resolve, reject };
+}
+
+/** A framework (kernel only, no builtin plugin) with the given plugins, first lowest precedence. */
+export function testFramework(plugins: BubPlugin[], env: NodeJS.ProcessEnv = {}): BubFramework {
+  const bub = new BubFramework({ home: "/nonexistent-bub-home", workspace: "/tmp", env });
+  plugins.forEach((plugin, index) => bub.runtime.register(plugin, plugin.name ?? `p${index}`));
+  return bub;
+}
+
+/** One model call in flight. */
+export interface ModelCall {
+  prompt: Prompt;
+  state: TurnState;
+  sessionId: string;
+  signal: AbortSignal | null;
+  /** Steering messages the call took from the inbox (when it drains). */
+  steered: Envelope[];
+  finish(output?: string): void;
+  fail(error: Error): void;
+}
+
+/**
+ * A model plugin whose every call waits for the test to `finish()` it. `drainSteering`
+ * makes each call read the steering inbox once, after it is finished (like an agent step).
+ */
+export function gatedModel(options: { drainSteering?: boolean } = {}) {
+  const calls: ModelCall[] = [];
+  let waiters: { count: number; resolve: () => void }[] = [];
+  const notify = () => {
+    waiters = waiters.filter((waiter) => {
+      if (calls.length < waiter.count) return true;
+      waiter.resolve();
+      return false;
+    });
+  };
+  const plugin: BubPlugin = {
+    name: "gated-model",
+    loadState: ({ sessionId }) => ({ session_id: sessionId }),
+    runModel: async ({ prompt, state, sessionId }) => {
+      const gate = deferred<string>();
+      const call: ModelCall = {
+        prompt,
+        state,
+        sessionId,
+        signal: currentTurnSignal(),
+        steered: [],
+        finish: (output = `done:${String(prompt)}`) => gate.resolve(output),
+        fail: (error) => gate.reject(error),
+      };
+      calls.push(call);
+      notify();
+      const output = await gate.promise;
+      if (options.drainSteering) {
+        const inbox = state._runtime_steering_inbox;
+        if (inbox) call.steered.push(...inbox.drainMessages(state));
+      }
+      return output;
+    },
+  };
+  return {
+    plugin,
+    calls,
+    /** Resolves once `count` calls have been made in total. */
+    callCount(count: number): Promise<void> {
+      if (calls.length >= count) return Promise.resolve();
+      const waiter = deferred();
+      waiters.push({ count, resolve: () => waiter.resolve() });
+      return waiter.promise;
+    },
+    prompts(): string[] {
+      return calls.map((call) => String(call.prompt));
+    },
+  };
+}
+
+/** A plugin providing the in-memory steering inbox. */
+export const steeringPlugin: BubPlugin = { name: "steering", provideSteeringInbox: () => createSteeringInbox() };
+
+/** A plugin answering admission with `decide(content)`. */
+export function admissionPlugin(decide: (content: string, turn: TurnSnapshot) => AdmitDecision | null): BubPlugin {
+  return { name: "admission", admitMessage: ({ message, turn }) => decide(contentOf(message), turn) };
+}
+
+/** A channel that records what happens to it. */
+export class RecordingChannel implements Channel {
+  readonly name: string;
+  readonly kind?: ChannelKind;
+  readonly needsDebounce?: boolean;
+  readonly enabled?: boolean;
+  readonly sent: Envelope[] = [];
+  readonly events: string[] = [];
+  policy: ((turn: TurnSnapshot) => AdmitDecision | null) | null = null;
+  startSignal: AbortSignal | null = null;
+
+  constructor(name: string, options: { kind?: ChannelKind; needsDebounce?: boolean; enabled?: boolean } = {}) {
+    this.name = name;
+    this.kind = options.kind;
+    this.needsDebounce = options.needsDebounce;
+    this.enabled = options.enabled;
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    this.startSignal = signal;
+    this.events.push("start");
+  }
+
+  async stop(): Promise<void> {
+    this.events.push("stop");
+  }
+
+  async send(message: Envelope): Promise<void> {
+    this.sent.push(message);
+    this.events.push(`send:${contentOf(message)}`);
+  }
+
+  admitMessage({ turn }: { sessionId: string; message: Envelope; turn: TurnSnapshot }): AdmitDecision | null {
+    return this.policy ? this.policy(turn) : null;
+  }
+}
+
+/** Routes every outbound through the framework's bound router (what the builtin plugin does). */
+export function routerDispatch(framework: () => BubFramework): BubPlugin {
+  return { name: "dispatch", dispatchOutbound: async ({ message }) => framework().dispatchViaChannelRouter(message) };
+}
