@@ -33,3 +33,25 @@ export {
   type ToolCallReporter,
 } from "./reporting.ts";
 export { runtimeAgentOf, type RunStreamOptions, type RuntimeAgent } from "./runtime-agent.ts";
+export { registerTool, toolRegistry } from "./global.ts";
+export {
+  COMMAND_RUN_ID,
+  commandArguments,
+  isCommaCommand,
+  parseCommandArguments,
+  runCommaCommand,
+  type CommandArguments,
+  type CommaCommandResult,
+} from "./commands.ts";
+export { splitShellWords } from "./shell-words.ts";
+export {
+  builtinTools,
+  COMMAND_HELP_TEXT,
+  createShellManager,
+  defaultShellManager,
+  terminateAllShells,
+  type BuiltinToolsOptions,
+  type ManagedShell,
+  type ShellManager,
+  type ShellManagerOptions,
+} from "./builtin/index.ts";

@@ -1,0 +1,98 @@
+/**
+ * Skill bodies and the `<available_skills>` prompt block.
+ *
+ * Body rendering: `${config.a.b}` becomes the configured value (missing: empty, a departure
+ * from the reference, spec §15.33), then `$SKILL_DIR` / `${SKILL_DIR}` the skill's directory
+ * and `$NODE` / `${NODE}` the running Node binary. Other `$names` — and `$$` — are left alone.
+ */
+import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { stringify as toYaml } from "yaml";
+import type { Skill } from "./discovery.ts";
+import { stripFrontmatter } from "./frontmatter.ts";
+
+/** Looks up a configured value by dotted path (`telegram.token`); undefined when missing. */
+export type ConfigLookup = (path: string) => unknown;
+
+const CONFIG_TEMPLATE = /\$\{\s*config\.([A-Za-z0-9_.-]+)\s*\}/g;
+const VARIABLE = /\$(?:\{(SKILL_DIR|NODE)\}|(SKILL_DIR|NODE)(?![A-Za-z0-9_]))/g;
+/** `$name` mentions in a prompt (the reference's hint pattern). */
+const HINT = /\$([A-Za-z0-9_.-]+)/g;
+
+function configText(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (typeof value === "number" || typeof value === "bigint") return String(value);
+  return toYaml(value).trim();
+}
+
+/** Replaces each `${config.x.y}` with the configured value (missing → ""). */
+export function renderConfigTemplates(text: string, config: ConfigLookup | null | undefined): string {
+  return text.replace(CONFIG_TEMPLATE, (_match, path: string) => {
+    let value: unknown;
+    try {
+      value = config?.(path);
+    } catch {
+      value = undefined;
+    }
+    return configText(value);
+  });
+}
+
+/** Replaces `$SKILL_DIR`/`${SKILL_DIR}` and `$NODE`/`${NODE}`; other `$` text is untouched. */
+export function substituteSkillVariables(text: string, skillDir: string): string {
+  return text.replace(VARIABLE, (_match, braced: string | undefined, bare: string | undefined) =>
+    (braced ?? bare) === "SKILL_DIR" ? skillDir : process.execPath,
+  );
+}
+
+/** A skill's body, rendered; "" when the file cannot be read. */
+export function renderSkillBody(skill: Pick<Skill, "location">, options: { config?: ConfigLookup | null } = {}): string {
+  let content: string;
+  try {
+    content = readFileSync(skill.location, "utf8");
+  } catch {
+    return "";
+  }
+  return substituteSkillVariables(renderConfigTemplates(stripFrontmatter(content), options.config), dirname(skill.location));
+}
+
+/** The casefolded names mentioned as `$name` in a prompt. */
+export function skillHints(prompt: string): Set<string> {
+  const names = new Set<string>();
+  for (const match of prompt.matchAll(HINT)) names.add(match[1]!.toLowerCase());
+  return names;
+}
+
+/**
+ * The `<available_skills>` block: one `- name: description` line per skill; a skill whose
+ * (casefolded) name is in `expanded` also gets its location and rendered body. "" when there
+ * are no skills.
+ */
+export function renderSkillsPrompt(
+  skills: readonly Skill[],
+  options: { expanded?: Iterable<string>; config?: ConfigLookup | null } = {},
+): string {
+  if (skills.length === 0) return "";
+  const expanded = new Set([...(options.expanded ?? [])].map((name) => name.toLowerCase()));
+  const lines = ["<available_skills>"];
+  for (const skill of skills) {
+    let line = `- ${skill.name}: ${skill.description}`;
+    if (expanded.has(skill.name.toLowerCase())) {
+      line += `\n  Location: ${skill.location}`;
+      const body = renderSkillBody(skill, options);
+      if (body) line += `\n${body}`;
+    }
+    lines.push(line);
+  }
+  lines.push("</available_skills>");
+  return lines.join("\n");
+}
+
+/** Keeps the skills whose names are allowed (casefolded); null allows every skill. */
+export function filterAllowedSkills(skills: readonly Skill[], allowed: Iterable<string> | null | undefined): Skill[] {
+  if (allowed === null || allowed === undefined) return [...skills];
+  const names = new Set([...allowed].map((name) => name.trim().toLowerCase()));
+  return skills.filter((skill) => names.has(skill.name.toLowerCase()));
+}

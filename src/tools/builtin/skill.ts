@@ -1,0 +1,37 @@
+/** The `skill` tool: lists the workspace's skills or loads one's instructions. */
+import { z } from "zod";
+import { discoverSkills, type SkillDiscoveryOptions } from "../../skills/discovery.ts";
+import { filterAllowedSkills, renderSkillBody } from "../../skills/render.ts";
+import { runtimeAgentOf } from "../runtime-agent.ts";
+import { defineTool, type Tool } from "../tool.ts";
+import { workspaceOrCwd } from "./context.ts";
+
+function allowedOf(value: unknown): string[] | null {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string").map((item) => item.toLowerCase()) : null;
+}
+
+/** The `skill` tool; `discovery` overrides where global and bundled skills are looked for. */
+export function skillTools(discovery: SkillDiscoveryOptions = {}): Tool[] {
+  return [
+    defineTool({
+      name: "skill",
+      description: "Load a skill's instructions by name (with its location). Without a name, list the available skills.",
+      parameters: z.object({ name: z.string().nullable().optional().describe("Skill name; omit to list the skills.") }),
+      context: true,
+      run({ name }, { state }) {
+        const allowed = allowedOf(state.allowed_skills);
+        const wanted = name?.trim() || null;
+        if (allowed && wanted && !allowed.includes(wanted.toLowerCase())) return `(skill '${wanted}' is not allowed in this context)`;
+        const skills = filterAllowedSkills(discoverSkills(workspaceOrCwd(state), discovery), allowed);
+        if (wanted === null) {
+          return skills.length === 0 ? "Available skills:\n(none)" : `Available skills:\n${skills.map((skill) => `- ${skill.name}`).join("\n")}`;
+        }
+        const skill = skills.find((candidate) => candidate.name.toLowerCase() === wanted.toLowerCase());
+        if (!skill) return "(no such skill)";
+        const agent = runtimeAgentOf(state);
+        const body = renderSkillBody(skill, { config: agent ? (path) => agent.configValue(path) : null });
+        return `Location: ${skill.location}\n---\n${body || "(no content)"}`;
+      },
+    }),
+  ];
+}
