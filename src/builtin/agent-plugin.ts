@@ -12,9 +12,7 @@ import type { BubPlugin } from "../kernel/hooks.ts";
 import { replace } from "../kernel/interception.ts";
 import type { TurnState } from "../kernel/types.ts";
 import type { ModelSettings } from "../llm/settings.ts";
-import { createDefaultTapeContext } from "../tape/context.ts";
 import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_TOOL_NAME } from "../tape/spill.ts";
-import { createTapeStoreFromSettings } from "../tape/store-from-settings.ts";
 import type { Tape } from "../tape/tape.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 
@@ -141,24 +139,8 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       return typeof context === "string" && context !== "" ? `${CONTINUE_PROMPT} [context: ${context}]` : CONTINUE_PROMPT;
     },
 
-    provideTapeStore() {
-      return (async function* () {
-        const settings = await framework.settings.load(channelSettings);
-        const store = createTapeStoreFromSettings({ kind: settings.tape_store, home: framework.home, dsn: settings.tape_dsn });
-        try {
-          yield store;
-        } finally {
-          await store.close?.();
-        }
-      })();
-    },
-
     provideTapeSidecar() {
       return createSpillSidecar({ threshold: framework.settings.get(spillSettings).threshold });
-    },
-
-    buildTapeContext() {
-      return createDefaultTapeContext();
     },
 
     async provideModelOptions() {

@@ -6,8 +6,7 @@ import type { BubFramework } from "../kernel/framework.ts";
 import { ChannelMessage } from "../channels/message.ts";
 import { builtinSystemPrompt } from "./system-prompt.ts";
 import { registerBuiltinCommands } from "./commands/index.ts";
-import { createAgentHooks } from "./agent-plugin.ts";
-import { createToolRegistry } from "../tools/registry.ts";
+import { createLazyAgentHooks } from "./lazy-agent.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 
 const log = createLogger("bub:builtin");
@@ -22,7 +21,7 @@ function text(value: unknown, fallback: string): string {
  */
 export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
   for (const section of [agentSettings, channelSettings, spillSettings]) framework.settings.register(section);
-  const { hooks: agentHooks } = createAgentHooks(framework, { tools: createToolRegistry() });
+  const agentHooks = createLazyAgentHooks(framework);
 
   return {
     name: "builtin",

@@ -4,9 +4,11 @@
  */
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
+import { registerRunCommand } from "./run.ts";
 
 /** Adds every builtin command to `app`. */
 export function registerBuiltinCommands(app: Command, framework: BubFramework): void {
+  registerRunCommand(app, framework);
   app
     .command("hooks", { hidden: true })
     .description("show every hook with the plugins implementing it, and plugins that failed to load")

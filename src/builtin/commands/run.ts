@@ -1,0 +1,89 @@
+/**
+ * `bub run MESSAGE`: one turn through the whole pipeline, outbounds printed as
+ * `[<channel>:<chat_id>]` followed by their content.
+ */
+import type { Command } from "commander";
+import { ChannelMessage } from "../../channels/message.ts";
+import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
+import type { BubFramework } from "../../kernel/framework.ts";
+
+/** Options of `bub run`. */
+export interface RunCommandOptions {
+  channel: string;
+  chatId: string;
+  senderId: string;
+  sessionId?: string;
+}
+
+function label(value: unknown, fallback: string): string {
+  return value === undefined || value === null || value === "" ? fallback : String(value);
+}
+
+/** `[<channel>:<chat_id>]\n<content>` for an outbound. */
+export function formatOutbound(message: Envelope): string {
+  const channel = label(fieldOf(message, "output_channel") ?? fieldOf(message, "channel"), "stdout");
+  const where = `[${channel === "default" ? label(fieldOf(message, "channel"), "stdout") : channel}:${label(fieldOf(message, "chat_id"), "local")}]`;
+  return `${where}\n${label(fieldOf(message, "content"), "")}\n`;
+}
+
+/**
+ * Runs one message as a turn inside a `running()` scope and writes its outbounds.
+ * Returns the exit code: 1 when the turn produced an error outbound, else 0.
+ */
+export async function runOnce(framework: BubFramework, message: string, options: RunCommandOptions, out: { write(text: string): unknown }): Promise<number> {
+  const inbound = new ChannelMessage({
+    sessionId: options.sessionId ?? `${options.channel}:${options.chatId}`,
+    channel: options.channel,
+    chatId: options.chatId,
+    content: message,
+    context: { sender_id: options.senderId },
+  });
+  // Outbounds are printed here, not by a channel: the run command is its own router.
+  const errors: Envelope[] = [];
+  framework.bindChannelRouter({
+    async dispatchOutput(outbound) {
+      if (fieldOf(outbound, "kind") === "error") errors.push(outbound);
+      return false;
+    },
+    wrapStream: (_message, stream) => stream,
+    async quit() {},
+    async admitChannelMessage() {
+      return null;
+    },
+  });
+  try {
+    const result = await framework.running(() => framework.processInbound(inbound));
+    for (const outbound of result.outbounds) {
+      if (label(fieldOf(outbound, "content"), "") !== "") out.write(formatOutbound(outbound));
+    }
+    for (const outbound of errors) out.write(formatOutbound(outbound));
+    return errors.length > 0 ? 1 : 0;
+  } finally {
+    framework.bindChannelRouter(null);
+  }
+}
+
+/** Adds `bub run` to the program. */
+export function registerRunCommand(app: Command, framework: BubFramework): void {
+  app
+    .command("run")
+    .description("run one message through the agent and print what it answers")
+    .argument("<message>", "the message (a line starting with ',' runs a command, e.g. ',help')")
+    .option("--channel <name>", "channel the message comes from", "cli")
+    .option("--chat-id <id>", "chat the message comes from", "local")
+    .option("--sender-id <id>", "who sent it", "human")
+    .option("--session-id <id>", "session to continue (default <channel>:<chat-id>)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ bub run "what files are in this directory?"
+  $ bub run ",fs.read path=README.md"
+  $ bub run --session-id work "summarise what we did so far"
+  $ BUB_API_BASE=http://127.0.0.1:8080/v1 BUB_MODEL=local:any bub run "hi"`,
+    )
+    .action(async (message: string, options: RunCommandOptions) => {
+      const code = await runOnce(framework, message, options, process.stdout);
+      if (code !== 0) process.exitCode = code;
+    });
+}

@@ -1,0 +1,68 @@
+/**
+ * The builtin plugin's agent hooks, loaded on first use: the agent pulls in the model
+ * layer, tools and tape stores, which `bub --help` and plugin-only commands never need.
+ * Async hooks import the agent part when called; the sync sidecar hook answers once a turn
+ * (whose `loadState` loads the part) has started.
+ */
+import type { BubFramework } from "../kernel/framework.ts";
+import type { BubHooks, BubPlugin } from "../kernel/hooks.ts";
+import { createDefaultTapeContext } from "../tape/context.ts";
+import type { createAgentHooks } from "./agent-plugin.ts";
+
+type AgentPart = ReturnType<typeof createAgentHooks>;
+type Hooks = Required<BubHooks>;
+
+/** Hooks that forward to the agent part, importing it on first call. */
+export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
+  let loaded: AgentPart | null = null;
+  let loading: Promise<AgentPart> | null = null;
+  const part = (): Promise<AgentPart> =>
+    (loading ??= (async () => {
+      const [{ createAgentHooks }, { toolRegistry }, { runCommaCommand }, { buildSkillsPrompt }] = await Promise.all([
+        import("./agent-plugin.ts"),
+        import("../tools/global.ts"),
+        import("../tools/commands.ts"),
+        import("../skills/prompt.ts"),
+      ]);
+      const config = (path: string) => framework.settings.getValue(path, undefined);
+      loaded = createAgentHooks(framework, {
+        tools: toolRegistry,
+        runCommand: runCommaCommand,
+        skillsPrompt: ({ promptText, workspace, allowedSkills }) => buildSkillsPrompt(promptText, { workspace, allowedSkills, config }),
+      });
+      return loaded;
+    })());
+  const forward =
+    <K extends keyof Hooks>(name: K) =>
+    async (args: Parameters<Hooks[K]>[0]) =>
+      ((await part()).hooks[name] as (args: Parameters<Hooks[K]>[0]) => unknown)(args);
+
+  return {
+    loadState: forward("loadState") as Hooks["loadState"],
+    saveState: forward("saveState") as Hooks["saveState"],
+    buildPrompt: forward("buildPrompt") as Hooks["buildPrompt"],
+    runModelStream: forward("runModelStream") as Hooks["runModelStream"],
+    continuePrompt: forward("continuePrompt") as Hooks["continuePrompt"],
+    provideModelOptions: forward("provideModelOptions") as Hooks["provideModelOptions"],
+    beforeToolCall: forward("beforeToolCall") as Hooks["beforeToolCall"],
+    afterToolCall: forward("afterToolCall") as Hooks["afterToolCall"],
+    provideTapeStore() {
+      return (async function* () {
+        const [{ channelSettings }, { createTapeStoreFromSettings }] = await Promise.all([import("./settings.ts"), import("../tape/store-from-settings.ts")]);
+        const settings = await framework.settings.load(channelSettings);
+        const store = createTapeStoreFromSettings({ kind: settings.tape_store, home: framework.home, dsn: settings.tape_dsn });
+        try {
+          yield store;
+        } finally {
+          await store.close?.();
+        }
+      })();
+    },
+    provideTapeSidecar() {
+      return loaded ? loaded.hooks.provideTapeSidecar!({}) : undefined;
+    },
+    buildTapeContext() {
+      return createDefaultTapeContext();
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, beforeEach, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { BubFramework } from "../../src/builtin/framework.ts";
+import { ChannelMessage } from "../../src/channels/message.ts";
+import { fieldOf } from "../../src/kernel/envelope.ts";
+import { setLogSink } from "../../src/kernel/log.ts";
+import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { tempDir } from "../support/temp.ts";
+
+const execute = promisify(execFile);
+const bin = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+describe("a real turn through the builtin plugin", () => {
+  let server: FakeOpenAI;
+  let restoreLogs: () => void;
+
+  before(async () => {
+    server = await startFakeOpenAI();
+    restoreLogs = setLogSink(() => undefined);
+  });
+  after(async () => {
+    restoreLogs();
+    await server.close();
+  });
+  beforeEach(() => {
+    assert.equal(server.pending(), 0, "the previous test consumed its script");
+    server.requests.length = 0;
+  });
+
+  function env(home: string): Record<string, string> {
+    return { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-secret-value", BUB_HOME: home };
+  }
+
+  async function tapeLines(home: string): Promise<Record<string, unknown>[]> {
+    const dir = join(home, "tapes");
+    const files = (await readdir(dir)).filter((name) => name.endsWith(".jsonl"));
+    const text = (await Promise.all(files.map((name) => readFile(join(dir, name), "utf8")))).join("");
+    return text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  it("processInbound runs the agent, writes the file tape and renders the outbound", async () => {
+    const dir = await tempDir();
+    try {
+      const home = join(dir.path, ".bub");
+      const framework = new BubFramework({ workspace: dir.path, home, env: env(home) });
+      await framework.loadPlugins();
+      server.script(reply.text("Hi from the fake model."));
+      const message = new ChannelMessage({ sessionId: "cli:local", channel: "cli", chatId: "local", content: "hello", context: { sender_id: "human" } });
+      const result = await framework.running(() => framework.processInbound(message));
+      assert.equal(result.modelOutput, "Hi from the fake model.");
+      assert.equal(fieldOf(result.outbounds[0], "content"), "Hi from the fake model.");
+      const sent = server.requests[0]!.body.messages.at(-1)!;
+      assert.match(String(sent.content), /^sender_id=human\|channel=\$cli\|chat_id=local\n---Date: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d---\nhello$/);
+      const lines = await tapeLines(home);
+      assert.ok(lines.some((line) => line.kind === "message" && (line.payload as { role: string }).role === "assistant"));
+      assert.ok(!JSON.stringify(lines).includes("sk-secret-value"), "the API key never reaches the tape");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("restores a session model switched on the tape, and a message context model overrides it", async () => {
+    const dir = await tempDir();
+    try {
+      const home = join(dir.path, ".bub");
+      const framework = new BubFramework({ workspace: dir.path, home, env: env(home) });
+      await framework.loadPlugins();
+      server.script(reply.text("two"), reply.text("three"));
+      await framework.running(() => framework.processInbound({ session_id: "s", content: ",model model_id=fake:switched" }));
+      await framework.running(() => framework.processInbound({ session_id: "s", content: "hi" }));
+      assert.equal(server.requests.at(-1)!.body.model, "switched");
+      await framework.running(() => framework.processInbound({ session_id: "s", content: "hi", context: { model: "fake:override" } }));
+      assert.equal(server.requests.at(-1)!.body.model, "override");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  async function bub(args: string[], home: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      const result = await execute(process.execPath, [bin, ...args], { cwd, env: { PATH: process.env.PATH, HOME: cwd, ...env(home) } });
+      return { code: 0, stdout: result.stdout, stderr: result.stderr };
+    } catch (error) {
+      const failure = error as { code: number; stdout: string; stderr: string };
+      return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+    }
+  }
+
+  it("bub run prints each outbound under [channel:chat_id] and exits 0", async () => {
+    const dir = await tempDir();
+    try {
+      server.script(reply.toolCalls([{ name: "fs_read", arguments: JSON.stringify({ path: "notes.txt" }) }]), reply.text("The notes say: buy milk."));
+      await import("node:fs/promises").then((fs) => fs.writeFile(join(dir.path, "notes.txt"), "buy milk\n"));
+      const result = await bub(["run", "what do my notes say?"], join(dir.path, ".bub"), dir.path);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, "[cli:local]\nThe notes say: buy milk.\n");
+      const toolMessage = server.requests[1]!.body.messages.find((message) => message.role === "tool");
+      assert.equal(toolMessage?.content, "buy milk");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("bub run exits 1 with a readable error when the model refuses the key", async () => {
+    const dir = await tempDir();
+    try {
+      server.script(reply.error(401, "Incorrect API key provided."));
+      const result = await bub(["run", "hi"], join(dir.path, ".bub"), dir.path);
+      assert.equal(result.code, 1);
+      assert.match(result.stdout, /^\[cli:local\]\nAn error occurred at stage 'run_model': .*401|Incorrect API key/m);
+      assert.doesNotMatch(result.stdout + result.stderr, /at .*\.ts:\d+/, "no stack trace without BUB_DEBUG");
+      assert.doesNotMatch(result.stdout + result.stderr, /sk-secret-value/);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
