@@ -1,0 +1,91 @@
+// fs.read / fs.write / fs.edit: workspace-relative and outside paths, exact messages,
+// binary and oversized files, missing files and edits without a match.
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { FS_READ_MAX_BYTES, fsTools } from "../../../src/tools/builtin/fs.ts";
+import { tempDir } from "../../support/temp.ts";
+import { call, errorOf, toolContext } from "../support/tool-context.ts";
+
+describe("fs tools", () => {
+  const tools = fsTools();
+  let root: { path: string; cleanup: () => Promise<void> };
+  let workspace: string;
+  const context = () => toolContext({ _runtime_workspace: workspace });
+
+  before(async () => {
+    root = await tempDir("bub-fs-");
+    workspace = join(root.path, "ws");
+    mkdirSync(workspace);
+  });
+  after(() => root.cleanup());
+
+  it("reads a workspace file without its trailing newline, by line offset and limit", async () => {
+    writeFileSync(join(workspace, "a.txt"), "one\ntwo\r\nthree\n");
+    assert.equal(await call(tools, "fs.read", { path: "a.txt" }, context()), "one\ntwo\nthree");
+    assert.equal(await call(tools, "fs.read", { path: "a.txt", offset: 1, limit: 1 }, context()), "two");
+    assert.equal(await call(tools, "fs.read", { path: "a.txt", offset: 9 }, context()), "");
+  });
+
+  it("reads paths outside the workspace and names the resolved path in errors", async () => {
+    writeFileSync(join(root.path, "outside.txt"), "out there\n");
+    assert.equal(await call(tools, "fs.read", { path: "../outside.txt" }, context()), "out there");
+    assert.equal(await call(tools, "fs.read", { path: join(root.path, "outside.txt") }, context()), "out there");
+    assert.equal(await errorOf(call(tools, "fs.read", { path: "../nope/missing.txt" }, context())), `file not found: ${join(root.path, "nope", "missing.txt")}`);
+  });
+
+  it("refuses relative paths when no workspace is known", async () => {
+    assert.equal(await errorOf(call(tools, "fs.read", { path: "a.txt" }, toolContext({}))), "relative path 'a.txt' is not allowed without a workspace");
+  });
+
+  it("refuses binary files and directories", async () => {
+    writeFileSync(join(workspace, "image.bin"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
+    assert.equal(
+      await errorOf(call(tools, "fs.read", { path: "image.bin" }, context())),
+      `${join(workspace, "image.bin")} is a binary file (6 bytes); fs.read reads text files only`,
+    );
+    writeFileSync(join(workspace, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+    assert.match(await errorOf(call(tools, "fs.read", { path: "latin1.txt" }, context())), /is not UTF-8 text \(4 bytes\)/);
+    assert.equal(await errorOf(call(tools, "fs.read", { path: "." }, context())), `${workspace} is a directory, not a file`);
+  });
+
+  it("asks for offset and limit on files over the size limit, and reads them in parts", async () => {
+    const line = "x".repeat(99);
+    const count = Math.ceil(FS_READ_MAX_BYTES / 100) + 10;
+    writeFileSync(join(workspace, "big.log"), Array.from({ length: count }, (_, index) => `${index} ${line}`).join("\n"));
+    const message = await errorOf(call(tools, "fs.read", { path: "big.log" }, context()));
+    assert.match(message, /big\.log is [\d,]+ bytes, more than fs\.read returns at once \(1,048,576 bytes\); read it in parts with offset and limit/);
+    assert.equal(await call(tools, "fs.read", { path: "big.log", offset: 5000, limit: 2 }, context()), `5000 ${line}\n5001 ${line}`);
+  });
+
+  it("writes files, creating parent directories, and returns the absolute path", async () => {
+    assert.equal(await call(tools, "fs.write", { path: "deep/er/new.txt", content: "héllo" }, context()), `wrote: ${join(workspace, "deep/er/new.txt")}`);
+    assert.equal(readFileSync(join(workspace, "deep/er/new.txt"), "utf8"), "héllo");
+    const outside = join(root.path, "w", "x.txt");
+    assert.equal(await call(tools, "fs.write", { path: outside, content: "" }, context()), `wrote: ${outside}`);
+    assert.equal(readFileSync(outside, "utf8"), "");
+  });
+
+  it("edits every occurrence from the start line on", async () => {
+    const file = join(workspace, "edit.txt");
+    writeFileSync(file, "a hello\nb hello\nc hello\n");
+    assert.equal(await call(tools, "fs.edit", { path: "edit.txt", old: "hello", new: "world", start: 1 }, context()), `edited: ${file}`);
+    assert.equal(readFileSync(file, "utf8"), "a hello\nb world\nc world");
+    assert.equal(await call(tools, "fs.edit", { path: "edit.txt", old: "a hello", new: "$& $1" }, context()), `edited: ${file}`);
+    assert.equal(readFileSync(file, "utf8"), "$& $1\nb world\nc world", "replacement text is taken literally");
+  });
+
+  it("reports an edit whose text is not found, and a missing file", async () => {
+    const file = join(workspace, "edit2.txt");
+    writeFileSync(file, "alpha\nbeta\n");
+    assert.equal(await errorOf(call(tools, "fs.edit", { path: "edit2.txt", old: "alpha", new: "x", start: 1 }, context())), `'alpha' not found in ${file} from line 1`);
+    assert.equal(readFileSync(file, "utf8"), "alpha\nbeta\n", "the file is untouched");
+    assert.equal(await errorOf(call(tools, "fs.edit", { path: "gone.txt", old: "a", new: "b" }, context())), `file not found: ${join(workspace, "gone.txt")}`);
+  });
+
+  it("validates arguments", async () => {
+    assert.equal(await errorOf(call(tools, "fs.read", { path: "a.txt", offset: -1 }, context())), "Tool 'fs.read' argument validation failed.");
+    assert.equal(await errorOf(call(tools, "fs.read", {}, context())), "Tool 'fs.read' argument validation failed.");
+  });
+});
