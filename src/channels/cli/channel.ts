@@ -1,0 +1,402 @@
+/**
+ * The `cli` channel: an interactive REPL that sends each line as a turn and renders the
+ * turn's stream live. Lines typed while a turn runs steer it; Ctrl-C interrupts the turn,
+ * not the REPL; `,quit`, `,exit` and Ctrl-D leave; Ctrl-X toggles shell mode.
+ */
+import { basename } from "node:path";
+import { setLogSink, type LogSink } from "../../kernel/log.ts";
+import type { Envelope } from "../../kernel/envelope.ts";
+import { fieldOf } from "../../kernel/envelope.ts";
+import type { AsyncStreamEvents, StreamEvent } from "../../kernel/stream.ts";
+import type { AdmitDecision, Channel, MessageHandler, TurnSnapshot } from "../../kernel/types.ts";
+import { withToolCallReporter } from "../../tools/reporting.ts";
+import { ChannelMessage } from "../message.ts";
+import { formatErrorPanel, formatWelcome, promptLabel, type CliMode } from "./format.ts";
+import { appendHistory, historyFile, loadHistory } from "./history.ts";
+import { loadMarkdownRenderer, type MarkdownRenderer } from "./markdown.ts";
+import { Terminal, type TerminalInput, type TerminalOutput } from "./terminal.ts";
+import { SPINNER_LABEL, TurnPrinter } from "./turn-printer.ts";
+
+/** What the CLI channel needs from the framework. */
+export interface CliFramework {
+  readonly workspace: string;
+  readonly home: string;
+  quitViaChannelRouter(sessionId: string): Promise<void>;
+}
+
+/** Options of {@link createCliChannel}. */
+export interface CliChannelOptions {
+  /** Receives each submitted line as a message (the channel manager's `onReceive`). */
+  messageHandler?: MessageHandler;
+  /** Defaults: process.stdin / process.stdout. */
+  input?: TerminalInput;
+  output?: TerminalOutput;
+  env?: NodeJS.ProcessEnv;
+  /** Force the live, coloured mode on or off (default: output is a TTY and TERM is not dumb). */
+  interactive?: boolean;
+  color?: boolean;
+  /** The model shown in the welcome block. */
+  model?: string | (() => string | Promise<string>);
+  /** Tool names offered by tab completion after `,`. */
+  toolNames?: () => Iterable<string>;
+  /** Defaults `cli_session` and `cli_chat`. */
+  sessionId?: string;
+  chatId?: string;
+  /** The history file; null keeps no history. Default `<home>/history/<md5(workspace)>.history`. */
+  historyFile?: string | null;
+  /** Called once when the person leaves (`,quit`, `,exit`, Ctrl-D, end of input). */
+  onExit?: () => void;
+  /** Minimum time between two live Markdown re-renders. Default 50 ms. */
+  throttleMs?: number;
+  /** Keep log records off the terminal while the REPL runs (default true; BUB_DEBUG shows them above the prompt). */
+  silenceLogs?: boolean;
+}
+
+const LEAVE_COMMANDS = new Set([",quit", ",exit"]);
+const STEER_REASON = "cli session is already generating";
+const ABORTED = Symbol("aborted");
+
+interface ActiveStream {
+  readonly message: Envelope;
+  readonly controller: AbortController;
+}
+
+/** See the module comment. Build it with {@link createCliChannel}. */
+export class CliChannel implements Channel {
+  readonly name = "cli";
+  readonly kind = "interface" as const;
+  readonly needsDebounce = false;
+  readonly enabled = true;
+  readonly #framework: CliFramework;
+  readonly #options: CliChannelOptions;
+  #handler: MessageHandler | null;
+  #sessionId: string;
+  #chatId: string;
+  #mode: CliMode = "agent";
+  #expandThinking = false;
+  #terminal: Terminal | null = null;
+  #markdown: Promise<MarkdownRenderer> | null = null;
+  #prepared: Promise<void> | null = null;
+  readonly #awaiting = new Set<Envelope>();
+  readonly #streams = new Set<ActiveStream>();
+  #idleWaiters: (() => void)[] = [];
+  #restoreLogs: (() => void) | null = null;
+  #history: string | null = null;
+  #historyWrites: Promise<void> = Promise.resolve();
+  #leaving = false;
+  #stopping = false;
+  #started: Promise<void> | null = null;
+  #exited!: Promise<void>;
+  #resolveExited!: () => void;
+
+  constructor(framework: CliFramework, options: CliChannelOptions = {}) {
+    this.#framework = framework;
+    this.#options = options;
+    this.#handler = options.messageHandler ?? null;
+    this.#sessionId = options.sessionId ?? "cli_session";
+    this.#chatId = options.chatId ?? "cli_chat";
+    this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
+  }
+
+  /** Sets where submitted lines go (the channel manager does this). */
+  setMessageHandler(handler: MessageHandler): void {
+    this.#handler = handler;
+  }
+
+  /** Overrides the session and chat ids of the messages this channel sends (undefined keeps them). */
+  setMetadata(ids: { sessionId?: string | null; chatId?: string | null }): void {
+    if (ids.sessionId) this.#sessionId = ids.sessionId;
+    if (ids.chatId) this.#chatId = ids.chatId;
+  }
+
+  get sessionId(): string {
+    return this.#sessionId;
+  }
+
+  get chatId(): string {
+    return this.#chatId;
+  }
+
+  get mode(): CliMode {
+    return this.#mode;
+  }
+
+  get expandThinking(): boolean {
+    return this.#expandThinking;
+  }
+
+  /** True while a submitted turn has not finished. */
+  get busy(): boolean {
+    return this.#awaiting.size > 0 || this.#streams.size > 0;
+  }
+
+  /** Resolves when the person has left the REPL (or the channel was stopped). */
+  get exited(): Promise<void> {
+    return this.#exited;
+  }
+
+  /** Resolves once no turn is running. */
+  whenIdle(): Promise<void> {
+    if (!this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #label(): string {
+    return promptLabel(basename(this.#framework.workspace) || this.#framework.workspace, this.#mode);
+  }
+
+  start(signal: AbortSignal): Promise<void> {
+    this.#started ??= this.#start(signal);
+    return this.#started;
+  }
+
+  async #start(signal: AbortSignal): Promise<void> {
+    const options = this.#options;
+    const env = options.env ?? process.env;
+    if (options.silenceLogs !== false) this.#restoreLogs = setLogSink(this.#logSink(env));
+    this.#history = options.historyFile === undefined ? historyFile(this.#framework.home, this.#framework.workspace) : options.historyFile;
+    const past = this.#history ? await loadHistory(this.#history).catch(() => []) : [];
+    const terminal = new Terminal({
+      input: options.input ?? process.stdin,
+      output: options.output ?? process.stdout,
+      env,
+      interactive: options.interactive,
+      color: options.color,
+      history: past.reverse(),
+      completer: (line: string) => this.#complete(line),
+    });
+    this.#terminal = terminal;
+    // The renderer and log-update load in the background: the prompt must not wait for them.
+    if (terminal.interactive) {
+      this.#markdown = loadMarkdownRenderer();
+      this.#prepared = terminal.prepare();
+      this.#markdown.catch(() => {});
+      this.#prepared.catch(() => {});
+    }
+    const model = typeof options.model === "function" ? await options.model() : (options.model ?? "(default)");
+    terminal.printAbove(formatWelcome({ workspace: this.#framework.workspace, model }, terminal.width, terminal.style, terminal.interactive));
+    terminal.setPrompt(this.#label());
+    const rl = terminal.readline;
+    rl.on("line", (line) => void this.#onLine(line));
+    rl.on("SIGINT", () => void this.#onInterrupt());
+    rl.on("close", () => void this.#leave(true));
+    terminal.input.on("keypress", (_text: string, key?: { ctrl?: boolean; name?: string }) => {
+      if (key?.ctrl && key.name === "x") this.#toggleMode();
+    });
+    if (signal.aborted) return void (await this.stop());
+    signal.addEventListener("abort", () => void this.stop(), { once: true });
+    terminal.showPrompt();
+  }
+
+  #logSink(env: NodeJS.ProcessEnv): LogSink {
+    return (level, namespace, message, error) => {
+      if (!env.BUB_DEBUG || !this.#terminal) return;
+      const detail = error === undefined ? "" : `: ${error instanceof Error ? error.message : String(error)}`;
+      this.#terminal.printAbove(this.#terminal.style("gray", `${level.toUpperCase()} ${namespace} ${message}${detail}`));
+    };
+  }
+
+  #complete(line: string): [string[], string] {
+    if (!line.startsWith(",")) return [[], line];
+    const names = [...new Set([...(this.#options.toolNames?.() ?? []), "help", "thinking", "quit", "exit"])];
+    const candidates = names.map((name) => `,${name}`).sort((a, b) => {
+      const [sectionA, nameA] = [a.slice(0, a.lastIndexOf(".") + 1), a];
+      const [sectionB, nameB] = [b.slice(0, b.lastIndexOf(".") + 1), b];
+      return sectionA === sectionB ? nameA.localeCompare(nameB) : sectionA.localeCompare(sectionB);
+    });
+    const hits = candidates.filter((candidate) => candidate.startsWith(line));
+    return [hits, line];
+  }
+
+  #toggleMode(): void {
+    this.#mode = this.#mode === "agent" ? "shell" : "agent";
+    this.#terminal?.setPrompt(this.#label());
+  }
+
+  async #onLine(raw: string): Promise<void> {
+    const terminal = this.#terminal;
+    if (!terminal || this.#leaving) return;
+    const line = raw.trim();
+    if (line === "") {
+      if (!this.busy) terminal.showPrompt();
+      return;
+    }
+    if (this.#history) {
+      const file = this.#history;
+      this.#historyWrites = this.#historyWrites.then(() => appendHistory(file, line)).catch(() => {});
+    }
+    if (LEAVE_COMMANDS.has(line)) return this.#leave(false);
+    if (line === ",thinking") {
+      this.#expandThinking = !this.#expandThinking;
+      terminal.printAbove(terminal.style("gray", `Thinking output is now ${this.#expandThinking ? "expanded" : "collapsed"}.`));
+      if (!this.busy) terminal.showPrompt();
+      return;
+    }
+    const content = this.#mode === "shell" && !line.startsWith(",") ? `,${line}` : line;
+    const steering = this.busy;
+    if (steering) terminal.printAbove(terminal.style("dim", `${this.#label()}(steering) ${line}`));
+    const message = new ChannelMessage({
+      sessionId: this.#sessionId,
+      channel: this.name,
+      chatId: this.#chatId,
+      context: { thread_id: this.#sessionId },
+      content,
+      kind: content.startsWith(",") ? "command" : "normal",
+      lifespan: {
+        enter: () => {
+          this.#awaiting.add(message);
+          this.#updateBusy();
+        },
+        exit: () => {
+          this.#awaiting.delete(message);
+          this.#updateBusy();
+        },
+      },
+    });
+    if (!steering) {
+      this.#awaiting.add(message);
+      this.#updateBusy();
+    }
+    try {
+      if (!this.#handler) throw new Error("the cli channel has no message handler: run it through a channel manager");
+      await this.#handler(message);
+    } catch (error) {
+      this.#awaiting.delete(message);
+      this.#updateBusy();
+      terminal.printAbove(formatErrorPanel(error instanceof Error ? error.message : String(error), terminal.width, terminal.style, terminal.interactive));
+    }
+  }
+
+  #updateBusy(): void {
+    const terminal = this.#terminal;
+    const busy = this.busy;
+    if (terminal && !terminal.closed) {
+      const wasBusy = terminal.busy;
+      terminal.setBusy(busy);
+      if (busy && !wasBusy) terminal.setSpinner(SPINNER_LABEL);
+    }
+    if (!busy) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  async #onInterrupt(): Promise<void> {
+    const terminal = this.#terminal;
+    if (!terminal) return;
+    if (!this.busy) {
+      terminal.clearInput();
+      terminal.printAbove(terminal.style("gray", "Interrupted. Use ',quit' to exit."));
+      return;
+    }
+    const hadStreams = this.#streams.size > 0;
+    for (const stream of this.#streams) stream.controller.abort();
+    this.#awaiting.clear();
+    if (!hadStreams) terminal.printAbove(terminal.style("yellow", "Interrupted."));
+    this.#updateBusy();
+    await this.#framework.quitViaChannelRouter(this.#sessionId).catch(() => {});
+  }
+
+  async #leave(endOfInput: boolean): Promise<void> {
+    if (this.#leaving || this.#stopping) return;
+    this.#leaving = true;
+    // Piped input ends before its turns do: let them finish first.
+    if (endOfInput) await this.whenIdle();
+    this.#terminal?.printAbove(this.#terminal.style("gray", "Bye."));
+    await this.#shutdown();
+    this.#options.onExit?.();
+  }
+
+  async #shutdown(): Promise<void> {
+    for (const stream of this.#streams) stream.controller.abort();
+    this.#terminal?.close();
+    this.#restoreLogs?.();
+    this.#restoreLogs = null;
+    await this.#historyWrites;
+    this.#resolveExited();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    await this.#shutdown();
+  }
+
+  async send(message: Envelope): Promise<void> {
+    if (fieldOf(message, "kind") !== "error") return;
+    const terminal = this.#terminal;
+    const content = String(fieldOf(message, "content") ?? "");
+    if (!terminal || content.trim() === "") return;
+    // A failed turn may never exit its lifespan: an error ends the wait for it.
+    if (this.#streams.size === 0) {
+      this.#awaiting.clear();
+      this.#updateBusy();
+    }
+    terminal.printAbove(formatErrorPanel(content, terminal.width, terminal.style, terminal.interactive));
+  }
+
+  admitMessage({ turn }: { sessionId: string; message: Envelope; turn: TurnSnapshot }): AdmitDecision | null {
+    return turn.isRunning ? { action: "steer", reason: STEER_REASON } : null;
+  }
+
+  async *streamEvents(message: Envelope, stream: AsyncStreamEvents): AsyncIterable<StreamEvent> {
+    const terminal = this.#terminal;
+    if (!terminal || terminal.closed) {
+      yield* stream;
+      return;
+    }
+    const active: ActiveStream = { message, controller: new AbortController() };
+    this.#streams.add(active);
+    this.#updateBusy();
+    const markdown = this.#markdown ? await this.#markdown.catch(() => null) : null;
+    await this.#prepared?.catch(() => {});
+    const printer = new TurnPrinter(terminal, {
+      kind: String(fieldOf(message, "kind") ?? "normal"),
+      expandThinking: this.#expandThinking,
+      markdown,
+      throttleMs: this.#options.throttleMs ?? 50,
+    });
+    printer.begin();
+    const source = withToolCallReporter(printer, stream)[Symbol.asyncIterator]();
+    const aborted = new Promise<typeof ABORTED>((resolve) => {
+      if (active.controller.signal.aborted) resolve(ABORTED);
+      active.controller.signal.addEventListener("abort", () => resolve(ABORTED), { once: true });
+    });
+    try {
+      for (;;) {
+        const pending = source.next();
+        pending.catch(() => {});
+        const next = await Promise.race([pending, aborted]);
+        if (next === ABORTED) {
+          source.return?.(undefined).catch(() => {});
+          printer.interrupted();
+          return;
+        }
+        if (next.done) return;
+        if (printer.handle(next.value)) yield next.value;
+      }
+    } finally {
+      printer.finish();
+      this.#streams.delete(active);
+      if (!this.#awaiting.delete(message)) {
+        const oldest = this.#awaiting.values().next();
+        if (!oldest.done) this.#awaiting.delete(oldest.value);
+      }
+      this.#updateBusy();
+    }
+  }
+}
+
+/**
+ * The `cli` channel for a framework. The builtin plugin provides it from
+ * `provideChannels({ messageHandler })`; `bub chat` passes its own streams and `onExit`.
+ *
+ * ```ts
+ * const cli = createCliChannel(framework, { messageHandler, onExit: () => controller.abort() });
+ * await cli.start(controller.signal);
+ * ```
+ */
+export function createCliChannel(framework: CliFramework, options: CliChannelOptions = {}): CliChannel {
+  return new CliChannel(framework, options);
+}

@@ -1,0 +1,51 @@
+/**
+ * The REPL's input history: one file per workspace under `<BUB_HOME>/history/`, in the
+ * format the reference runtime's prompt library writes (a `# <date>` comment, then the
+ * entry's lines each prefixed with `+`), so both runtimes share it.
+ */
+import { createHash } from "node:crypto";
+import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+
+/** `<home>/history/<md5(workspace)>.history`. */
+export function historyFile(home: string, workspace: string): string {
+  return join(home, "history", `${createHash("md5").update(workspace).digest("hex")}.history`);
+}
+
+/** Parses a history file's text into entries, oldest first. */
+export function parseHistory(text: string): string[] {
+  const entries: string[] = [];
+  let current: string[] | null = null;
+  const flush = () => {
+    if (current) entries.push(current.join("\n"));
+    current = null;
+  };
+  for (const line of text.split(/\r?\n/)) {
+    if (line.startsWith("+")) (current ??= []).push(line.slice(1));
+    else flush();
+  }
+  flush();
+  return entries;
+}
+
+/** Reads the entries of a history file, oldest first; a missing file has none. */
+export async function loadHistory(file: string): Promise<string[]> {
+  try {
+    return parseHistory(await readFile(file, "utf8"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+}
+
+function stamp(date: Date): string {
+  const pad = (value: number, size = 2) => String(value).padStart(size, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds() * 1000, 6)}`;
+}
+
+/** Appends one entry (creating the folder and file on first use). */
+export async function appendHistory(file: string, entry: string, date = new Date()): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const lines = entry.split("\n").map((line) => `+${line}`).join("\n");
+  await appendFile(file, `\n# ${stamp(date)}\n${lines}\n`);
+}

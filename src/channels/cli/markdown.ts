@@ -1,0 +1,53 @@
+/**
+ * Markdown to terminal text with marked + marked-terminal, imported on first use (they
+ * cost ~150 ms to load, which only `bub chat` should pay).
+ */
+
+/** Renders a Markdown document for a terminal `width` columns wide. */
+export type MarkdownRenderer = (markdown: string, width: number) => string;
+
+let loading: Promise<MarkdownRenderer> | null = null;
+
+/** The shared renderer, loaded once. */
+export function loadMarkdownRenderer(): Promise<MarkdownRenderer> {
+  loading ??= (async () => {
+    const [{ Marked }, { markedTerminal }] = await Promise.all([import("marked"), import("marked-terminal")]);
+    const byWidth = new Map<number, InstanceType<typeof Marked>>();
+    return (markdown: string, width: number): string => {
+      let marked = byWidth.get(width);
+      if (!marked) {
+        marked = new Marked();
+        // marked-terminal's typings describe an older extension shape than marked 18 accepts.
+        marked.use(markedTerminal({ width, reflowText: true, tab: 2 }) as unknown as Parameters<typeof marked.use>[0]);
+        byWidth.set(width, marked);
+      }
+      const rendered = String(marked.parse(markdown, { async: false }));
+      return rendered.replace(/\n+$/, "");
+    };
+  })();
+  return loading;
+}
+
+/**
+ * Splits Markdown where everything before is finished: at the last blank line outside a
+ * code fence. Returns the length of that finished prefix (0 when there is none).
+ */
+export function finishedPrefixLength(markdown: string): number {
+  let inFence = false;
+  let fence = "";
+  let offset = 0;
+  let cut = 0;
+  for (const line of markdown.split("\n")) {
+    const end = offset + line.length + 1;
+    const trimmed = line.trimStart();
+    const marker = /^(`{3,}|~{3,})/.exec(trimmed)?.[1];
+    if (marker) {
+      if (!inFence) {
+        inFence = true;
+        fence = marker;
+      } else if (marker.startsWith(fence[0]!) && marker.length >= fence.length) inFence = false;
+    } else if (!inFence && trimmed === "" && end <= markdown.length) cut = end;
+    offset = end;
+  }
+  return cut;
+}

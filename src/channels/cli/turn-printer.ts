@@ -1,0 +1,238 @@
+/**
+ * Renders one turn's stream on a {@link Terminal}: Markdown re-rendered live (throttled),
+ * reasoning collapsed or expanded, one line per tool call, and a spinner whenever the turn
+ * is waiting for the model.
+ */
+import type { StreamEvent } from "../../kernel/stream.ts";
+import type { ToolCallReporter } from "../../tools/reporting.ts";
+import { formatToolCall, formatToolFailure, formatToolSuccess } from "./format.ts";
+import { finishedPrefixLength, type MarkdownRenderer } from "./markdown.ts";
+import type { Terminal } from "./terminal.ts";
+
+/** Options of {@link TurnPrinter}. */
+export interface TurnPrinterOptions {
+  /** `command` output is shown as plain text; everything else as Markdown. */
+  kind: string;
+  expandThinking: boolean;
+  /** Null in plain mode (text is written as it arrives). */
+  markdown: MarkdownRenderer | null;
+  /** Minimum time between two live re-renders. */
+  throttleMs: number;
+}
+
+/** The spinner label while waiting for the model. */
+export const SPINNER_LABEL = "Generating";
+
+function parseArguments(raw: unknown): Record<string, unknown> {
+  if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) return raw as Record<string, unknown>;
+  if (typeof raw === "string" && raw.trim() !== "") {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      return { arguments: raw };
+    }
+  }
+  return {};
+}
+
+function toolCallOf(call: Record<string, unknown>): { name: string; args: Record<string, unknown> } {
+  const fn = (typeof call.function === "object" && call.function !== null ? call.function : call) as Record<string, unknown>;
+  return { name: String(fn.name ?? call.name ?? "tool"), args: parseArguments(fn.arguments ?? call.arguments ?? call.args) };
+}
+
+/** See the module comment. Also the turn's {@link ToolCallReporter}. */
+export class TurnPrinter implements ToolCallReporter {
+  readonly #terminal: Terminal;
+  readonly #options: TurnPrinterOptions;
+  #buffer = "";
+  #shown = false;
+  #reasoningChars = 0;
+  #reasoningText = "";
+  #reasoningOpen = false;
+  #timer: NodeJS.Timeout | null = null;
+  #lastRender = 0;
+  #toolCallsAt = 0;
+  #eventCalls: Record<string, unknown>[] = [];
+  #reportedStarts = 0;
+  #finished = false;
+
+  constructor(terminal: Terminal, options: TurnPrinterOptions) {
+    this.#terminal = terminal;
+    this.#options = options;
+  }
+
+  get #live(): boolean {
+    return this.#terminal.interactive && this.#options.markdown !== null;
+  }
+
+  /** Starts the spinner. */
+  begin(): void {
+    this.#terminal.setSpinner(SPINNER_LABEL);
+  }
+
+  /** Renders one event; false when the event should not be passed on (leading whitespace). */
+  handle(event: StreamEvent): boolean {
+    switch (event.kind) {
+      case "text":
+        return this.#text(String(event.data.delta ?? ""));
+      case "reasoning":
+        this.#reasoning(String(event.data.delta ?? ""));
+        return true;
+      case "tool_call":
+        this.#commit();
+        this.#toolCallsAt = performance.now();
+        this.#eventCalls = Array.isArray(event.data.tool_calls) ? event.data.tool_calls : [];
+        this.#reportedStarts = 0;
+        this.#terminal.setSpinner(SPINNER_LABEL);
+        return true;
+      case "tool_result":
+        this.#toolResultFallback();
+        return true;
+      case "final":
+        this.#commit();
+        return true;
+      default:
+        return true;
+    }
+  }
+
+  #text(delta: string): boolean {
+    if (delta.trim() === "" && !this.#shown && this.#buffer === "" && this.#reasoningChars === 0 && !this.#reasoningOpen) return false;
+    this.#closeReasoning();
+    this.#shown = true;
+    this.#terminal.setSpinner(null);
+    if (!this.#live) {
+      this.#terminal.writeStreamed(delta);
+      this.#buffer += delta;
+      return true;
+    }
+    this.#buffer += delta;
+    this.#scheduleRender();
+    return true;
+  }
+
+  #reasoning(delta: string): void {
+    if (delta === "") return;
+    if (!this.#options.expandThinking) {
+      this.#reasoningChars += delta.length;
+      return;
+    }
+    this.#terminal.setSpinner(null);
+    if (!this.#reasoningOpen) {
+      this.#reasoningOpen = true;
+      if (!this.#live) this.#terminal.printAbove(this.#terminal.style("dim", "[-] Thinking"));
+    }
+    if (!this.#live) {
+      this.#terminal.writeStreamed(this.#terminal.style("dim", delta));
+      return;
+    }
+    this.#reasoningText += delta;
+    this.#terminal.setLive(this.#terminal.style("dim", `[-] Thinking\n${this.#reasoningText}`));
+  }
+
+  /** Ends an expanded reasoning block, or prints the collapsed summary line. */
+  #closeReasoning(): void {
+    const style = this.#terminal.style;
+    if (this.#reasoningOpen) {
+      this.#reasoningOpen = false;
+      if (this.#live) this.#terminal.commitLive(style("dim", `[-] Thinking\n${this.#reasoningText}`));
+      else this.#terminal.endStreamed();
+      this.#reasoningText = "";
+    }
+    if (this.#reasoningChars > 0) {
+      this.#terminal.printAbove(style("dim", `[+] Thinking (${this.#reasoningChars} chars hidden)`));
+      this.#reasoningChars = 0;
+    }
+  }
+
+  #scheduleRender(): void {
+    const elapsed = performance.now() - this.#lastRender;
+    if (elapsed >= this.#options.throttleMs) {
+      this.#render();
+      return;
+    }
+    this.#timer ??= setTimeout(() => {
+      this.#timer = null;
+      this.#render();
+    }, this.#options.throttleMs - elapsed);
+  }
+
+  #renderText(text: string): string {
+    if (this.#options.kind === "command" || !this.#options.markdown) return text.replace(/\n+$/, "");
+    return this.#options.markdown(text, this.#terminal.width);
+  }
+
+  #render(): void {
+    if (this.#finished || this.#buffer === "") return;
+    this.#lastRender = performance.now();
+    let rendered = this.#renderText(this.#buffer);
+    // Keep the live region shorter than the screen: finished blocks go to the scrollback.
+    if (rendered.split("\n").length > this.#terminal.height - 4) {
+      const cut = finishedPrefixLength(this.#buffer);
+      if (cut > 0) {
+        this.#terminal.commitLive(this.#renderText(this.#buffer.slice(0, cut)));
+        this.#buffer = this.#buffer.slice(cut);
+        rendered = this.#renderText(this.#buffer);
+      }
+    }
+    this.#terminal.setLive(rendered);
+  }
+
+  /** Moves whatever is live to the scrollback. */
+  #commit(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#closeReasoning();
+    if (this.#buffer === "") return;
+    if (this.#live) this.#terminal.commitLive(this.#renderText(this.#buffer));
+    else this.#terminal.endStreamed();
+    this.#buffer = "";
+  }
+
+  /** Shows tool calls announced only by stream events (no reporter calls were made for them). */
+  #toolResultFallback(): void {
+    if (this.#reportedStarts > 0 || this.#eventCalls.length === 0) return;
+    const elapsed = performance.now() - this.#toolCallsAt;
+    for (const call of this.#eventCalls) {
+      const { name, args } = toolCallOf(call);
+      this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(name, args)));
+      this.#terminal.printAbove(this.#terminal.style("green", formatToolSuccess(elapsed)));
+    }
+    this.#eventCalls = [];
+    this.#terminal.setSpinner(SPINNER_LABEL);
+  }
+
+  start(name: string, args: Readonly<Record<string, unknown>>): void {
+    this.#commit();
+    this.#reportedStarts++;
+    this.#terminal.setSpinner(null);
+    this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(name, args)));
+  }
+
+  success(_name: string, _result: unknown, elapsedMs: number): void {
+    this.#terminal.printAbove(this.#terminal.style("green", formatToolSuccess(elapsedMs)));
+    this.#terminal.setSpinner(SPINNER_LABEL);
+  }
+
+  error(_name: string, error: unknown, elapsedMs: number): void {
+    const { status, detail } = formatToolFailure(error, elapsedMs);
+    this.#terminal.printAbove(`${this.#terminal.style("red", status)}\n${this.#terminal.style("gray", detail)}`);
+    this.#terminal.setSpinner(SPINNER_LABEL);
+  }
+
+  /** The user interrupted: keep what was shown, say so. */
+  interrupted(): void {
+    this.#commit();
+    this.#terminal.setSpinner(null);
+    this.#terminal.printAbove(this.#terminal.style("yellow", "Interrupted."));
+  }
+
+  /** Commits what is left and stops the spinner. Safe to call twice. */
+  finish(): void {
+    if (this.#finished) return;
+    this.#commit();
+    this.#finished = true;
+    this.#terminal.setSpinner(null);
+  }
+}
