@@ -4,6 +4,7 @@ import { fieldOf } from "../kernel/envelope.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { ChannelMessage } from "../channels/message.ts";
+import { createChannelHooks } from "../channels/builtin-hooks.ts";
 import { builtinSystemPrompt } from "./system-prompt.ts";
 import { registerBuiltinCommands } from "./commands/index.ts";
 import { createLazyAgentHooks } from "./lazy-agent.ts";
@@ -26,6 +27,7 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
   return {
     name: "builtin",
     ...agentHooks,
+    ...createChannelHooks(framework),
 
     resolveSession({ message }) {
       const own = fieldOf(message, "session_id");

@@ -1,0 +1,24 @@
+/**
+ * The builtin plugin's channel hooks, kept here so the plugin only delegates: the channels
+ * it provides (Telegram), the in-memory steering inbox, and the admission default.
+ */
+import type { BubFramework } from "../kernel/framework.ts";
+import type { BubPlugin } from "../kernel/hooks.ts";
+import { builtinAdmission } from "./admission.ts";
+import { createSteeringInbox } from "./steering.ts";
+import { createTelegramChannel } from "./telegram/channel.ts";
+import { telegramSettings } from "./telegram/settings.ts";
+
+/**
+ * `provideChannels`, `provideSteeringInbox` and `admitMessage` for the builtin plugin;
+ * registers the `telegram` settings section. Nothing heavy is imported: grammY loads when
+ * the Telegram channel starts.
+ */
+export function createChannelHooks(framework: BubFramework): Pick<BubPlugin, "provideChannels" | "provideSteeringInbox" | "admitMessage"> {
+  framework.settings.register(telegramSettings);
+  return {
+    provideChannels: ({ messageHandler }) => [createTelegramChannel(framework, { messageHandler })],
+    provideSteeringInbox: () => createSteeringInbox(),
+    admitMessage: (args) => builtinAdmission(framework, args),
+  };
+}

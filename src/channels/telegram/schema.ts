@@ -1,0 +1,18 @@
+import { z } from "zod";
+
+/** Telegram channel settings (YAML `telegram:`; env `BUB_TELEGRAM_*`). */
+export const telegramSchema = z.object({
+  token: z.string().default(""),
+  /** Comma-separated user ids or usernames allowed to talk to the bot. */
+  allow_users: z.string().default(""),
+  /** Comma-separated chat ids the bot answers in. */
+  allow_chats: z.string().default(""),
+  /** Serve everyone when no allowlist is set (off: the agent has a shell). */
+  allow_all: z.boolean().default(false),
+  /** `http://`, `https://` or `socks5://` proxy for every Bot API call. */
+  proxy: z.string().default(""),
+  /** The Bot API server (a self-hosted one, or a fake in tests). */
+  api_root: z.string().url("expected a URL such as https://api.telegram.org").default("https://api.telegram.org"),
+  /** Media larger than this many bytes is not downloaded for the model. */
+  max_file_bytes: z.number().int().min(0).default(2 * 1024 * 1024),
+});

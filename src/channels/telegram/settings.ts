@@ -1,0 +1,24 @@
+import type { z } from "zod";
+import { defineSettings } from "../../kernel/settings.ts";
+import type { telegramSchema } from "./schema.ts";
+
+/** Resolved Telegram settings. */
+export type TelegramSettings = z.infer<typeof telegramSchema>;
+
+/** The `telegram` settings section (env prefix `BUB_TELEGRAM_`); zod loads only when it is first resolved. */
+export const telegramSettings = defineSettings<TelegramSettings>({
+  id: "telegram",
+  section: "telegram",
+  schema: async () => (await import("./schema.ts")).telegramSchema,
+});
+
+/** A comma-separated allowlist as a set of trimmed entries (usernames lower-cased, `@` dropped). */
+export function parseAllowlist(value: string): Set<string> {
+  return new Set(
+    value
+      .split(",")
+      .map((entry) => entry.trim().replace(/^@/, ""))
+      .filter((entry) => entry !== "")
+      .map((entry) => (/^-?\d+$/.test(entry) ? entry : entry.toLowerCase())),
+  );
+}

@@ -1,0 +1,285 @@
+/**
+ * A real Telegram Bot API server on 127.0.0.1 for tests: enough of the API for grammY's
+ * long polling and the calls the Telegram channel makes.
+ *
+ * Tests inject updates, read what the bot sent, serve files, and script failures:
+ *
+ * ```ts
+ * const telegram = await startFakeTelegram();
+ * // BUB_TELEGRAM_API_ROOT=telegram.apiRoot
+ * telegram.sendText({ chatId: 1, userId: 1, text: "hello" });
+ * const [reply] = await telegram.waitForCalls("sendMessage", 1);
+ * telegram.fail("sendMessage", { status: 429, retryAfter: 0 });
+ * await telegram.close();
+ * ```
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** One Bot API call the bot made. */
+export interface RecordedCall {
+  method: string;
+  payload: Record<string, unknown>;
+}
+
+/** A scripted failure for the next call of a method. */
+export type FakeFailure = { status: 429; retryAfter: number } | { status: number; description?: string } | { network: true };
+
+/** A Telegram user as the fake sends it. */
+export interface FakeUser {
+  id: number;
+  is_bot?: boolean;
+  first_name?: string;
+  username?: string;
+}
+
+/** Options for {@link FakeTelegram.sendMessage}. */
+export interface FakeMessageInit {
+  chatId: number;
+  chatType?: "private" | "group" | "supergroup" | "channel";
+  from?: FakeUser;
+  /** Extra message fields: text, caption, photo, entities, reply_to_message, ... */
+  fields?: Record<string, unknown>;
+}
+
+interface Waiter {
+  method: string;
+  count: number;
+  resolve: (calls: RecordedCall[]) => void;
+}
+
+interface Poll {
+  offset: number;
+  response: ServerResponse;
+  timer: NodeJS.Timeout;
+}
+
+/** The bot the fake server impersonates. */
+export const FAKE_BOT = { id: 4242, is_bot: true, first_name: "Bub", username: "bub_test_bot" } as const;
+
+/** See the module comment. */
+export interface FakeTelegram {
+  /** Use as the channel's API root (`BUB_TELEGRAM_API_ROOT`). */
+  readonly apiRoot: string;
+  /** Every call except getUpdates, in order. */
+  readonly calls: RecordedCall[];
+  /** Queues an update (assigning its update_id); a waiting getUpdates answers at once. */
+  pushUpdate(update: Record<string, unknown>): number;
+  /** Queues a message update and returns the message. */
+  sendMessage(init: FakeMessageInit): Record<string, unknown>;
+  /** Shortcut: a private text message from user `userId` (username `user<id>`). */
+  sendText(init: { chatId: number; userId: number; text: string; username?: string }): Record<string, unknown>;
+  /** Serves `bytes` under `fileId`; returns the file_path. */
+  addFile(fileId: string, bytes: Uint8Array, fileSize?: number): string;
+  /** The next call of `method` fails this way (queue several for several calls). */
+  fail(method: string, failure: FakeFailure): void;
+  /** Resolves with the calls of `method` once there are at least `count` of them. */
+  waitForCalls(method: string, count: number): Promise<RecordedCall[]>;
+  /** Calls of one method. */
+  callsOf(method: string): RecordedCall[];
+  /** How many file downloads were served. */
+  readonly downloads: number;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link FakeTelegram} on an ephemeral loopback port. */
+export async function startFakeTelegram(options: { token?: string } = {}): Promise<FakeTelegram> {
+  const token = options.token ?? "123:TEST";
+  const calls: RecordedCall[] = [];
+  const updates: Record<string, unknown>[] = [];
+  const files = new Map<string, { path: string; bytes: Uint8Array; size: number }>();
+  const failures = new Map<string, FakeFailure[]>();
+  let waiters: Waiter[] = [];
+  let polls: Poll[] = [];
+  let nextUpdateId = 1;
+  let nextMessageId = 1;
+  let downloads = 0;
+
+  const callsOf = (method: string) => calls.filter((call) => call.method === method);
+  const notify = () => {
+    waiters = waiters.filter((waiter) => {
+      const matching = callsOf(waiter.method);
+      if (matching.length < waiter.count) return true;
+      waiter.resolve(matching);
+      return false;
+    });
+  };
+
+  const json = (response: ServerResponse, status: number, body: unknown) => {
+    if (response.writableEnded || response.destroyed) return;
+    response.writeHead(status, { "content-type": "application/json" });
+    response.end(JSON.stringify(body));
+  };
+  const ok = (response: ServerResponse, result: unknown) => json(response, 200, { ok: true, result });
+
+  const pending = (offset: number) => updates.filter((update) => (update.update_id as number) >= offset);
+  const answerPolls = () => {
+    polls = polls.filter((poll) => {
+      const ready = pending(poll.offset);
+      if (ready.length === 0) return true;
+      clearTimeout(poll.timer);
+      ok(poll.response, ready);
+      return false;
+    });
+  };
+
+  const sentMessage = (payload: Record<string, unknown>) => ({
+    message_id: nextMessageId++,
+    date: Math.floor(Date.now() / 1000),
+    chat: { id: Number(payload.chat_id), type: "private" },
+    from: FAKE_BOT,
+    text: payload.text,
+  });
+
+  const handleMethod = (method: string, payload: Record<string, unknown>, response: ServerResponse) => {
+    if (method !== "getUpdates") {
+      calls.push({ method, payload });
+      notify();
+    }
+    const failure = failures.get(method)?.shift();
+    if (failure) {
+      if ("network" in failure) {
+        response.socket?.destroy();
+        return;
+      }
+      const body: Record<string, unknown> = { ok: false, error_code: failure.status, description: "description" in failure && failure.description ? failure.description : failure.status === 429 ? "Too Many Requests" : "Internal Server Error" };
+      if ("retryAfter" in failure) body.parameters = { retry_after: failure.retryAfter };
+      json(response, failure.status, body);
+      return;
+    }
+    switch (method) {
+      case "getMe":
+        return ok(response, { ...FAKE_BOT, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
+      case "deleteWebhook":
+      case "setMyCommands":
+      case "sendChatAction":
+      case "close":
+        return ok(response, true);
+      case "getUpdates": {
+        const offset = Number(payload.offset ?? 0);
+        // Confirmed updates are forgotten, as Telegram does.
+        for (let index = updates.length - 1; index >= 0; index--) if ((updates[index]!.update_id as number) < offset) updates.splice(index, 1);
+        const ready = pending(offset);
+        const timeout = Number(payload.timeout ?? 0);
+        if (ready.length > 0 || timeout <= 0) return ok(response, ready);
+        const poll: Poll = { offset, response, timer: setTimeout(() => {
+          polls = polls.filter((other) => other !== poll);
+          ok(response, []);
+        }, timeout * 1000) };
+        response.on("close", () => {
+          clearTimeout(poll.timer);
+          polls = polls.filter((other) => other !== poll);
+        });
+        polls.push(poll);
+        return;
+      }
+      case "sendMessage":
+        return ok(response, sentMessage(payload));
+      case "editMessageText":
+        return ok(response, { ...sentMessage(payload), message_id: Number(payload.message_id) });
+      case "getFile": {
+        const file = files.get(String(payload.file_id));
+        if (!file) return json(response, 400, { ok: false, error_code: 400, description: "Bad Request: invalid file_id" });
+        return ok(response, { file_id: payload.file_id, file_unique_id: `u-${String(payload.file_id)}`, file_size: file.size, file_path: file.path });
+      }
+      default:
+        return json(response, 404, { ok: false, error_code: 404, description: "Not Found: method not found" });
+    }
+  };
+
+  const readBody = async (request: IncomingMessage): Promise<Record<string, unknown>> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    if (!text) return {};
+    if ((request.headers["content-type"] ?? "").includes("application/json")) return JSON.parse(text) as Record<string, unknown>;
+    return Object.fromEntries(new URLSearchParams(text));
+  };
+
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", "http://127.0.0.1");
+    const fileMatch = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+    if (fileMatch) {
+      const file = [...files.values()].find((candidate) => candidate.path === fileMatch[2]);
+      if (fileMatch[1] !== token || !file) {
+        response.writeHead(404).end();
+        return;
+      }
+      downloads++;
+      response.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.bytes.byteLength) });
+      response.end(Buffer.from(file.bytes));
+      return;
+    }
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+    if (!match) {
+      response.writeHead(404).end();
+      return;
+    }
+    if (match[1] !== token) {
+      json(response, 401, { ok: false, error_code: 401, description: "Unauthorized" });
+      return;
+    }
+    readBody(request).then(
+      (payload) => handleMethod(match[2]!, payload, response),
+      () => json(response, 400, { ok: false, error_code: 400, description: "Bad Request: unreadable body" }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const fake: FakeTelegram = {
+    apiRoot: `http://127.0.0.1:${port}`,
+    calls,
+    get downloads() {
+      return downloads;
+    },
+    pushUpdate(update) {
+      const updateId = nextUpdateId++;
+      updates.push({ ...update, update_id: updateId });
+      answerPolls();
+      return updateId;
+    },
+    sendMessage({ chatId, chatType = "private", from, fields = {} }) {
+      const sender = from ?? { id: chatId, is_bot: false, first_name: `User ${chatId}`, username: `user${chatId}` };
+      const message = {
+        message_id: nextMessageId++,
+        date: Math.floor(Date.now() / 1000),
+        chat: chatType === "private" ? { id: chatId, type: chatType, first_name: sender.first_name } : { id: chatId, type: chatType, title: "Group" },
+        from: { is_bot: false, first_name: `User ${sender.id}`, ...sender },
+        ...fields,
+      };
+      fake.pushUpdate({ message });
+      return message;
+    },
+    sendText({ chatId, userId, text, username }) {
+      const entities = text.startsWith("/") ? [{ type: "bot_command", offset: 0, length: text.split(/\s/)[0]!.length }] : undefined;
+      return fake.sendMessage({ chatId, from: { id: userId, username: username ?? `user${userId}`, first_name: `User ${userId}` }, fields: entities ? { text, entities } : { text } });
+    },
+    addFile(fileId, bytes, fileSize) {
+      const path = `photos/${fileId}.jpg`;
+      files.set(fileId, { path, bytes, size: fileSize ?? bytes.byteLength });
+      return path;
+    },
+    fail(method, failure) {
+      const queue = failures.get(method) ?? [];
+      queue.push(failure);
+      failures.set(method, queue);
+    },
+    waitForCalls(method, count) {
+      const matching = callsOf(method);
+      if (matching.length >= count) return Promise.resolve(matching);
+      return new Promise((resolve) => waiters.push({ method, count, resolve }));
+    },
+    callsOf,
+    async close() {
+      for (const poll of polls) {
+        clearTimeout(poll.timer);
+        ok(poll.response, []);
+      }
+      polls = [];
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return fake;
+}
