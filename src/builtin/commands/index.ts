@@ -5,10 +5,12 @@
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import { registerRunCommand } from "./run.ts";
+import { registerChatCommand } from "./chat.ts";
 
 /** Adds every builtin command to `app`. */
 export function registerBuiltinCommands(app: Command, framework: BubFramework): void {
   registerRunCommand(app, framework);
+  registerChatCommand(app, framework);
   app
     .command("hooks", { hidden: true })
     .description("show every hook with the plugins implementing it, and plugins that failed to load")

@@ -183,8 +183,11 @@ export class CliChannel implements Channel {
     terminal.input.on("keypress", (_text: string, key?: { ctrl?: boolean; name?: string }) => {
       if (key?.ctrl && key.name === "x") this.#toggleMode();
     });
-    if (signal.aborted) return void (await this.stop());
-    signal.addEventListener("abort", () => void this.stop(), { once: true });
+    // The manager aborts `signal` when it starts shutting down and calls stop() once its
+    // turns are done: from then on no new line is taken.
+    const stopTaking = () => void (this.#leaving = true);
+    if (signal.aborted) stopTaking();
+    else signal.addEventListener("abort", stopTaking, { once: true });
     terminal.showPrompt();
   }
 
@@ -301,26 +304,34 @@ export class CliChannel implements Channel {
   async #leave(endOfInput: boolean): Promise<void> {
     if (this.#leaving || this.#stopping) return;
     this.#leaving = true;
-    // Piped input ends before its turns do: let them finish first.
-    if (endOfInput) await this.whenIdle();
-    this.#terminal?.printAbove(this.#terminal.style("gray", "Bye."));
-    await this.#shutdown();
-    this.#options.onExit?.();
+    if (endOfInput) {
+      // Piped input ends before its turns do: let them finish first.
+      await this.whenIdle();
+    } else if (this.busy) {
+      for (const stream of this.#streams) stream.controller.abort();
+      this.#awaiting.clear();
+      this.#updateBusy();
+      await this.#framework.quitViaChannelRouter(this.#sessionId).catch(() => {});
+    }
+    // The channel manager stops this channel once its turns are done; alone, stop now.
+    if (this.#options.onExit) this.#options.onExit();
+    else await this.stop();
   }
 
-  async #shutdown(): Promise<void> {
+  /** Says goodbye, clears the live region, closes the prompt and restores logging. */
+  async stop(): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
     for (const stream of this.#streams) stream.controller.abort();
-    this.#terminal?.close();
+    const terminal = this.#terminal;
+    if (terminal && !terminal.closed) {
+      terminal.printAbove(terminal.style("gray", "Bye."));
+      terminal.close();
+    }
     this.#restoreLogs?.();
     this.#restoreLogs = null;
     await this.#historyWrites;
     this.#resolveExited();
-  }
-
-  async stop(): Promise<void> {
-    if (this.#stopping) return;
-    this.#stopping = true;
-    await this.#shutdown();
   }
 
   async send(message: Envelope): Promise<void> {

@@ -1,0 +1,102 @@
+/**
+ * `bub chat`: the interactive REPL. A channel manager runs only the `cli` channel (plus
+ * lifecycle channels) with streaming output, until the person leaves.
+ */
+import type { Command } from "commander";
+import type { BubFramework } from "../../kernel/framework.ts";
+import type { TerminalInput, TerminalOutput } from "../../channels/cli/terminal.ts";
+
+/** Options of `bub chat`. */
+export interface ChatCommandOptions {
+  chatId?: string;
+  sessionId?: string;
+}
+
+/** Where the REPL reads and writes (process.stdin / process.stdout by default). */
+export interface ChatStreams {
+  input?: TerminalInput;
+  output?: TerminalOutput;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs the chat REPL until the person leaves (`,quit`, Ctrl-D, end of input) or the
+ * process is told to stop. Returns the exit code.
+ */
+export async function runChat(framework: BubFramework, options: ChatCommandOptions = {}, streams: ChatStreams = {}): Promise<number> {
+  const [{ ChannelManager }, { CliChannel, createCliChannel }] = await Promise.all([import("../../channels/manager.ts"), import("../../channels/cli/index.ts")]);
+  const stop = new AbortController();
+  const manager = new ChannelManager(framework, { enabledChannels: ["cli"], streamOutput: true, graceSeconds: 5 });
+  const provided = manager.channels.get("cli");
+  // A plugin's own `cli` channel is used as it is; the builtin one is rebuilt on our streams.
+  if (!provided || provided instanceof CliChannel) {
+    const cli = createCliChannel(framework, {
+      messageHandler: manager.handleMessage,
+      input: streams.input,
+      output: streams.output,
+      env: streams.env,
+      model: async () => {
+        await framework.settings.prepare();
+        return String(framework.settings.getValue("model", "openrouter:openrouter/free"));
+      },
+      toolNames: toolNamesSource(),
+      chatId: options.chatId,
+      sessionId: options.sessionId,
+      onExit: () => stop.abort(),
+    });
+    manager.channels.set("cli", cli);
+  } else if (typeof (provided as { setMetadata?: unknown }).setMetadata === "function") {
+    (provided as unknown as { setMetadata(ids: ChatCommandOptions): void }).setMetadata(options);
+  }
+  const onSignal = () => stop.abort();
+  process.once("SIGTERM", onSignal);
+  const input = streams.input ?? process.stdin;
+  if (!input.isTTY) process.once("SIGINT", onSignal);
+  try {
+    await manager.run(stop.signal);
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
+  return 0;
+}
+
+/** Tool names for `,` completion, from the shared registry (imported in the background). */
+function toolNamesSource(): () => Iterable<string> {
+  let registry: { names(): string[] } | null = null;
+  import("../../tools/global.ts")
+    .then(({ toolRegistry }) => (registry = toolRegistry))
+    .catch(() => {});
+  return () => registry?.names() ?? [];
+}
+
+/** Adds `bub chat` to the program. */
+export function registerChatCommand(app: Command, framework: BubFramework): void {
+  app
+    .command("chat")
+    .description("talk with the agent in an interactive terminal session")
+    .option("--chat-id <id>", "chat id of the messages (default cli_chat)")
+    .option("--session-id <id>", "session to continue (default cli_session)")
+    .addHelpText(
+      "after",
+      `
+Keys and commands inside the chat:
+  Enter          send the line (while the agent works, it steers the running turn)
+  Ctrl-C         interrupt the running turn (the chat stays open)
+  Ctrl-D         leave (also ,quit or ,exit)
+  Ctrl-X         toggle shell mode: every line runs as a comma command
+  Tab            complete ,<tool name>
+  ,thinking      show or hide the model's reasoning
+  ,help          list the comma commands
+
+Examples:
+  $ bub chat
+  $ bub chat --session-id work
+  $ bub -w ~/projects/site chat
+  $ echo "summarise README.md" | bub chat     # piped: plain output, leaves at end of input`,
+    )
+    .action(async (options: ChatCommandOptions) => {
+      const code = await runChat(framework, options);
+      if (code !== 0) process.exitCode = code;
+    });
+}
