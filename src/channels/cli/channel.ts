@@ -211,6 +211,13 @@ export class CliChannel implements Channel {
     return [hits, line];
   }
 
+  /** A model-facing tool name (`fs_read`) as its runtime name (`fs.read`) when one is known. */
+  #displayToolName(name: string): string {
+    const names = [...(this.#options.toolNames?.() ?? [])];
+    if (names.includes(name)) return name;
+    return names.find((candidate) => candidate.replaceAll(".", "_") === name) ?? name;
+  }
+
   #toggleMode(): void {
     this.#mode = this.#mode === "agent" ? "shell" : "agent";
     this.#terminal?.setPrompt(this.#label());
@@ -367,6 +374,7 @@ export class CliChannel implements Channel {
       expandThinking: this.#expandThinking,
       markdown,
       throttleMs: this.#options.throttleMs ?? 50,
+      toolName: (name) => this.#displayToolName(name),
     });
     printer.begin();
     const source = withToolCallReporter(printer, stream)[Symbol.asyncIterator]();

@@ -18,6 +18,8 @@ export interface TurnPrinterOptions {
   markdown: MarkdownRenderer | null;
   /** Minimum time between two live re-renders. */
   throttleMs: number;
+  /** The name to show for a tool (model-facing `fs_read` → runtime `fs.read`). */
+  toolName?: (name: string) => string;
 }
 
 /** The spinner label while waiting for the model. */
@@ -196,7 +198,7 @@ export class TurnPrinter implements ToolCallReporter {
     const elapsed = performance.now() - this.#toolCallsAt;
     for (const call of this.#eventCalls) {
       const { name, args } = toolCallOf(call);
-      this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(name, args)));
+      this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(this.#options.toolName?.(name) ?? name, args)));
       this.#terminal.printAbove(this.#terminal.style("green", formatToolSuccess(elapsed)));
     }
     this.#eventCalls = [];
@@ -207,7 +209,7 @@ export class TurnPrinter implements ToolCallReporter {
     this.#commit();
     this.#reportedStarts++;
     this.#terminal.setSpinner(null);
-    this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(name, args)));
+    this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(this.#options.toolName?.(name) ?? name, args)));
   }
 
   success(_name: string, _result: unknown, elapsedMs: number): void {
