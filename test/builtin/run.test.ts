@@ -64,6 +64,27 @@ describe("a real turn through the builtin plugin", () => {
     }
   });
 
+  it("uses the SQLite store when BUB_TAPE_STORE=sqlite, and spills oversized tool results to the sidecar", async () => {
+    const dir = await tempDir();
+    try {
+      const home = join(dir.path, ".bub");
+      const framework = new BubFramework({ workspace: dir.path, home, env: { ...env(home), BUB_TAPE_STORE: "sqlite", BUB_SPILL_THRESHOLD: "10" } });
+      await framework.loadPlugins();
+      await import("node:fs/promises").then((fs) => fs.writeFile(join(dir.path, "big.txt"), "line of text\n".repeat(20)));
+      server.script(reply.toolCalls([{ name: "fs_read", arguments: '{"path":"big.txt"}' }]), reply.text("read it"));
+      await framework.running(() => framework.processInbound({ session_id: "s", content: "read big.txt" }));
+      const toolMessage = server.requests[1]!.body.messages.find((message) => message.role === "tool");
+      assert.match(String(toolMessage?.content), /^\[tool output spilled: 259 bytes in 1 chunks; handle: [0-9a-f]{32}\]/);
+      const { DatabaseSync } = await import("node:sqlite");
+      const db = new DatabaseSync(join(home, "tapes.sqlite3"));
+      const tapes = db.prepare("SELECT DISTINCT tape FROM tape_entries").all().map((row) => String(row.tape));
+      db.close();
+      assert.ok(tapes.some((name) => name.endsWith("__sidecar__spill")), `sidecar tape written: ${tapes.join(", ")}`);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
   it("restores a session model switched on the tape, and a message context model overrides it", async () => {
     const dir = await tempDir();
     try {
