@@ -46,7 +46,9 @@ export async function callApi(token, method, payload) {
       signal: AbortSignal.timeout(30_000),
     });
   } catch (error) {
-    throw new Error(`${method} failed: ${error?.cause?.code ?? error?.message ?? error}`);
+    const cause = error?.cause;
+    const code = cause?.code ?? cause?.errors?.[0]?.code;
+    throw new Error(`${method} failed: ${code ?? cause?.message ?? error?.message ?? error} (API root ${root})`);
   }
   let body = null;
   try {
