@@ -6,11 +6,19 @@ import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import { registerRunCommand } from "./run.ts";
 import { registerChatCommand } from "./chat.ts";
+import { registerInstallCommand } from "./install.ts";
+import { registerUpdateCommand } from "./update.ts";
+import { registerUninstallCommand } from "./uninstall.ts";
+import { registerPluginsCommand } from "./plugins.ts";
 
 /** Adds every builtin command to `app`. */
 export function registerBuiltinCommands(app: Command, framework: BubFramework): void {
   registerRunCommand(app, framework);
   registerChatCommand(app, framework);
+  registerInstallCommand(app, framework);
+  registerUpdateCommand(app, framework);
+  registerUninstallCommand(app, framework);
+  registerPluginsCommand(app, framework);
   app
     .command("hooks", { hidden: true })
     .description("show every hook with the plugins implementing it, and plugins that failed to load")

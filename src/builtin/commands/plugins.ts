@@ -1,0 +1,30 @@
+/** `bub plugins`: which plugins loaded (and from where), which failed, and the hooks report. */
+import type { Command } from "commander";
+import type { BubFramework } from "../../kernel/framework.ts";
+
+/** Writes the plugin list followed by the hooks report of `bub hooks`. */
+export async function printPlugins(framework: BubFramework, out: { write(text: string): unknown }): Promise<void> {
+  const { printHookReport } = await import("./hooks.ts");
+  out.write("Plugins:\n");
+  for (const status of framework.pluginStatus) out.write(`  ${status.ok ? "ok    " : "failed"} ${status.name} (${status.source})\n`);
+  out.write("\nHooks:\n");
+  printHookReport(framework, out);
+}
+
+/** Adds `bub plugins` to the program. */
+export function registerPluginsCommand(app: Command, framework: BubFramework): void {
+  app
+    .command("plugins")
+    .description("show the loaded plugins, plugins that failed to load, and every hook with its plugins")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ bub plugins
+  $ BUB_PLUGINS=./my-plugin.ts bub plugins    # try a plugin file without installing it
+  $ bub hooks                                 # the hooks report alone`,
+    )
+    .action(async () => {
+      await printPlugins(framework, process.stdout);
+    });
+}

@@ -1,0 +1,36 @@
+/** `bub update [PACKAGES...]`: updates plugins of the managed plugin project. */
+import type { Command } from "commander";
+import type { BubFramework } from "../../kernel/framework.ts";
+import type { ProjectCommandOptions, ProjectContext } from "./plugin-project.ts";
+
+/** Updates `packages` (none: every package) within their version ranges; returns the exit code. */
+export async function updatePlugins(context: ProjectContext, packages: readonly string[], options: ProjectCommandOptions = {}): Promise<number> {
+  const { ensureProject, printSummary, projectDirOf, runNpm } = await import("./plugin-project.ts");
+  const dir = projectDirOf(context, options);
+  if (await ensureProject(dir)) context.io.stdout.write(`Created the plugin project at ${dir}\n`);
+  const code = await runNpm(context, dir, ["update", "--save", "--no-audit", "--no-fund", ...packages]);
+  if (code === 0) await printSummary(context, dir);
+  return code;
+}
+
+/** Adds `bub update` to the program. */
+export function registerUpdateCommand(app: Command, framework: BubFramework): void {
+  app
+    .command("update")
+    .description("update plugins in the managed plugin project (no names: all of them)")
+    .argument("[packages...]", "package names as npm knows them")
+    .option("--project <dir>", "plugin project directory (env BUB_PROJECT, default <BUB_HOME>/bub-project)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ bub update                      # every installed plugin
+  $ bub update bub-plugin-greet     # just this one
+  $ BUB_PROJECT=~/work/bub-plugins bub update`,
+    )
+    .action(async (packages: string[], options: ProjectCommandOptions) => {
+      const { processContext } = await import("./plugin-project.ts");
+      const code = await updatePlugins(processContext(framework.projectDir), packages, options);
+      if (code !== 0) process.exitCode = code;
+    });
+}
