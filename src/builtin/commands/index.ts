@@ -10,6 +10,7 @@ import { registerInstallCommand } from "./install.ts";
 import { registerUpdateCommand } from "./update.ts";
 import { registerUninstallCommand } from "./uninstall.ts";
 import { registerPluginsCommand } from "./plugins.ts";
+import { registerOnboardCommand } from "./onboard.ts";
 
 /** Adds every builtin command to `app`. */
 export function registerBuiltinCommands(app: Command, framework: BubFramework): void {
@@ -19,6 +20,7 @@ export function registerBuiltinCommands(app: Command, framework: BubFramework): 
   registerUpdateCommand(app, framework);
   registerUninstallCommand(app, framework);
   registerPluginsCommand(app, framework);
+  registerOnboardCommand(app, framework);
   app
     .command("hooks", { hidden: true })
     .description("show every hook with the plugins implementing it, and plugins that failed to load")

@@ -1,0 +1,146 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { BubFramework } from "../../src/builtin/framework.ts";
+import { readConfigFile } from "../../src/kernel/config-file.ts";
+import type { BubPlugin } from "../../src/kernel/hooks.ts";
+import { runOnboard, splitModel, type OnboardPrompts } from "../../src/builtin/commands/onboard.ts";
+import { tempDir } from "../support/temp.ts";
+
+const CANCEL = Symbol("cancel");
+
+/** Prompts answering from a script keyed by question; records what was asked. */
+function scripted(answers: Record<string, unknown>) {
+  const asked: { message: string; options?: unknown }[] = [];
+  const reply = async (options: { message: string; options?: unknown }) => {
+    asked.push(options);
+    const key = Object.keys(answers).find((prefix) => options.message.startsWith(prefix));
+    if (key === undefined) throw new Error(`unexpected question: ${options.message}`);
+    return answers[key];
+  };
+  const prompts = {
+    intro: () => {},
+    outro: () => {},
+    cancel: () => {},
+    select: reply,
+    text: reply,
+    password: reply,
+    multiselect: reply,
+    confirm: reply,
+    isCancel: (value: unknown): value is symbol => value === CANCEL,
+  } as unknown as OnboardPrompts;
+  return { prompts, asked };
+}
+
+function capture() {
+  let stdout = "";
+  let stderr = "";
+  return { io: { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } }, out: () => stdout, err: () => stderr };
+}
+
+const channelPlugin: BubPlugin = {
+  name: "tg-plugin",
+  provideChannels: () => [{ name: "tg", start: async () => {}, stop: async () => {}, send: async () => {} }],
+  onboardConfig: () => ({ tgplugin: { greeting: "hi" } }),
+};
+
+async function setup(existing: string, ...plugins: BubPlugin[]) {
+  const dir = await tempDir();
+  const home = join(dir.path, "home");
+  const framework = new BubFramework({ workspace: dir.path, home, env: { BUB_HOME: home } });
+  await framework.loadPlugins();
+  for (const plugin of plugins) await framework.registerPlugin(plugin);
+  const { mkdir } = await import("node:fs/promises");
+  await mkdir(home, { recursive: true });
+  if (existing) await writeFile(framework.configFile, existing);
+  return { dir, framework };
+}
+
+describe("bub onboard", () => {
+  it("merges the answers and plugin fragments into the existing config, which validates", async () => {
+    const { dir, framework } = await setup("max_steps: 5\nmodel: anthropic:claude-x\nenabled_channels: tg\n", channelPlugin);
+    try {
+      const { prompts, asked } = scripted({
+        "LLM provider": "custom",
+        "Custom provider": "together",
+        "LLM model": "meta/llama-3",
+        "API key": "sk-secret",
+        "API base": "http://127.0.0.1:9999/v1",
+        Channels: ["tg"],
+        "Stream output": true,
+      });
+      const { io, out } = capture();
+      assert.equal(await runOnboard(framework, { prompts, io, version: "1.2.3" }), 0);
+      assert.match(out(), /v1\.2\.3\n\nWelcome to Bub! Let's get you set up\./);
+      assert.match(out(), /Saved config to .*config\.yml/);
+      const provider = asked.find((question) => question.message === "LLM provider") as unknown as { options: { value: string }[]; initialValue: string };
+      assert.equal(provider.initialValue, "anthropic");
+      assert.deepEqual(provider.options.slice(0, 3).map((option) => option.value), ["openrouter", "openai", "anthropic"]);
+      assert.equal(provider.options.at(-1)!.value, "custom");
+      const channels = asked.find((question) => question.message.startsWith("Channels")) as unknown as { options: { value: string }[]; initialValues: string[] };
+      assert.equal(channels.options.some((option) => option.value === "cli"), false, "the cli channel is not offered");
+      assert.deepEqual(channels.initialValues, ["tg"]);
+      const written = (await readConfigFile(framework.configFile)).data;
+      assert.deepEqual(written, {
+        max_steps: 5,
+        model: "together:meta/llama-3",
+        enabled_channels: "tg",
+        api_key: "sk-secret",
+        api_base: "http://127.0.0.1:9999/v1",
+        stream_output: true,
+        tgplugin: { greeting: "hi" },
+      });
+      await framework.settings.validate(written);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("keeps the model name when the answer is empty and omits an empty key and base", async () => {
+    const { dir, framework } = await setup("");
+    try {
+      const { prompts } = scripted({ "LLM provider": "openrouter", "LLM model": "", "API key": "", "API base": "", Channels: [], "Stream output": false });
+      assert.equal(await runOnboard(framework, { prompts, io: capture().io }), 0);
+      const written = (await readConfigFile(framework.configFile)).data;
+      assert.equal(written.model, "openrouter:openrouter/free");
+      assert.equal("api_key" in written, false);
+      assert.equal("api_base" in written, false);
+      assert.equal(written.stream_output, false);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("writes nothing when a question is cancelled (Ctrl-C)", async () => {
+    const { dir, framework } = await setup("max_steps: 5\n");
+    try {
+      const { prompts } = scripted({ "LLM provider": "openai", "LLM model": "gpt-x", "API key": CANCEL });
+      assert.equal(await runOnboard(framework, { prompts, io: capture().io }), 1);
+      assert.equal(await readFile(framework.configFile, "utf8"), "max_steps: 5\n");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("fails with one readable line and writes nothing when the result does not validate", async () => {
+    const broken: BubPlugin = { name: "broken", onboardConfig: () => ({ max_steps: "lots" }) };
+    const { dir, framework } = await setup("max_steps: 5\n", broken);
+    try {
+      const { prompts } = scripted({ "LLM provider": "openai", "LLM model": "gpt-x", "API key": "", "API base": "", Channels: [], "Stream output": false });
+      const { io, err } = capture();
+      assert.equal(await runOnboard(framework, { prompts, io }), 1);
+      assert.match(err(), /^Onboarding failed: .*max_steps.*Nothing was written/);
+      assert.equal(await readFile(framework.configFile, "utf8"), "max_steps: 5\n");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("splits provider:model ids", () => {
+    assert.deepEqual(splitModel("openai:gpt-4o"), { provider: "openai", name: "gpt-4o" });
+    assert.deepEqual(splitModel("openrouter:openrouter/free"), { provider: "openrouter", name: "openrouter/free" });
+    assert.deepEqual(splitModel("just-a-model"), { provider: "openrouter", name: "just-a-model" });
+    assert.deepEqual(splitModel("broken:"), { provider: "openrouter", name: "broken:" });
+  });
+});
