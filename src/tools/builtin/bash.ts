@@ -62,7 +62,7 @@ export function bashTools(shells: ShellManager): Tool[] {
     async run({ cmd, cwd, timeout_seconds, background }, { state, signal }) {
       const directory = await resolveCwd(state, cwd);
       const sessionId = typeof state.session_id === "string" ? state.session_id : null;
-      const shell = shells.start({ cmd, cwd: directory, sessionId });
+      const shell = shells.start({ cmd, cwd: directory, sessionId, background });
       if (background) return `started: ${shell.id}`;
       const outcome = await waitForShell(shell, timeout_seconds * 1000, signal);
       try {

@@ -34,6 +34,8 @@ export interface ManagedShell {
   readonly cwd: string;
   /** The session that started it, or null. */
   readonly sessionId: string | null;
+  /** Process id of the shell, which is also its process group id. */
+  readonly pid: number | undefined;
   readonly status: ShellStatus;
   /** Exit code; a shell ended by a signal reports minus the signal number (as Python does). */
   readonly exitCode: number | null;
@@ -55,8 +57,11 @@ export interface ShellManagerOptions {
 
 /** Starts, tracks and stops shells. */
 export interface ShellManager {
-  /** Spawns `cmd` through the shell in `cwd`, in a new process group. */
-  start(options: { cmd: string; cwd: string; sessionId?: string | null }): ManagedShell;
+  /**
+   * Spawns `cmd` through the shell in `cwd`, in a new process group. A `background` shell
+   * does not keep the process alive: it is killed when the process exits.
+   */
+  start(options: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean }): ManagedShell;
   /**
    * The shell with this id.
    * @throws BubError `not_found` `unknown shell id: <id>`.
@@ -148,6 +153,10 @@ class Shell implements ManagedShell {
     this.closed = Promise.all([this.exited, ...streams]).then(() => undefined);
   }
 
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   get output(): string {
     if (this.#chunks.length > 1) this.#chunks.splice(0, this.#chunks.length, this.#chunks.join(""));
     return this.#chunks[0] ?? "";
@@ -186,12 +195,19 @@ class DefaultShellManager implements ShellManager {
     this.#shell = options.shell;
   }
 
-  start({ cmd, cwd, sessionId = null }: { cmd: string; cwd: string; sessionId?: string | null }): ManagedShell {
+  start({ cmd, cwd, sessionId = null, background = false }: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean }): ManagedShell {
     let id: string;
     do id = `bash-${randomBytes(4).toString("hex")}`;
     while (this.#shells.has(id));
     const shell = new Shell(id, cmd, cwd, sessionId, this.#shell ?? findShell());
     this.#shells.set(id, shell);
+    if (background) {
+      // A one-shot `bub run` must be able to end while a background shell runs; the exit
+      // handler below then kills it.
+      shell.child.unref();
+      (shell.child.stdout as { unref?: () => void } | null)?.unref?.();
+      (shell.child.stderr as { unref?: () => void } | null)?.unref?.();
+    }
     registerExitCleanup();
     void shell.exited.then(() => this.#pruneFinished());
     return shell;

@@ -1,7 +1,7 @@
 // The shell tools: foreground runs with timeouts, background shells polled by offset,
 // process-group termination, session ownership and UTF-8 decoding.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -143,6 +143,17 @@ describe("bash tools", () => {
     assert.equal(shells.get(mine).status, "exited");
     assert.equal(shells.get(theirs).status, "running");
     await call(tools, "bash.kill", { shell_id: theirs });
+  });
+
+  it("does not keep the process alive for a background shell, and kills it at exit", async () => {
+    const module = new URL("../../../src/tools/builtin/shell-manager.ts", import.meta.url).href;
+    const script = `import { createShellManager } from ${JSON.stringify(module)};
+      const shell = createShellManager().start({ cmd: "sleep 300", cwd: ${JSON.stringify(workspace.path)}, background: true });
+      console.log(shell.pid);`;
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ["--input-type=module", "-e", script], (error, out) => (error ? reject(error) : resolve(out))),
+    );
+    assert.equal(alive(Number(stdout.trim())), false);
   });
 
   it("terminateAll stops every running shell", async () => {
