@@ -151,6 +151,9 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       case "getMe":
         return ok(response, { ...FAKE_BOT, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
       case "deleteWebhook":
+        // Like Telegram: updates queued before the bot started are dropped on request.
+        if (payload.drop_pending_updates === true || payload.drop_pending_updates === "true") updates.length = 0;
+        return ok(response, true);
       case "setMyCommands":
       case "sendChatAction":
       case "close":

@@ -11,6 +11,7 @@ import { registerUpdateCommand } from "./update.ts";
 import { registerUninstallCommand } from "./uninstall.ts";
 import { registerPluginsCommand } from "./plugins.ts";
 import { registerOnboardCommand } from "./onboard.ts";
+import { registerGatewayCommand } from "./gateway.ts";
 
 /** Adds every builtin command to `app`. */
 export function registerBuiltinCommands(app: Command, framework: BubFramework): void {
@@ -21,6 +22,7 @@ export function registerBuiltinCommands(app: Command, framework: BubFramework): 
   registerUninstallCommand(app, framework);
   registerPluginsCommand(app, framework);
   registerOnboardCommand(app, framework);
+  registerGatewayCommand(app, framework);
   app
     .command("hooks", { hidden: true })
     .description("show every hook with the plugins implementing it, and plugins that failed to load")

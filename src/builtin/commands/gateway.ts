@@ -1,0 +1,84 @@
+/**
+ * `bub gateway`: serves the enabled channels (Telegram, plugins' channels) until the
+ * process is told to stop, then shuts down gracefully.
+ */
+import type { Command } from "commander";
+import type { BubFramework } from "../../kernel/framework.ts";
+
+/** Options of `bub gateway`. */
+export interface GatewayCommandOptions {
+  /** Channels to run (repeatable `--enable-channel`); default the `enabled_channels` setting. */
+  enableChannel?: string[];
+  /** Seconds running turns get to finish after SIGINT/SIGTERM (default 30). */
+  graceSeconds?: number;
+}
+
+/** Shown (exit 1) when no channel would run. */
+export const NO_CHANNELS =
+  "No channels are enabled. Configure at least one channel with 'bub onboard' or '--enable-channel' " +
+  "(for Telegram, set BUB_TELEGRAM_TOKEN and BUB_TELEGRAM_ALLOW_USERS).";
+
+/**
+ * Runs the channel manager over the enabled channels until `signal` aborts (the command
+ * wires SIGINT/SIGTERM to it). Returns the exit code: 1 when no channel is enabled.
+ *
+ * @throws whatever stops a channel from starting (e.g. Telegram without an allowlist).
+ */
+export async function runGateway(
+  framework: BubFramework,
+  options: GatewayCommandOptions = {},
+  io: { stderr: { write(text: string): unknown } } = process,
+  signal?: AbortSignal,
+): Promise<number> {
+  await framework.settings.prepare();
+  const { ChannelManager } = await import("../../channels/manager.ts");
+  const requested = options.enableChannel?.flatMap((entry) => entry.split(",")).filter((name) => name.trim() !== "");
+  const manager = new ChannelManager(framework, { enabledChannels: requested?.length ? requested : null, graceSeconds: options.graceSeconds });
+  const enabled = manager.enabledChannels();
+  if (enabled.length === 0) {
+    io.stderr.write(`${NO_CHANNELS}\n`);
+    return 1;
+  }
+  io.stderr.write(`bub gateway: serving ${enabled.map((channel) => channel.name).join(", ")} (Ctrl-C to stop)\n`);
+  await manager.run(signal);
+  return 0;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Adds `bub gateway` to the program. */
+export function registerGatewayCommand(app: Command, framework: BubFramework): void {
+  app
+    .command("gateway")
+    .description("serve the enabled channels (Telegram, plugin channels) until stopped")
+    .option("--enable-channel <name>", "run this channel (repeatable; default: the enabled_channels setting, 'all')", collect)
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ BUB_TELEGRAM_TOKEN=123:abc BUB_TELEGRAM_ALLOW_USERS=alice bub gateway
+  $ bub gateway --enable-channel telegram --enable-channel mychannel
+
+SIGINT or SIGTERM stops taking messages and lets running turns finish (up to 30 s);
+a second signal exits at once.`,
+    )
+    .action(async (options: GatewayCommandOptions) => {
+      const stop = new AbortController();
+      const onSignal = () => {
+        if (stop.signal.aborted) process.exit(130);
+        process.stderr.write("bub gateway: stopping (running turns may finish; signal again to exit now)\n");
+        stop.abort();
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        const code = await runGateway(framework, options, process, stop.signal);
+        if (code !== 0) process.exitCode = code;
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
+    });
+}
