@@ -35,10 +35,8 @@ export async function runChat(framework: BubFramework, options: ChatCommandOptio
       input: streams.input,
       output: streams.output,
       env: streams.env,
-      model: async () => {
-        await framework.settings.prepare();
-        return String(framework.settings.getValue("model", "openrouter:openrouter/free"));
-      },
+      // The manager has prepared the settings before it starts the channel.
+      model: () => String(framework.settings.getValue("model", "openrouter:openrouter/free")),
       toolNames: toolNamesSource(),
       chatId: options.chatId,
       sessionId: options.sessionId,
@@ -61,13 +59,14 @@ export async function runChat(framework: BubFramework, options: ChatCommandOptio
   return 0;
 }
 
-/** Tool names for `,` completion, from the shared registry (imported in the background). */
+/** Tool names for `,` completion, from the shared registry (imported on the first call). */
 function toolNamesSource(): () => Iterable<string> {
   let registry: { names(): string[] } | null = null;
-  import("../../tools/global.ts")
-    .then(({ toolRegistry }) => (registry = toolRegistry))
-    .catch(() => {});
-  return () => registry?.names() ?? [];
+  let loading: Promise<unknown> | null = null;
+  return () => {
+    loading ??= import("../../tools/global.ts").then(({ toolRegistry }) => (registry = toolRegistry)).catch(() => {});
+    return registry?.names() ?? [];
+  };
 }
 
 /** Adds `bub chat` to the program. */

@@ -166,13 +166,6 @@ export class CliChannel implements Channel {
       completer: (line: string) => this.#complete(line),
     });
     this.#terminal = terminal;
-    // The renderer and log-update load in the background: the prompt must not wait for them.
-    if (terminal.interactive) {
-      this.#markdown = loadMarkdownRenderer();
-      this.#prepared = terminal.prepare();
-      this.#markdown.catch(() => {});
-      this.#prepared.catch(() => {});
-    }
     const model = typeof options.model === "function" ? await options.model() : (options.model ?? "(default)");
     terminal.printAbove(formatWelcome({ workspace: this.#framework.workspace, model }, terminal.width, terminal.style, terminal.interactive));
     terminal.setPrompt(this.#label());
@@ -189,6 +182,16 @@ export class CliChannel implements Channel {
     if (signal.aborted) stopTaking();
     else signal.addEventListener("abort", stopTaking, { once: true });
     terminal.showPrompt();
+    // The renderer, log-update and the tool names load once the prompt is up: it must not wait for them.
+    setImmediate(() => {
+      if (terminal.interactive) {
+        this.#markdown ??= loadMarkdownRenderer();
+        this.#prepared ??= terminal.prepare();
+        this.#markdown.catch(() => {});
+        this.#prepared.catch(() => {});
+      }
+      this.#options.toolNames?.();
+    });
   }
 
   #logSink(env: NodeJS.ProcessEnv): LogSink {
@@ -367,6 +370,10 @@ export class CliChannel implements Channel {
     const active: ActiveStream = { message, controller: new AbortController() };
     this.#streams.add(active);
     this.#updateBusy();
+    if (terminal.interactive) {
+      this.#markdown ??= loadMarkdownRenderer();
+      this.#prepared ??= terminal.prepare();
+    }
     const markdown = this.#markdown ? await this.#markdown.catch(() => null) : null;
     await this.#prepared?.catch(() => {});
     const printer = new TurnPrinter(terminal, {

@@ -70,6 +70,8 @@ class MutableOutput extends EventEmitter {
 /** See the module comment. */
 export class Terminal {
   readonly interactive: boolean;
+  /** Whether colour and text attributes are used. */
+  readonly colored: boolean;
   readonly style: Styler;
   readonly input: TerminalInput;
   readonly output: TerminalOutput;
@@ -95,6 +97,7 @@ export class Terminal {
     this.output = options.output;
     this.interactive = options.interactive ?? (options.output.isTTY === true && env.TERM !== "dumb");
     const color = options.color ?? (this.interactive && !env.NO_COLOR);
+    this.colored = color;
     this.style = color ? ansiStyle : plainStyle;
     this.#readlineOutput = new MutableOutput(options.output);
     const terminal = this.interactive && options.input.isTTY === true;

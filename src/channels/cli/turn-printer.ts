@@ -3,6 +3,7 @@
  * reasoning collapsed or expanded, one line per tool call, and a spinner whenever the turn
  * is waiting for the model.
  */
+import { stripVTControlCharacters } from "node:util";
 import type { StreamEvent } from "../../kernel/stream.ts";
 import type { ToolCallReporter } from "../../tools/reporting.ts";
 import { formatToolCall, formatToolFailure, formatToolSuccess } from "./format.ts";
@@ -162,7 +163,9 @@ export class TurnPrinter implements ToolCallReporter {
 
   #renderText(text: string): string {
     if (this.#options.kind === "command" || !this.#options.markdown) return text.replace(/\n+$/, "");
-    return this.#options.markdown(text, this.#terminal.width);
+    const rendered = this.#options.markdown(text, this.#terminal.width);
+    // marked-terminal colours on its own (it ignores NO_COLOR): keep only the layout.
+    return this.#terminal.colored ? rendered : stripVTControlCharacters(rendered);
   }
 
   #render(): void {
