@@ -288,6 +288,36 @@ describe("ChannelManager turns and admission", () => {
   });
 });
 
+describe("ChannelManager debounce", () => {
+  it("turns a burst on a debounced channel into one turn, and flushes buffers at shutdown", async () => {
+    const model = gatedModel();
+    let bub!: BubFramework;
+    bub = testFramework([routerDispatch(() => bub), model.plugin]);
+    const channel = new RecordingChannel("chatty", { needsDebounce: true });
+    let fire: (() => void) | null = null;
+    const clock = { now: () => 0, setTimer: (_ms: number, callback: () => void) => ((fire = callback), () => (fire = null)) };
+    const manager = new ChannelManager(bub, { channels: [channel], enabledChannels: ["chatty"], clock });
+    const stop = new AbortController();
+    const done = manager.run(stop.signal);
+    await manager.ready();
+    const burst = (content: string) => new ChannelMessage({ sessionId: "chatty:1", channel: "chatty", chatId: "1", content, isActive: true });
+    await captureLogs(async () => {
+      await manager.handleMessage(burst("one"));
+      await manager.handleMessage(burst("two"));
+      (fire as (() => void) | null)?.();
+      await model.callCount(1);
+      await manager.handleMessage(burst("three"));
+    });
+    assert.deepEqual(model.prompts(), ["one\ntwo"]);
+    model.calls[0]!.finish();
+    stop.abort();
+    await model.callCount(2);
+    model.calls[1]!.finish();
+    await done;
+    assert.deepEqual(model.prompts(), ["one\ntwo", "three"]);
+  });
+});
+
 describe("ChannelManager routing", () => {
   it("sends outbounds to output_channel, else channel, and reports unknown targets", async () => {
     const other = new RecordingChannel("other");
