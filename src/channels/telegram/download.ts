@@ -1,5 +1,4 @@
-import { request as httpRequest, type Agent } from "node:http";
-import { request as httpsRequest } from "node:https";
+import type { Agent } from "node:http";
 
 /**
  * Downloads a file (through `agent`, so a configured proxy applies). Returns null when the
@@ -8,7 +7,9 @@ import { request as httpsRequest } from "node:https";
  * @throws Error when the server answers with an error status or the connection fails.
  */
 export function downloadFile(url: string, options: { agent?: Agent; maxBytes: number }): Promise<Uint8Array | null> {
-  const request = url.startsWith("https:") ? httpsRequest : httpRequest;
+  // Loaded on first use: node:http and node:https take ~20 ms to load, and every `bub` run
+  // (even `bub --help`) imports this module through the builtin channel hooks.
+  const request = url.startsWith("https:") ? process.getBuiltinModule("node:https").request : process.getBuiltinModule("node:http").request;
   return new Promise((resolve, reject) => {
     const outgoing = request(url, { agent: options.agent }, (response) => {
       const status = response.statusCode ?? 0;
