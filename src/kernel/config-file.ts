@@ -1,4 +1,4 @@
-import { readFile, writeFile, mkdir, rename } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { ConfigError, emptyConfigFile, type ConfigFile } from "./settings.ts";
 
@@ -10,7 +10,7 @@ import { ConfigError, emptyConfigFile, type ConfigFile } from "./settings.ts";
 export async function readConfigFile(path: string): Promise<ConfigFile> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = readFileSync(path, "utf8"); // sync: read once at startup, before anything else runs
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyConfigFile(path);
     throw new ConfigError(`Cannot read config file ${path}: ${(error as Error).message}. Check its permissions.`);
@@ -50,7 +50,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
 
 /** Writes `data` as YAML (key order kept), atomically: a temp file renamed over the old one. */
 export async function writeConfigFile(path: string, data: Record<string, unknown>): Promise<void> {
-  const { stringify } = await import("yaml");
+  const [{ stringify }, { writeFile, mkdir, rename }] = await Promise.all([import("yaml"), import("node:fs/promises")]);
   await mkdir(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, stringify(data), { mode: 0o600 });

@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { isAbsolute, join, resolve, basename, extname } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire, registerHooks } from "node:module";
 import { homedir } from "node:os";
 
@@ -32,10 +32,12 @@ type PackageJson = {
   devDependencies?: Record<string, string>;
 };
 
+// Synchronous on purpose: every `bub` run reads these few small files before anything else
+// can happen, and sync reads skip loading node:fs/promises and the thread-pool round trips.
 async function readPackageJson(file: string): Promise<PackageJson | null> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = readFileSync(file, "utf8");
   } catch {
     return null;
   }
@@ -158,6 +160,15 @@ export function nameFromModule(module: string): string {
   return base === "index" ? basename(resolve(module, "..")) : base;
 }
 
+/** Set by the CLI bundle (scripts/bundle-cli.mjs) to its own library entry, relative to the chunk. */
+declare const __BUB_BUNDLE_INDEX__: string | undefined;
+
+/** This running copy's library entry: the bundle's index.js, else ../index.(ts|js) next to this module. */
+function selfIndexUrl(): URL {
+  if (typeof __BUB_BUNDLE_INDEX__ === "string") return new URL(__BUB_BUNDLE_INDEX__, import.meta.url);
+  return new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url);
+}
+
 let aliasInstalled = false;
 
 /**
@@ -167,7 +178,7 @@ let aliasInstalled = false;
 function installSelfAlias(): void {
   if (aliasInstalled) return;
   aliasInstalled = true;
-  const self = new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url).href;
+  const self = selfIndexUrl().href;
   registerHooks({
     resolve(specifier, context, nextResolve) {
       if (specifier === "bub-ts") return { url: self, shortCircuit: true };
@@ -193,7 +204,7 @@ export async function importPluginModule(module: string): Promise<unknown> {
     const code = (error as NodeJS.ErrnoException).code ?? "";
     if (!/\.(c|m)?ts$/.test(module) || !TS_FALLBACK_CODES.has(code)) throw error;
     const { createJiti } = await import("jiti");
-    const jiti = createJiti(import.meta.url, { moduleCache: false, alias: { "bub-ts": new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url).pathname } });
+    const jiti = createJiti(import.meta.url, { moduleCache: false, alias: { "bub-ts": fileURLToPath(selfIndexUrl()) } });
     namespace = (await jiti.import(module)) as Record<string, unknown>;
   }
   return namespace.default !== undefined ? namespace.default : namespace;
