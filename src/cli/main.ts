@@ -1,7 +1,17 @@
 #!/usr/bin/env node
-// The `bub` binary. Kept tiny: enable the compile cache before anything else is loaded.
+// The `bub` binary. Kept tiny: enable the compile cache before anything else is loaded, and
+// answer a bare `bub --version` without loading commander or any plugin.
+// Built twice: by tsc (dist/cli/main.js) and by scripts/bundle-cli.mjs (dist/bin/bub.js, the
+// package's bin); both sit two folders below the package root.
 import module from "node:module";
 
-module.enableCompileCache?.();
-const { main } = await import("./program.ts");
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+  const fs = process.getBuiltinModule("node:fs");
+  const { version } = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  process.stdout.write(`${version}\n`);
+} else {
+  module.enableCompileCache?.();
+  const { main } = await import("./program.ts");
+  process.exitCode = await main(argv);
+}

@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
-import type { Command, CommanderError } from "commander";
+import { Command, type CommanderError } from "commander";
 import { BubFramework } from "../builtin/framework.ts";
 import { loadDotEnv } from "../kernel/settings.ts";
 import { describeError } from "../kernel/errors.ts";
@@ -39,7 +39,6 @@ export function formatFailure(error: unknown): string {
 
 /** Builds the commander program: global options, then every plugin's commands. */
 export async function createProgram(framework: BubFramework, io: CliIO): Promise<Command> {
-  const { Command } = await import("commander");
   const app = new Command("bub")
     .description("Batteries-included, hook-first AI framework")
     .version(packageVersion(), "-V, --version", "print the version")
