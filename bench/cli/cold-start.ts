@@ -1,13 +1,15 @@
 // Cold start of `bub --help` as a whole process: median wall time and peak memory.
 // Build first (npm run build), then run: node bench/cli/cold-start.ts [runs]
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const bin = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-if (!existsSync(bin)) throw new Error("dist/cli/main.js is missing: run `npm run build` first");
+// The package's bin (the esbuild bundle, dist/bin/bub.js).
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { bin: { bub: string } };
+const bin = fileURLToPath(new URL(`../../${pkg.bin.bub}`, import.meta.url));
+if (!existsSync(bin)) throw new Error(`${pkg.bin.bub} is missing: run \`npm run build\` first`);
 const runs = Number(process.argv[2] ?? 30);
 const env = { PATH: process.env.PATH, HOME: mkdtempSync(join(tmpdir(), "bub-bench-")), BUB_HOME: mkdtempSync(join(tmpdir(), "bub-bench-home-")) };
 const timeBin = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;

@@ -1,0 +1,100 @@
+// The built `bub` binary: the esbuild bundle (package.json "bin"), built into a temp package
+// root whose package.json, node_modules and skills/ link to this checkout's.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFile, mkdir, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { tempDir } from "../support/temp.ts";
+import { bundleCli } from "../../scripts/bundle-cli.mjs";
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+
+// A plugin that adds a command and checks that `import "bub-ts"` gives it the CLI's own classes.
+const PROBE_PLUGIN = `import { BubFramework, definePlugin } from "bub-ts";
+export default (framework) => definePlugin({
+  name: "probe",
+  registerCliCommands({ app }) {
+    app.command("probe").description("a command added by a plugin").action(() => {
+      process.stdout.write("shares the host's classes: " + (framework instanceof BubFramework) + "\\n");
+    });
+  },
+});
+`;
+
+// Records every module URL the process loads (printed to stderr at exit).
+const TRACE = `import { registerHooks } from "node:module";
+const seen = [];
+registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } });
+process.on("exit", () => process.stderr.write("loaded: " + JSON.stringify(seen) + "\\n"));
+`;
+
+describe("the bundled bub binary", () => {
+  let root: Awaited<ReturnType<typeof tempDir>>;
+  let bin: string;
+  let work: string;
+
+  before(async () => {
+    root = await tempDir("bub-bundle-");
+    for (const name of ["package.json", "node_modules", "skills"]) await symlink(join(repo, name), join(root.path, name));
+    bin = await bundleCli({ outdir: join(root.path, "dist", "bin") });
+    work = join(root.path, "work");
+    await mkdir(work);
+    await writeFile(join(root.path, "probe-plugin.js"), PROBE_PLUGIN);
+    await writeFile(join(root.path, "trace.mjs"), TRACE);
+  });
+
+  after(async () => {
+    await root?.cleanup();
+  });
+
+  async function bub(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []) {
+    const result = await run(process.execPath, [...nodeArgs, bin, ...args], {
+      cwd: work,
+      env: { PATH: process.env.PATH, HOME: work, BUB_HOME: join(work, ".bub"), ...env },
+    });
+    return result;
+  }
+
+  it("prints the package version for --version and -V", async () => {
+    const { version } = JSON.parse(await readFile(join(repo, "package.json"), "utf8")) as { version: string };
+    assert.equal((await bub(["--version"])).stdout, `${version}\n`);
+    assert.equal((await bub(["-V"])).stdout, `${version}\n`);
+    assert.equal((await bub(["-w", ".", "--version"])).stdout, `${version}\n`);
+  });
+
+  it("lists every builtin command and a command a BUB_PLUGINS plugin adds", async () => {
+    const { stdout } = await bub(["--help"], { BUB_PLUGINS: join(root.path, "probe-plugin.js") });
+    assert.match(stdout, /^Usage: bub \[options\] \[command\]/);
+    for (const command of ["run", "chat", "install", "update", "uninstall", "plugins", "probe"]) {
+      assert.match(stdout, new RegExp(`^  ${command} `, "m"), `--help lists ${command}`);
+    }
+  });
+
+  it("runs the plugin's command, the plugin's `bub-ts` being the bundle's own library", async () => {
+    const { stdout } = await bub(["probe"], { BUB_PLUGINS: join(root.path, "probe-plugin.js") });
+    assert.equal(stdout, "shares the host's classes: true\n");
+  });
+
+  it("finds the bundled skills next to the package", async () => {
+    const { stdout } = await bub(["run", ",skill"]);
+    assert.match(stdout, /- skill-creator/);
+  });
+
+  it("does not load the AI SDK, grammY, markdown rendering or zod for --help", async () => {
+    const { stderr } = await bub(["--help"], {}, ["--import", join(root.path, "trace.mjs")]);
+    const loaded = JSON.parse(/^loaded: (.*)$/m.exec(stderr)![1]!) as string[];
+    assert.ok(loaded.some((url) => url.endsWith("/dist/bin/bub.js")));
+    for (const unwanted of ["/node_modules/ai/", "/node_modules/@ai-sdk/", "/node_modules/grammy/", "/node_modules/marked", "/node_modules/zod/"]) {
+      assert.deepEqual(
+        loaded.filter((url) => url.includes(unwanted)),
+        [],
+        `--help loads ${unwanted}`,
+      );
+    }
+    assert.ok(loaded.filter((url) => url.startsWith("file:")).length <= 20, `--help loads ${loaded.length} files`);
+  });
+});
