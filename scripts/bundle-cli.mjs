@@ -9,7 +9,7 @@
 // commander, which every run needs.
 import { readFile, writeFile, chmod, rm } from "node:fs/promises";
 import { builtinModules } from "node:module";
-import { join } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -64,6 +64,64 @@ export function rewriteBuiltinImports(code) {
   return rewritten.slice(0, shebangEnd) + consts.join("\n") + "\n" + rewritten.slice(shebangEnd);
 }
 
+const STARTUP = "bub:startup";
+
+/**
+ * esbuild puts a module in a chunk by the set of entry points, dynamic import() targets
+ * included, that reach it. The modules `bub` needs at startup are also imported by lazy
+ * parts (the agent, tools, channels), so each lazy part's different reach splits them into
+ * ~10 small chunks, and each file costs ~0.5 ms to load. Lazy parts only ever load after
+ * startup, so nothing is lost by letting each of them reach all of startup: this plugin
+ * makes every lazy import() target re-export a virtual module `bub:startup` that re-exports
+ * every startup module, and turns an import() of a startup module into an import() of
+ * `bub:startup` (the same namespace object). The startup modules then share one chunk.
+ */
+function startupChunkPlugin({ startup, lazy }) {
+  const index = new Map(startup.map((path, position) => [path, position]));
+  return {
+    name: "startup-chunk",
+    setup(build) {
+      build.onResolve({ filter: /^bub:startup$/ }, () => ({ path: STARTUP, namespace: STARTUP }));
+      build.onLoad({ filter: /.*/, namespace: STARTUP }, () => ({
+        contents: startup.map((path, position) => `export * as m${position} from ${JSON.stringify(join(root, path))};`).join("\n"),
+        loader: "js",
+        resolveDir: root,
+      }));
+      build.onLoad({ filter: /\.ts$/ }, async (args) => {
+        const path = relative(root, args.path).split(sep).join("/");
+        if (!path.startsWith("src/")) return undefined;
+        let code = await readFile(args.path, "utf8");
+        code = code.replace(/\bimport\(\s*(["'])(\.{1,2}\/[^"'\n]+)\1\s*\)/g, (call, _quote, specifier) => {
+          const target = relative(root, resolve(dirname(args.path), specifier)).split(sep).join("/");
+          return index.has(target) ? `import(${JSON.stringify(STARTUP)}).then((startup) => startup.m${index.get(target)})` : call;
+        });
+        if (lazy.has(path)) code += `\nexport * as __bubStartup from ${JSON.stringify(STARTUP)};\n`;
+        return { contents: code, loader: "ts" };
+      });
+    },
+  };
+}
+
+/** The startup modules (static imports from program.ts, outside src/cli/) and the lazily imported ones. */
+function splitGraph(metafile) {
+  const inputs = metafile.inputs;
+  const reached = new Set();
+  const visit = (path) => {
+    if (reached.has(path) || !inputs[path]) return;
+    reached.add(path);
+    for (const edge of inputs[path].imports) if (edge.kind === "import-statement" && !edge.external) visit(edge.path);
+  };
+  visit("src/cli/program.ts");
+  const startup = [...reached].filter((path) => path.startsWith("src/") && !path.startsWith("src/cli/")).sort();
+  const lazy = new Set();
+  for (const input of Object.values(inputs)) {
+    for (const edge of input.imports) {
+      if (edge.kind === "dynamic-import" && !edge.external && edge.path.startsWith("src/") && !reached.has(edge.path)) lazy.add(edge.path);
+    }
+  }
+  return { startup, lazy };
+}
+
 /**
  * Builds the CLI bundle into `outdir` (default dist/bin) and returns the bin's path.
  * `outdir` must sit two levels below a folder holding package.json, skills/ and
@@ -72,7 +130,14 @@ export function rewriteBuiltinImports(code) {
 export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
   const { build } = await import("esbuild");
   await rm(outdir, { recursive: true, force: true }); // no stale chunks from an earlier build
-  const result = await build({
+  const externals = {
+    name: "externals",
+    setup(build) {
+      // Bare specifiers: builtins and npm packages stay imports, except INLINED ones.
+      build.onResolve({ filter: /^[^./]/ }, (args) => (INLINED.has(args.path) || args.path === STARTUP ? undefined : { path: args.path, external: true }));
+    },
+  };
+  const options = {
     absWorkingDir: root,
     entryPoints: { bub: "src/cli/main.ts", index: "src/index.ts" },
     outdir,
@@ -86,18 +151,10 @@ export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
     chunkNames: "[name]-[hash]",
     legalComments: "none",
     logLevel: "warning",
-    write: true,
     metafile: true,
-    plugins: [
-      {
-        name: "inline-startup-packages",
-        setup(build) {
-          // Bare specifiers: builtins and npm packages stay imports, except INLINED ones.
-          build.onResolve({ filter: /^[^./]/ }, (args) => (INLINED.has(args.path) ? undefined : { path: args.path, external: true }));
-        },
-      },
-    ],
-  });
+  };
+  const probe = await build({ ...options, write: false, plugins: [externals] });
+  const result = await build({ ...options, write: true, plugins: [startupChunkPlugin(splitGraph(probe.metafile)), externals] });
   for (const file of Object.keys(result.metafile.outputs)) {
     if (!file.endsWith(".js")) continue;
     const path = join(root, file);

@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Command, type CommanderError } from "commander";
 import { BubFramework } from "../builtin/framework.ts";
@@ -16,7 +16,8 @@ export interface CliIO {
 
 /** The package version, read from package.json next to the build. */
 export function packageVersion(): string {
-  return (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+  // Read as a file, not require()d: that would set up the CommonJS loader (~1 ms) for one JSON file.
+  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }
 
 /** `-w/--workspace` must be known before plugins are discovered, so it is read ahead of commander. */
