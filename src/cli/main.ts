@@ -9,7 +9,14 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   const fs = process.getBuiltinModule("node:fs");
   const { version } = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  process.stdout.write(`${version}\n`);
+  // Straight to fd 1: creating process.stdout costs ~5 ms; Node's stream falls back on error.
+  const text = Buffer.from(`${version}\n`);
+  let written = 0;
+  try {
+    while (written < text.length) written += fs.writeSync(1, text, written);
+  } catch {
+    process.stdout.write(text.subarray(written));
+  }
 } else {
   module.enableCompileCache?.();
   const { main } = await import("./program.ts");

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Command, type CommanderError } from "commander";
+import { Command, type CommanderError, type OutputConfiguration } from "commander";
 import { BubFramework } from "../builtin/framework.ts";
 import { loadDotEnv } from "../kernel/settings.ts";
 import { describeError } from "../kernel/errors.ts";
+import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
 
 /** Exit codes of every `bub` command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -40,12 +41,22 @@ export function formatFailure(error: unknown): string {
 
 /** Builds the commander program: global options, then every plugin's commands. */
 export async function createProgram(framework: BubFramework, io: CliIO): Promise<Command> {
-  const app = new Command("bub")
+  const app = new Command("bub");
+  const defaults = app.configureOutput() as OutputConfiguration;
+  // commander's own help width and colour answers, except that they read `process.stdout`
+  // only when stdout is not a plain file or pipe (where it is no TTY: no width, no colour).
+  const output: OutputConfiguration = {
+    writeOut: (text) => io.stdout.write(text),
+    writeErr: (text) => io.stderr.write(text),
+    getOutHelpWidth: () => (stdoutIsPlain() ? undefined : defaults.getOutHelpWidth!()) as number,
+    getOutHasColors: () => (stdoutIsPlain() ? (colorFromEnv() ?? false) : defaults.getOutHasColors!()),
+  };
+  app
     .description("Batteries-included, hook-first AI framework")
     .version(packageVersion(), "-V, --version", "print the version")
     .option("-w, --workspace <path>", "directory the agent works in (default: the current directory)")
     .showHelpAfterError("(run with --help for usage)")
-    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
+    .configureOutput(output)
     .exitOverride();
   app.hook("preAction", (command) => {
     const workspace = command.opts().workspace as string | undefined;
@@ -57,15 +68,18 @@ export async function createProgram(framework: BubFramework, io: CliIO): Promise
       io.stdout.write("No CLI command loaded.\n");
     });
   }
-  for (const command of app.commands) command.exitOverride().configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) });
+  for (const command of app.commands) command.exitOverride().configureOutput(output);
   return app;
 }
+
+/** The process's stdout and stderr, created only when written to. */
+const defaultIO: CliIO = { stdout: { write: writeStdout }, stderr: { write: (text) => process.stderr.write(text) } };
 
 /**
  * Runs the `bub` command line with `argv` (without `node` and the script) and returns the
  * exit code: 0 ok, 1 failure, 2 usage error.
  */
-export async function main(argv: readonly string[], io: CliIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function main(argv: readonly string[], io: CliIO = defaultIO): Promise<number> {
   loadDotEnv(join(process.cwd(), ".env"));
   let app: Command;
   let framework: BubFramework;

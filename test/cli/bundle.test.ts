@@ -2,8 +2,9 @@
 // root whose package.json, node_modules and skills/ link to this checkout's.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { readFile, mkdir, symlink, writeFile } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { open, readFile, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -72,6 +73,20 @@ describe("the bundled bub binary", () => {
     for (const command of ["run", "chat", "install", "update", "uninstall", "plugins", "probe"]) {
       assert.match(stdout, new RegExp(`^  ${command} `, "m"), `--help lists ${command}`);
     }
+  });
+
+  it("writes the same help to a file as to a pipe", async () => {
+    const piped = (await bub(["--help"])).stdout;
+    const file = join(root.path, "help.txt");
+    const handle = await open(file, "w");
+    try {
+      const child = spawn(process.execPath, [bin, "--help"], { cwd: work, env: { PATH: process.env.PATH, HOME: work, BUB_HOME: join(work, ".bub") }, stdio: ["ignore", handle.fd, "inherit"] });
+      const [code] = (await once(child, "exit")) as [number];
+      assert.equal(code, 0);
+    } finally {
+      await handle.close();
+    }
+    assert.equal(await readFile(file, "utf8"), piped);
   });
 
   it("runs the plugin's command, the plugin's `bub-ts` being the bundle's own library", async () => {
