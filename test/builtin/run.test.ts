@@ -127,6 +127,18 @@ describe("a real turn through the builtin plugin", () => {
     }
   });
 
+  it("bub run answers a failed comma command once, as an error, with exit 1 and no model call", async () => {
+    const dir = await tempDir();
+    try {
+      const result = await bub(["run", ",fs_read 'x"], join(dir.path, ".bub"), dir.path);
+      assert.equal(result.code, 1);
+      assert.equal(result.stdout, "[cli:local]\nNo closing quotation: a single quote is not closed\n");
+      assert.equal(server.requests.length, 0);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
   it("bub run exits 1 with a readable error when the model refuses the key", async () => {
     const dir = await tempDir();
     try {

@@ -53,11 +53,12 @@ export async function runOnce(framework: BubFramework, message: string, options:
   });
   try {
     const result = await framework.running(() => framework.processInbound(inbound));
-    for (const outbound of result.outbounds) {
+    // Error outbounds sent by onError are not among the turn's own outbounds.
+    const printed = [...result.outbounds, ...errors.filter((outbound) => !result.outbounds.includes(outbound))];
+    for (const outbound of printed) {
       if (label(fieldOf(outbound, "content"), "") !== "") out.write(formatOutbound(outbound));
     }
-    for (const outbound of errors) out.write(formatOutbound(outbound));
-    return errors.length > 0 ? 1 : 0;
+    return printed.some((outbound) => fieldOf(outbound, "kind") === "error") ? 1 : 0;
   } finally {
     framework.bindChannelRouter(null);
   }
