@@ -5,6 +5,7 @@
  */
 import { Agent, type AgentOptions } from "../agent/agent.ts";
 import { closeToolNames } from "../agent/tool-names.ts";
+import { currentTurnSignal } from "../channels/manager.ts";
 import { ChannelMessage, mediaUrl, type MediaItem } from "../channels/message.ts";
 import { contentOf, fieldOf, type Envelope, type Prompt, type PromptPart } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
@@ -131,7 +132,8 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
     },
 
     runModelStream({ prompt, sessionId, state }) {
-      return agent.runStream(sessionId, prompt, state, { model: typeof state.model === "string" ? state.model : null });
+      // Under the channel manager a turn can be cancelled (Ctrl-C in chat, shutdown).
+      return agent.runStream(sessionId, prompt, state, { model: typeof state.model === "string" ? state.model : null, signal: currentTurnSignal() ?? undefined });
     },
 
     continuePrompt({ tape }) {

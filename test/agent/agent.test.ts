@@ -282,6 +282,20 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     assert.equal(results.tool_results[0]!.message, "echo is not allowed here");
   });
 
+  it("stops a hanging model call when the turn's signal aborts, keeping what was recorded", async () => {
+    const h = await harness();
+    server.script(reply.hang());
+    const controller = new AbortController();
+    const failure = h.framework.running(async () => {
+      const stream = await h.agent.runStream("test:1", "wait", { _runtime_workspace: "/tmp" }, { signal: controller.signal });
+      for await (const _event of stream);
+    });
+    await server.waitForRequest(0);
+    controller.abort(new Error("interrupted"));
+    await assert.rejects(failure, /interrupted/);
+    assert.deepEqual(eventNames(await h.entries()), ["handoff", "loop.start", "loop.step.start"]);
+  });
+
   it("turns malformed tool-call JSON into an invalid_input result the model sees", async () => {
     const h = await harness();
     server.script(reply.toolCalls([{ id: "c1", name: "text_echo", arguments: '{"text": ' }]), reply.text("retrying"));
