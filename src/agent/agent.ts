@@ -310,6 +310,16 @@ export class Agent implements RuntimeAgent {
       }
       let more = outcome.toolCalls.length > 0 || outcome.toolResults.length > 0;
       if (!more && state._runtime_steering_inbox) more = state._runtime_steering_inbox.messageCount(state) > 0;
+      if (!more && !wroteText && outcome.status === "ok" && outcome.text.trim() === "") {
+        // A reply with neither text nor tool calls would leave the person with nothing.
+        const error = new BubError("provider", `The model ${outcome.model} returned an empty reply. Try again, or pick another model with BUB_MODEL.`);
+        streamState.error = error;
+        await tape.append(entries.error(error, { run_id: outcome.runId }));
+        await tape.appendEvent("loop.step", { step, elapsed_ms, status: "error", error: error.message, date: utcIso() });
+        yield { kind: "error", data: error.toData() };
+        yield { kind: "final", data: { ok: false } };
+        return;
+      }
       if (!more) {
         await tape.appendEvent("loop.step", { step, elapsed_ms, status: "ok", date: utcIso() });
         return;

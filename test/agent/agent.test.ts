@@ -201,6 +201,14 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     assert.ok(!JSON.stringify(entries).includes("sk-test\""), "the key itself never reaches the tape as a value");
   });
 
+  it("reports an empty reply as an error instead of answering nothing", async () => {
+    const h = await harness();
+    server.script(reply.text(""));
+    const events = await h.run("hi");
+    assert.match(String(events.find((event) => event.kind === "error")?.data.message), /returned an empty reply/);
+    assert.ok((await h.entries()).some((entry) => entry.kind === "error"));
+  });
+
   it("falls back to the next model when the first fails", async () => {
     const h = await harness({ fallback_models: ["fake:model-b"] });
     server.script(reply.error(500, "boom"), reply.error(500, "boom"), reply.error(500, "boom"), reply.text("from b"));
