@@ -3,14 +3,16 @@
 // and of a tool-calling turn (fs.read, then the answer).
 // Build first (npm run build), then run: node bench/agent/run-turn.ts [runs]
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reply, startFakeOpenAI, type FakeReply } from "../../test/support/fake-openai.ts";
 
-const bin = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-if (!existsSync(bin)) throw new Error("dist/cli/main.js is missing: run `npm run build` first");
+// The package's bin (the esbuild bundle).
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { bin: { bub: string } };
+const bin = fileURLToPath(new URL(`../../${pkg.bin.bub}`, import.meta.url));
+if (!existsSync(bin)) throw new Error(`${pkg.bin.bub} is missing: run \`npm run build\` first`);
 const runs = Number(process.argv[2] ?? 20);
 const timeBin = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
 const server = await startFakeOpenAI();
