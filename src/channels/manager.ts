@@ -8,7 +8,7 @@ import { createLogger } from "../kernel/log.ts";
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnSnapshot, TurnState } from "../kernel/types.ts";
+import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnResult, TurnSnapshot, TurnState } from "../kernel/types.ts";
 import { BufferedMessageHandler, systemClock, type DebounceClock, type DebounceWindows } from "./debounce.ts";
 import { ChannelMessage } from "./message.ts";
 
@@ -42,6 +42,8 @@ interface TurnTask {
   readonly controller: AbortController;
   done: Promise<void>;
   cancelled: boolean;
+  /** Stops waiting for the turn (set while it runs; called on cancellation). */
+  stop: () => void;
 }
 
 /** A session's turns: the ones running and the admitted messages waiting for them. */
@@ -197,7 +199,8 @@ export class ChannelManager implements ChannelRouter {
       while (this.#inbound.length > 0) {
         const { message, admitted } = this.#inbound.shift()!;
         try {
-          if (await this.#admit(message)) this.#schedule(message);
+          const turns = await this.#admit(message);
+          if (turns) this.#schedule(turns, message);
         } catch (error) {
           log.error("channel.manager failed to admit a message", error);
         } finally {
@@ -245,15 +248,15 @@ export class ChannelManager implements ChannelRouter {
     };
   }
 
-  /** True when the message should start a turn now; otherwise it was dropped, queued or steered. */
-  async #admit(message: Envelope): Promise<boolean> {
+  /** The session's turns when the message should start a turn now; null when it was dropped, queued or steered. */
+  async #admit(message: Envelope): Promise<SessionTurns | null> {
     let sessionId: string;
     try {
       sessionId = await this.framework.resolveSession(message);
     } catch (error) {
       log.error("channel.manager could not resolve the session of a message; dropped", error);
       await this.framework.notifyError("resolve_session", error, message);
-      return false;
+      return null;
     }
     setSessionId(message, sessionId);
     const turns = this.#sessionTurns(sessionId);
@@ -264,11 +267,11 @@ export class ChannelManager implements ChannelRouter {
     } catch (error) {
       log.error(`channel.manager admission failed for session ${sessionId}; processing the message`, error);
       await this.framework.notifyError("admit_message", error, message);
-      return true;
+      return turns;
     }
-    const admitted = this.#apply(decision, turns, message, state);
-    if (!admitted) this.#dropIfIdle(turns);
-    return admitted;
+    if (this.#apply(decision, turns, message, state)) return turns;
+    this.#dropIfIdle(turns);
+    return null;
   }
 
   #apply(decision: AdmitDecision | null, turns: SessionTurns, message: Envelope, state: TurnState): boolean {
@@ -305,10 +308,10 @@ export class ChannelManager implements ChannelRouter {
 
   // ---- scheduling ---------------------------------------------------------------------
 
-  #schedule(message: Envelope): void {
-    const sessionId = String(fieldOf(message, "session_id") ?? "default");
-    const turns = this.#sessionTurns(sessionId);
-    const task: TurnTask = { message, controller: new AbortController(), done: Promise.resolve(), cancelled: false };
+  #schedule(turns: SessionTurns, message: Envelope): void {
+    // The session may have gone idle (and been forgotten) since admission: re-register it.
+    if (this.#sessions.get(turns.sessionId) !== turns) turns = this.#sessionTurns(turns.sessionId);
+    const task: TurnTask = { message, controller: new AbortController(), done: Promise.resolve(), cancelled: false, stop: () => {} };
     turns.active.add(task);
     task.done = turnScope.run(task, () => this.#runTurn(turns, task));
   }
@@ -317,10 +320,13 @@ export class ChannelManager implements ChannelRouter {
     let resultState: TurnState | null = null;
     try {
       const turn = this.framework.processInbound(task.message, { streamOutput: this.#streamOutput() });
-      const cancelled = new Promise<null>((resolve) => task.controller.signal.addEventListener("abort", () => resolve(null), { once: true }));
-      // processInbound already logged the failure and told onError; the turn just ends.
-      turn.catch(() => {});
-      const result = await Promise.race([turn, cancelled]);
+      // Ends with the turn, or at once when the turn is cancelled. A failed turn just ends:
+      // processInbound already logged the failure and told onError.
+      const result = await new Promise<TurnResult | null>((resolve) => {
+        task.stop = () => resolve(null);
+        if (task.cancelled) resolve(null);
+        turn.then(resolve, () => resolve(null));
+      });
       resultState = result?.state ?? null;
     } catch {
       // Reported by processInbound (onError stage "turn").
@@ -349,7 +355,7 @@ export class ChannelManager implements ChannelRouter {
   #next(turns: SessionTurns): void {
     if (turns.active.size === 0 && turns.pending.length > 0) {
       const next = turns.pending.shift()!;
-      this.#schedule(next);
+      this.#schedule(turns, next);
       return;
     }
     this.#dropIfIdle(turns);
@@ -448,6 +454,7 @@ export class ChannelManager implements ChannelRouter {
   #cancel(task: TurnTask): void {
     task.cancelled = true;
     task.controller.abort(new Error("turn cancelled"));
+    task.stop();
   }
 
   // ---- lifecycle ----------------------------------------------------------------------
