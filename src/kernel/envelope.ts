@@ -11,8 +11,15 @@ export type Prompt = string | PromptPart[];
 /** One content part of a multimodal prompt, in the OpenAI chat shape. */
 export type PromptPart = { type: string; [key: string]: unknown };
 
+const camelCases = new Map<string, string>();
+
 function camelCase(key: string): string {
-  return key.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+  let alias = camelCases.get(key);
+  if (alias === undefined) {
+    alias = key.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+    if (camelCases.size < 1024) camelCases.set(key, alias);
+  }
+  return alias;
 }
 
 /**

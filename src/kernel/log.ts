@@ -12,8 +12,16 @@ function thresholdFromEnv(): number {
   return process.env.BUB_DEBUG ? ORDER.debug : ORDER.warn;
 }
 
+// Reading process.env costs about a microsecond; hot paths log (and filter) per message.
+let threshold: number | null = null;
+
+/** Re-reads BUB_LOG_LEVEL / BUB_DEBUG (call after changing them, e.g. after loading `.env`). */
+export function refreshLogLevel(): void {
+  threshold = null;
+}
+
 const stderrSink: LogSink = (level, namespace, message, error) => {
-  if (ORDER[level] < thresholdFromEnv()) return;
+  if (ORDER[level] < (threshold ??= thresholdFromEnv())) return;
   let line = `${level.toUpperCase()} ${namespace} ${message}`;
   if (error !== undefined) {
     const detail = error instanceof Error ? (process.env.BUB_DEBUG ? (error.stack ?? error.message) : error.message) : String(error);

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { BubError } from "./errors.ts";
+import { refreshLogLevel } from "./log.ts";
 
 /**
  * The part of a zod object schema the settings store relies on. Any zod 4 `z.object(...)`
@@ -326,4 +327,5 @@ export function loadDotEnv(file: string, env: NodeJS.ProcessEnv = process.env): 
     return;
   }
   for (const [key, value] of Object.entries(parseEnv(text))) if (env[key] === undefined) env[key] = value;
+  refreshLogLevel();
 }
