@@ -75,8 +75,10 @@ describe("the bundled bub binary", () => {
     }
   });
 
-  it("writes the same help to a file as to a pipe", async () => {
-    const piped = (await bub(["--help"])).stdout;
+  it("writes the same help to a socket, a pipe and a file", async () => {
+    const piped = (await bub(["--help"])).stdout; // execFile gives the child a socket pair
+    const env = { PATH: process.env.PATH, HOME: work, BUB_HOME: join(work, ".bub"), NODE: process.execPath, BIN: bin };
+    assert.equal((await run("sh", ["-c", '"$NODE" "$BIN" --help | cat'], { cwd: work, env })).stdout, piped);
     const file = join(root.path, "help.txt");
     const handle = await open(file, "w");
     try {
