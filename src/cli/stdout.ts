@@ -1,21 +1,25 @@
 /**
  * Writing to stdout without creating `process.stdout` when fd 1 is a regular file, or (on
- * Linux) a pipe or socket. Creating the stream costs 4–6 ms (it loads net and the streams),
- * more than `bub --help` spends on anything else. The bytes are the same: Node writes to a
- * file synchronously, and to a pipe or socket at once unless it is full, queuing the rest;
- * here a full pipe blocks the write instead, and the process waits for its reader either way
- * before exiting. A TTY (which needs the stream for its width) or anything else goes through
- * `process.stdout`, and so does the rest of a write that fails (EAGAIN on a non-blocking
- * pipe, EPIPE), so Node's own handling applies.
+ * Linux) a pipe, a socket or /dev/null. Creating the stream costs 4–6 ms (it loads net and
+ * the streams), more than `bub --help` spends on anything else. The bytes are the same: Node
+ * writes to a file or /dev/null synchronously, and to a pipe or socket at once unless it is
+ * full, queuing the rest; here a full pipe blocks the write instead, and the process waits
+ * for its reader either way before exiting. A TTY (which needs the stream for its width) or
+ * anything else goes through `process.stdout`, and so does the rest of a write that fails
+ * (EAGAIN on a non-blocking pipe, EPIPE), so Node's own handling applies.
  */
 let plain: boolean | undefined;
 
-/** True when fd 1 is a regular file, or a pipe or socket on Linux (never a TTY). */
+/** True when fd 1 is a regular file, or a pipe, socket or /dev/null on Linux (never a TTY). */
 export function stdoutIsPlain(): boolean {
   if (plain === undefined) {
     try {
-      const stat = process.getBuiltinModule("node:fs").fstatSync(1);
-      plain = stat.isFile() || ((stat.isFIFO() || stat.isSocket()) && process.platform === "linux");
+      const fs = process.getBuiltinModule("node:fs");
+      const stat = fs.fstatSync(1);
+      plain =
+        stat.isFile() ||
+        (process.platform === "linux" &&
+          (stat.isFIFO() || stat.isSocket() || (stat.isCharacterDevice() && stat.rdev === fs.statSync("/dev/null").rdev)));
     } catch {
       plain = false;
     }

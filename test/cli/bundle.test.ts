@@ -75,7 +75,7 @@ describe("the bundled bub binary", () => {
     }
   });
 
-  it("writes the same help to a socket, a pipe and a file", async () => {
+  it("writes the same help to a socket, a pipe and a file, and to /dev/null without failing", async () => {
     const piped = (await bub(["--help"])).stdout; // execFile gives the child a socket pair
     const env = { PATH: process.env.PATH, HOME: work, BUB_HOME: join(work, ".bub"), NODE: process.execPath, BIN: bin };
     assert.equal((await run("sh", ["-c", '"$NODE" "$BIN" --help | cat'], { cwd: work, env })).stdout, piped);
@@ -89,6 +89,8 @@ describe("the bundled bub binary", () => {
       await handle.close();
     }
     assert.equal(await readFile(file, "utf8"), piped);
+    const toNull = spawn(process.execPath, [bin, "--help"], { cwd: work, env: { PATH: process.env.PATH, HOME: work, BUB_HOME: join(work, ".bub") }, stdio: ["ignore", "ignore", "inherit"] });
+    assert.deepEqual(await once(toNull, "exit"), [0, null]);
   });
 
   it("runs the plugin's command, the plugin's `bub-ts` being the bundle's own library", async () => {
