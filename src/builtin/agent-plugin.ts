@@ -6,7 +6,7 @@
 import { Agent, type AgentOptions } from "../agent/agent.ts";
 import { closeToolNames } from "../agent/tool-names.ts";
 import { currentTurnSignal } from "../channels/manager.ts";
-import { ChannelMessage, mediaUrl, type MediaItem } from "../channels/message.ts";
+import { ChannelMessage, formatContext, mediaUrl, type MediaItem } from "../channels/message.ts";
 import { contentOf, fieldOf, type Envelope, type Prompt, type PromptPart } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
@@ -26,13 +26,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** `k=v|k=v` of a message's context (keys starting with `_` left out). */
 export function contextStringOf(message: Envelope): string {
-  if (ChannelMessage.isInstance(message) && message instanceof ChannelMessage) return message.contextStr;
   const context = fieldOf(message, "context");
-  if (!isRecord(context)) return "";
-  return Object.entries(context)
-    .filter(([key]) => !key.startsWith("_"))
-    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
-    .join("|");
+  return isRecord(context) ? formatContext(context) : "";
 }
 
 /** Now as local ISO-8601 with the UTC offset, seconds precision: `2026-11-22T10:05:00+01:00`. */
@@ -70,7 +65,7 @@ async function mediaPart(item: MediaItem): Promise<PromptPart | null> {
 export async function buildChannelPrompt(message: Envelope): Promise<Prompt> {
   const content = contentOf(message);
   if (content.trim().startsWith(",")) {
-    if (isRecord(message) || message instanceof ChannelMessage) (message as { kind?: string }).kind = "command";
+    if (isRecord(message)) message.kind = "command";
     return content;
   }
   const context = contextStringOf(message);
@@ -81,14 +76,19 @@ export async function buildChannelPrompt(message: Envelope): Promise<Prompt> {
   return parts.length > 0 ? [{ type: "text", text }, ...parts] : text;
 }
 
-async function latestEventValue(tape: Tape, event: string, key: string): Promise<string | undefined> {
-  const found = await tape.search(tape.query().kinds("event").text(event).limit(20));
-  for (const entry of found) {
-    if (entry.payload.name !== event) continue;
-    const value = isRecord(entry.payload.data) ? entry.payload.data[key] : undefined;
-    if (typeof value === "string" && value !== "") return value;
+/** The session switches recorded by the `model` and `reasoning_effort` tools, latest first wins. */
+const SWITCHES = { model_switch: "model", reasoning_effort_switch: "reasoning_effort" } as const;
+
+/** The latest value of each session switch on the tape: one search for both. */
+async function sessionSwitches(tape: Tape): Promise<Partial<Record<(typeof SWITCHES)[keyof typeof SWITCHES], string>>> {
+  const found: Partial<Record<(typeof SWITCHES)[keyof typeof SWITCHES], string>> = {};
+  // Text searches return the newest entries first.
+  for (const entry of await tape.search(tape.query().kinds("event").text("_switch"))) {
+    const key = SWITCHES[entry.payload.name as keyof typeof SWITCHES];
+    const value = key && isRecord(entry.payload.data) ? entry.payload.data[key] : undefined;
+    if (key && found[key] === undefined && typeof value === "string" && value !== "") found[key] = value;
   }
-  return undefined;
+  return found;
 }
 
 /** Hooks wiring the agent into the builtin plugin, plus the agent itself. */
@@ -110,9 +110,7 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       const context = contextStringOf(message);
       if (context) state.context = context;
       const tape = agent.sessionTape(sessionId, { ...state, _runtime_workspace: framework.workspace });
-      const [model, effort] = await Promise.all([latestEventValue(tape, "model_switch", "model"), latestEventValue(tape, "reasoning_effort_switch", "reasoning_effort")]);
-      if (model) state.model = model;
-      if (effort) state.reasoning_effort = effort;
+      Object.assign(state, await sessionSwitches(tape));
       const messageContext = fieldOf(message, "context");
       if (isRecord(messageContext)) {
         if (typeof messageContext.model === "string" && messageContext.model !== "") state.model = messageContext.model;

@@ -20,6 +20,14 @@ export async function mediaUrl(item: MediaItem): Promise<string | null> {
   return `data:${item.mimeType};base64,${Buffer.from(bytes).toString("base64")}`;
 }
 
+/** `k=v|k=v` of a message context's keys not starting with `_`, in insertion order. */
+export function formatContext(context: Readonly<Record<string, unknown>>): string {
+  return Object.entries(context)
+    .filter(([key]) => !key.startsWith("_"))
+    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
+    .join("|");
+}
+
 /** Fields accepted by {@link ChannelMessage}'s constructor. */
 export interface ChannelMessageInit {
   sessionId: string;
@@ -68,10 +76,7 @@ export class ChannelMessage {
 
   /** `k=v|k=v` of the context keys not starting with `_`, in insertion order. */
   get contextStr(): string {
-    return Object.entries(this.context)
-      .filter(([key]) => !key.startsWith("_"))
-      .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
-      .join("|");
+    return formatContext(this.context);
   }
 
   /** A copy with some fields changed (the context is copied, then re-stamped). */

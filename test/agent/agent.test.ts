@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { z } from "zod";
 import { Agent, AUTO_HANDOFF_ANCHOR } from "../../src/agent/agent.ts";
 import { BubFramework } from "../../src/kernel/framework.ts";
 import { deny, finish } from "../../src/kernel/interception.ts";
-import { setLogSink } from "../../src/kernel/log.ts";
 import type { StreamEvent } from "../../src/kernel/stream.ts";
 import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import type { Envelope } from "../../src/kernel/envelope.ts";
@@ -14,7 +13,8 @@ import { createDefaultTapeContext } from "../../src/tape/context.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
 import { createToolRegistry, type ToolRegistry } from "../../src/tools/registry.ts";
 import { defineTool } from "../../src/tools/tool.ts";
-import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { reply } from "../support/fake-openai.ts";
+import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 
 const echoTool = defineTool({
   name: "text.echo",
@@ -35,21 +35,7 @@ function arrayInbox(): SteeringInbox & { queue: Envelope[] } {
 }
 
 describe("the builtin agent loop (against a fake OpenAI server)", () => {
-  let server: FakeOpenAI;
-  let restoreLogs: () => void;
-
-  before(async () => {
-    server = await startFakeOpenAI();
-    restoreLogs = setLogSink(() => undefined);
-  });
-  after(async () => {
-    restoreLogs();
-    await server.close();
-  });
-  beforeEach(() => {
-    assert.equal(server.pending(), 0, "the previous test consumed its script");
-    server.requests.length = 0;
-  });
+  const server = useFakeOpenAI();
 
   interface Harness {
     agent: Agent;

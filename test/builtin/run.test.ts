@@ -2,35 +2,21 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { BubFramework } from "../../src/builtin/framework.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
 import { fieldOf } from "../../src/kernel/envelope.ts";
-import { setLogSink } from "../../src/kernel/log.ts";
-import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { reply } from "../support/fake-openai.ts";
+import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { tempDir } from "../support/temp.ts";
 
 const execute = promisify(execFile);
 const bin = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 
 describe("a real turn through the builtin plugin", () => {
-  let server: FakeOpenAI;
-  let restoreLogs: () => void;
-
-  before(async () => {
-    server = await startFakeOpenAI();
-    restoreLogs = setLogSink(() => undefined);
-  });
-  after(async () => {
-    restoreLogs();
-    await server.close();
-  });
-  beforeEach(() => {
-    assert.equal(server.pending(), 0, "the previous test consumed its script");
-    server.requests.length = 0;
-  });
+  const server = useFakeOpenAI();
 
   function env(home: string): Record<string, string> {
     return { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-secret-value", BUB_HOME: home };

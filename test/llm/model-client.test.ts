@@ -1,28 +1,16 @@
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, it } from "node:test";
+import { beforeEach, describe, it } from "node:test";
 import { BubError } from "../../src/kernel/errors.ts";
-import { setLogSink } from "../../src/kernel/log.ts";
 import { isContextLengthError } from "../../src/llm/errors.ts";
 import { completionCallOptions, createModelClient, type ModelCallEvent, type ModelCallRequest, type ModelClientOptions } from "../../src/llm/model-client.ts";
 import { defaultModelSettings, type ModelSettings } from "../../src/llm/settings.ts";
-import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { reply } from "../support/fake-openai.ts";
+import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 
 describe("model client (against a fake OpenAI server)", () => {
-  let server: FakeOpenAI;
-  let restoreLogs: () => void;
   const logLines: string[] = [];
-
-  before(async () => {
-    server = await startFakeOpenAI();
-    restoreLogs = setLogSink((_level, _namespace, message) => logLines.push(message));
-  });
-  after(async () => {
-    restoreLogs();
-    await server.close();
-  });
+  const server = useFakeOpenAI({ onLog: (_level, _namespace, message) => void logLines.push(message) });
   beforeEach(() => {
-    assert.equal(server.pending(), 0, "the previous test consumed its script");
-    server.requests.length = 0;
     logLines.length = 0;
   });
 

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, it } from "node:test";
+import { beforeEach, describe, it } from "node:test";
 import { z } from "zod";
 import { AgentHooks } from "../../src/kernel/agent-hooks.ts";
 import { BubError } from "../../src/kernel/errors.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { finish, replace, type LlmCallRequest, type LlmCallResult } from "../../src/kernel/interception.ts";
-import { setLogSink } from "../../src/kernel/log.ts";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
 import type { StreamEvent } from "../../src/kernel/stream.ts";
 import type { TurnState } from "../../src/kernel/types.ts";
@@ -14,24 +13,11 @@ import { runModelStep, type ModelStepOptions } from "../../src/llm/model-step.ts
 import { defaultModelSettings, type ModelSettings } from "../../src/llm/settings.ts";
 import { stepRecordEntries, type StepRecord } from "../../src/llm/step-record.ts";
 import { defineTool, type ToolContext } from "../../src/tools/tool.ts";
-import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { reply } from "../support/fake-openai.ts";
+import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 
 describe("runModelStep (against a fake OpenAI server)", () => {
-  let server: FakeOpenAI;
-  let restoreLogs: () => void;
-
-  before(async () => {
-    server = await startFakeOpenAI();
-    restoreLogs = setLogSink(() => undefined);
-  });
-  after(async () => {
-    restoreLogs();
-    await server.close();
-  });
-  beforeEach(() => {
-    assert.equal(server.pending(), 0, "the previous test consumed its script");
-    server.requests.length = 0;
-  });
+  const server = useFakeOpenAI();
 
   function settingsFor(overrides: Partial<ModelSettings> = {}): ModelSettings {
     return defaultModelSettings({ model: "fake:model-a", api_base: server.url, api_key: "sk-test", max_tokens: 1000, ...overrides });

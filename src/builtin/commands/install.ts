@@ -5,14 +5,9 @@ import type { ProjectCommandOptions, ProjectContext } from "./plugin-project.ts"
 
 /** Installs `specs` (none: everything the project lists) and returns the exit code. */
 export async function installPlugins(context: ProjectContext, specs: readonly string[], options: ProjectCommandOptions = {}): Promise<number> {
-  const { ensureProject, printSummary, projectDirOf, runNpm, toNpmSpec } = await import("./plugin-project.ts");
-  const dir = projectDirOf(context, options);
+  const { runInProject, toNpmSpec } = await import("./plugin-project.ts");
   const npmSpecs = specs.map((spec) => toNpmSpec(spec, context.cwd));
-  if (await ensureProject(dir)) context.io.stdout.write(`Created the plugin project at ${dir}\n`);
-  const args = npmSpecs.length === 0 ? ["install", "--no-audit", "--no-fund"] : ["install", "--save", "--no-audit", "--no-fund", ...npmSpecs];
-  const code = await runNpm(context, dir, args);
-  if (code === 0) await printSummary(context, dir);
-  return code;
+  return runInProject(context, options, npmSpecs.length === 0 ? ["install", "--no-audit", "--no-fund"] : ["install", "--save", "--no-audit", "--no-fund", ...npmSpecs]);
 }
 
 /** Adds `bub install` to the program. */

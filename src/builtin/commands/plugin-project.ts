@@ -139,3 +139,15 @@ export async function printSummary(context: ProjectContext, dir: string): Promis
 export function processContext(defaultProject: string): ProjectContext {
   return { defaultProject, cwd: process.cwd(), npm: spawnNpm(), io: { stdout: process.stdout, stderr: process.stderr } };
 }
+
+/**
+ * Runs npm with `args` in the plugin project (creating the project first when needed) and
+ * prints the installed plugins when it succeeds. Returns npm's exit code.
+ */
+export async function runInProject(context: ProjectContext, options: ProjectCommandOptions, args: readonly string[]): Promise<number> {
+  const dir = projectDirOf(context, options);
+  if (await ensureProject(dir)) context.io.stdout.write(`Created the plugin project at ${dir}\n`);
+  const code = await runNpm(context, dir, args);
+  if (code === 0) await printSummary(context, dir);
+  return code;
+}

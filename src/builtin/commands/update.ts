@@ -5,12 +5,8 @@ import type { ProjectCommandOptions, ProjectContext } from "./plugin-project.ts"
 
 /** Updates `packages` (none: every package) within their version ranges; returns the exit code. */
 export async function updatePlugins(context: ProjectContext, packages: readonly string[], options: ProjectCommandOptions = {}): Promise<number> {
-  const { ensureProject, printSummary, projectDirOf, runNpm } = await import("./plugin-project.ts");
-  const dir = projectDirOf(context, options);
-  if (await ensureProject(dir)) context.io.stdout.write(`Created the plugin project at ${dir}\n`);
-  const code = await runNpm(context, dir, ["update", "--save", "--no-audit", "--no-fund", ...packages]);
-  if (code === 0) await printSummary(context, dir);
-  return code;
+  const { runInProject } = await import("./plugin-project.ts");
+  return runInProject(context, options, ["update", "--save", "--no-audit", "--no-fund", ...packages]);
 }
 
 /** Adds `bub update` to the program. */
