@@ -142,6 +142,25 @@ function splitGraph(metafile) {
 }
 
 /**
+ * The AI SDK packages build a `Headers` for every request (and test `instanceof Headers`);
+ * Node's global one loads all of undici, ~45 ms of a cold `bub run`. In the bundled copies of
+ * those packages the name is bound to the small class of src/llm/http-fetch.ts instead, the
+ * module whose `fetch` the providers are given anyway. Nothing outside them is touched.
+ */
+const HEADERS_USERS = /node_modules[\\/](@ai-sdk[\\/]provider-utils|@ai-sdk[\\/]openai-compatible|@ai-sdk[\\/]openai|@ai-sdk[\\/]anthropic|@openrouter[\\/]ai-sdk-provider)[\\/].*\.m?js$/;
+const liteHeaders = {
+  name: "lite-headers",
+  setup(build) {
+    const liteModule = join(root, "src", "llm", "http-fetch.ts");
+    build.onLoad({ filter: HEADERS_USERS }, async (args) => {
+      const code = await readFile(args.path, "utf8");
+      if (!/\bHeaders\b/.test(code)) return undefined;
+      return { contents: `import { LiteHeaders as Headers } from ${JSON.stringify(liteModule)};\n${code}`, loader: "js", resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+/**
  * Builds the CLI bundle into `outdir` (default dist/bin) and returns the bin's path.
  * `outdir` must sit two levels below a folder holding package.json, skills/ and
  * node_modules (the package root, or a copy/symlink of them in tests).
@@ -174,8 +193,8 @@ export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
     logLevel: "warning",
     metafile: true,
   };
-  const probe = await build({ ...options, write: false, plugins: [externals] });
-  const result = await build({ ...options, write: true, plugins: [startupChunkPlugin(splitGraph(probe.metafile)), externals] });
+  const probe = await build({ ...options, write: false, plugins: [liteHeaders, externals] });
+  const result = await build({ ...options, write: true, plugins: [startupChunkPlugin(splitGraph(probe.metafile)), liteHeaders, externals] });
   for (const file of Object.keys(result.metafile.outputs)) {
     if (!file.endsWith(".js")) continue;
     const path = join(root, file);

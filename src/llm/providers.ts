@@ -5,6 +5,7 @@
  */
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { BubError } from "../kernel/errors.ts";
+import { httpFetch } from "./http-fetch.ts";
 import { parseModelId, type ModelRef } from "./model-id.ts";
 import { providerValue, type ModelSettings } from "./settings.ts";
 
@@ -132,7 +133,7 @@ export function loadedProviderFamilies(): ProviderFamily[] {
 
 function factoryOptions(target: ModelTarget): Record<string, unknown> {
   const { default_headers: defaultHeaders, headers, ...rest } = target.clientArgs as Record<string, unknown>;
-  const options: Record<string, unknown> = { ...rest };
+  const options: Record<string, unknown> = { fetch: httpFetch, ...rest };
   const mergedHeaders = { ...(isRecord(defaultHeaders) ? defaultHeaders : {}), ...(isRecord(headers) ? headers : {}) };
   if (Object.keys(mergedHeaders).length > 0) options.headers = mergedHeaders;
   if (target.apiKey) options.apiKey = target.apiKey;

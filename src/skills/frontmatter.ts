@@ -2,7 +2,14 @@
  * SKILL.md frontmatter: parsing (a YAML mapping between the first two `---` lines) and the
  * Agent Skills validation rules, each failure explained in one phrase.
  */
-import { parse as parseYaml } from "yaml";
+import { createRequire } from "node:module";
+import { parseSimpleYaml } from "./simple-yaml.ts";
+
+/** The full YAML parser, loaded only for frontmatter beyond {@link parseSimpleYaml}. */
+function parseYaml(text: string): unknown {
+  const yaml = createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return yaml.parse(text);
+}
 
 /** Longest allowed skill name. */
 export const MAX_SKILL_NAME_LENGTH = 64;
@@ -22,12 +29,15 @@ export function parseFrontmatter(content: string): FrontmatterResult {
   }
   const close = lines.findIndex((line, index) => index > 0 && line.trim() === "---");
   if (close < 0) return { ok: false, problem: "frontmatter is not closed: add a '---' line after it" };
-  let parsed: unknown;
-  try {
-    parsed = parseYaml(lines.slice(1, close).join("\n"));
-  } catch (error) {
-    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    return { ok: false, problem: `frontmatter is not valid YAML (${message})` };
+  const text = lines.slice(1, close).join("\n");
+  let parsed: unknown = parseSimpleYaml(text);
+  if (parsed === undefined) {
+    try {
+      parsed = parseYaml(text);
+    } catch (error) {
+      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      return { ok: false, problem: `frontmatter is not valid YAML (${message})` };
+    }
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return { ok: false, problem: "frontmatter is not a YAML mapping of keys to values" };

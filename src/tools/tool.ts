@@ -53,6 +53,12 @@ export interface ToolDefinition<P extends ToolParameters, C extends boolean, TRe
   context?: C;
   /** `false`: hidden from the model, still usable as a comma command. Default `true`. */
   agentUse?: boolean;
+  /**
+   * The JSON schema of `parameters`, when it was generated ahead of time (see
+   * `npm run gen:tool-schemas` for the builtin tools); it must be exactly what
+   * {@link toolInputSchema} returns. Omitted: computed on first use.
+   */
+  inputSchema?: Readonly<Record<string, unknown>>;
   run(args: z.output<P>, context: C extends true ? ToolContext<TTape> : ToolRunOptions): TResult | Promise<TResult>;
 }
 
@@ -101,7 +107,7 @@ export function defineTool<P extends ToolParameters = z.ZodObject<{}>, C extends
   const name = definition.name.trim();
   if (!name) throw new TypeError("defineTool: a tool needs a non-empty name");
   const parameters = (definition.parameters ?? z.object({})) as unknown as z.ZodType<z.output<P>, Record<string, unknown>>;
-  let schema: Record<string, unknown> | undefined;
+  let schema = definition.inputSchema;
   const run = definition.run;
   return Object.freeze({
     name,
@@ -110,7 +116,7 @@ export function defineTool<P extends ToolParameters = z.ZodObject<{}>, C extends
     context: definition.context === true,
     agentUse: definition.agentUse !== false,
     get inputSchema() {
-      return (schema ??= Object.freeze(toolInputSchema(parameters)) as Record<string, unknown>);
+      return (schema ??= Object.freeze(toolInputSchema(parameters)));
     },
     run(args: z.output<P>, context: ToolContext<TTape> | ToolRunOptions) {
       return run(args, context as C extends true ? ToolContext<TTape> : ToolRunOptions);

@@ -8,6 +8,7 @@ import { open, readFile, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { reply, startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/temp.ts";
 import { bundleCli } from "../../scripts/bundle-cli.mjs";
 
@@ -30,7 +31,7 @@ export default (framework) => definePlugin({
 const TRACE = `import { registerHooks } from "node:module";
 const seen = [];
 registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } });
-process.on("exit", () => process.stderr.write("loaded: " + JSON.stringify(seen) + "\\n"));
+process.on("exit", () => process.stderr.write("loaded: " + JSON.stringify(seen) + "\\n" + "undici: " + process.moduleLoadList.some((name) => name.includes("undici")) + "\\n"));
 `;
 
 describe("the bundled bub binary", () => {
@@ -115,5 +116,22 @@ describe("the bundled bub binary", () => {
       );
     }
     assert.ok(loaded.filter((url) => url.startsWith("file:")).length <= 20, `--help loads ${loaded.length} files`);
+  });
+
+  it("runs a model turn over node:http (no undici) and reads skill frontmatter without the YAML package", async () => {
+    const server = await startFakeOpenAI();
+    try {
+      server.script(reply.toolCalls([{ name: "fs_read", arguments: '{"path":"notes.txt"}' }]), reply.text("They say: buy milk."));
+      await writeFile(join(work, "notes.txt"), "buy milk\n");
+      const env = { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test" };
+      const { stdout, stderr } = await bub(["run", "what do my notes say?"], env, ["--import", join(root.path, "trace.mjs")]);
+      assert.equal(stdout, "[cli:local]\nThey say: buy milk.\n");
+      assert.equal(server.requests.length, 2);
+      assert.match(stderr, /^undici: false$/m, "the model call went through node:http, not the global fetch");
+      const loaded = JSON.parse(/^loaded: (.*)$/m.exec(stderr)![1]!) as string[];
+      assert.deepEqual(loaded.filter((url) => url.includes("/node_modules/yaml/")), [], "skill frontmatter needed the full YAML parser");
+    } finally {
+      await server.close();
+    }
   });
 });
