@@ -34,10 +34,13 @@ const INLINED_PACKAGES = new Set([
 const packageOf = (specifier) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
 const INLINED = { has: (specifier) => INLINED_PACKAGES.has(packageOf(specifier)) };
 const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
-// Builtins whose default/namespace import becomes a lazy proxy, loaded on first property
-// read: commander imports child_process (~6 ms with net and streams) only to run external
-// subcommands. Only for modules whose functions do not use `this`.
-const LAZY_NAMESPACES = new Set(["node:child_process"]);
+// Builtins loaded on first use instead of when the chunk that imports them loads: every
+// import of them (default, namespace or named) becomes a proxy that loads the module on its
+// first property read, call or `new`. commander imports child_process (~6 ms with net and
+// streams) only to run external subcommands; the shell tools only when a command runs;
+// crypto (~5 ms) is needed for random ids of spills and shells; sqlite only for that store.
+const LAZY_BUILTINS = new Set(["node:child_process", "node:crypto", "node:sqlite"]);
+const LAZY_HELPER = `const __bubLazy = (id, key) => { const get = () => (key === null ? globalThis.process.getBuiltinModule(id) : globalThis.process.getBuiltinModule(id)[key]); return new Proxy(function () {}, { apply: (_, self, args) => Reflect.apply(get(), self, args), construct: (_, args) => Reflect.construct(get(), args), get: (_, prop) => get()[prop], has: (_, prop) => prop in get() }); };`;
 
 /**
  * `import { x } from "node:fs"` makes Node build an ESM facade of the whole module, which
@@ -48,6 +51,7 @@ const LAZY_NAMESPACES = new Set(["node:child_process"]);
  */
 export function rewriteBuiltinImports(code) {
   const consts = [];
+  let usesLazy = false;
   const rewritten = code.replace(/^import\s+([^;"']*?)\s*(?:from\s*)?"([^"]+)";[ \t]*\n/gm, (statement, clause, specifier) => {
     if (!BUILTINS.has(specifier)) return statement;
     const id = specifier.startsWith("node:") ? specifier : `node:${specifier}`;
@@ -59,8 +63,10 @@ export function rewriteBuiltinImports(code) {
     const parts = /^(?:([\w$]+)\s*(?:,\s*)?)?(?:\*\s*as\s+([\w$]+)|\{([^}]*)\})?$/.exec(clause.trim());
     if (!parts) throw new Error(`bundle-cli: cannot rewrite builtin import: ${statement.trim()}`);
     const [, defaultName, namespaceName, named] = parts;
+    const lazy = LAZY_BUILTINS.has(id);
+    if (lazy) usesLazy = true;
     for (const name of [defaultName, namespaceName]) {
-      if (name) consts.push(LAZY_NAMESPACES.has(id) ? `const ${name} = new Proxy({}, { get: (_, key) => ${load}[key], has: (_, key) => key in ${load} });` : `const ${name} = ${load};`);
+      if (name) consts.push(lazy ? `const ${name} = __bubLazy(${JSON.stringify(id)}, null);` : `const ${name} = ${load};`);
     }
     const bindings = (named ?? "")
       .split(",")
@@ -68,53 +74,83 @@ export function rewriteBuiltinImports(code) {
       .filter(Boolean)
       .map((binding) => {
         const alias = /^([\w$]+)\s+as\s+([\w$]+)$/.exec(binding);
-        if (alias) return alias[1] === "default" ? null : `${alias[1]}: ${alias[2]}`;
+        if (alias) return alias[1] === "default" ? null : [alias[1], alias[2]];
         if (!/^[\w$]+$/.test(binding)) throw new Error(`bundle-cli: cannot rewrite builtin import: ${statement.trim()}`);
-        return binding;
-      });
+        return [binding, binding];
+      })
+      .filter(Boolean);
     const defaultAlias = (named ?? "").match(/\bdefault\s+as\s+([\w$]+)/);
-    if (defaultAlias) consts.push(`const ${defaultAlias[1]} = ${load};`);
-    const destructured = bindings.filter(Boolean);
-    if (destructured.length) consts.push(`const { ${destructured.join(", ")} } = ${load};`);
+    if (defaultAlias) consts.push(lazy ? `const ${defaultAlias[1]} = __bubLazy(${JSON.stringify(id)}, null);` : `const ${defaultAlias[1]} = ${load};`);
+    if (lazy) {
+      for (const [imported, local] of bindings) consts.push(`const ${local} = __bubLazy(${JSON.stringify(id)}, ${JSON.stringify(imported)});`);
+    } else if (bindings.length) {
+      consts.push(`const { ${bindings.map(([imported, local]) => (imported === local ? local : `${imported}: ${local}`)).join(", ")} } = ${load};`);
+    }
     return "";
   });
   if (consts.length === 0) return code;
+  if (usesLazy) consts.unshift(LAZY_HELPER);
   const shebangEnd = rewritten.startsWith("#!") ? rewritten.indexOf("\n") + 1 : 0;
   return rewritten.slice(0, shebangEnd) + consts.join("\n") + "\n" + rewritten.slice(shebangEnd);
 }
 
 const STARTUP = "bub:startup";
+const TURN = "bub:turn";
+/**
+ * The lazily imported modules every model turn loads (`bub run`, each chat or gateway
+ * message): the agent, its settings schemas, tools, skills prompt, tape store and the channel
+ * manager. Grouped into one virtual module like startup below, so a turn loads a few chunks
+ * instead of ~20 small ones (each file costs ~0.35 ms to resolve, read and link).
+ */
+const TURN_MODULES = [
+  "src/builtin/agent-plugin.ts",
+  "src/builtin/schemas.ts",
+  "src/channels/manager.ts",
+  "src/skills/prompt.ts",
+  "src/tape/store-from-settings.ts",
+  "src/tools/commands.ts",
+  "src/tools/global.ts",
+];
 
 /**
  * esbuild puts a module in a chunk by the set of entry points, dynamic import() targets
  * included, that reach it. The modules `bub` needs at startup are also imported by lazy
  * parts (the agent, tools, channels), so each lazy part's different reach splits them into
- * ~10 small chunks, and each file costs ~0.5 ms to load. Lazy parts only ever load after
+ * ~10 small chunks, and each file costs ~0.35 ms to load. Lazy parts only ever load after
  * startup, so nothing is lost by letting each of them reach all of startup: this plugin
  * makes every lazy import() target re-export a virtual module `bub:startup` that re-exports
  * every startup module, and turns an import() of a startup module into an import() of
  * `bub:startup` (the same namespace object). The startup modules then share one chunk.
+ * The {@link TURN_MODULES} get the same treatment as `bub:turn`: an import() of any of them
+ * loads them all.
  */
-function startupChunkPlugin({ startup, lazy }) {
-  const index = new Map(startup.map((path, position) => [path, position]));
+function groupChunksPlugin({ startup, lazy }) {
+  const groups = [
+    { id: STARTUP, modules: startup, reexportsStartup: false },
+    { id: TURN, modules: TURN_MODULES, reexportsStartup: true },
+  ];
+  const memberOf = new Map();
+  for (const group of groups) group.modules.forEach((path, position) => memberOf.set(path, { group, position }));
   return {
-    name: "startup-chunk",
+    name: "group-chunks",
     setup(build) {
-      build.onResolve({ filter: /^bub:startup$/ }, () => ({ path: STARTUP, namespace: STARTUP }));
-      build.onLoad({ filter: /.*/, namespace: STARTUP }, () => ({
-        contents: startup.map((path, position) => `export * as m${position} from ${JSON.stringify(join(root, path))};`).join("\n"),
-        loader: "js",
-        resolveDir: root,
-      }));
+      build.onResolve({ filter: /^bub:(startup|turn)$/ }, (args) => ({ path: args.path, namespace: "bub-group" }));
+      build.onLoad({ filter: /.*/, namespace: "bub-group" }, (args) => {
+        const group = groups.find((candidate) => candidate.id === args.path);
+        const lines = group.modules.map((path, position) => `export * as m${position} from ${JSON.stringify(join(root, path))};`);
+        if (group.reexportsStartup) lines.push(`export * as __bubStartup from ${JSON.stringify(STARTUP)};`);
+        return { contents: lines.join("\n"), loader: "js", resolveDir: root };
+      });
       build.onLoad({ filter: /\.ts$/ }, async (args) => {
         const path = relative(root, args.path).split(sep).join("/");
         if (!path.startsWith("src/")) return undefined;
         let code = await readFile(args.path, "utf8");
         code = code.replace(/\bimport\(\s*(["'])(\.{1,2}\/[^"'\n]+)\1\s*\)/g, (call, _quote, specifier) => {
           const target = relative(root, resolve(dirname(args.path), specifier)).split(sep).join("/");
-          return index.has(target) ? `import(${JSON.stringify(STARTUP)}).then((startup) => startup.m${index.get(target)})` : call;
+          const member = memberOf.get(target);
+          return member ? `import(${JSON.stringify(member.group.id)}).then((group) => group.m${member.position})` : call;
         });
-        if (lazy.has(path)) code += `\nexport * as __bubStartup from ${JSON.stringify(STARTUP)};\n`;
+        if (lazy.has(path) && !memberOf.has(path)) code += `\nexport * as __bubStartup from ${JSON.stringify(STARTUP)};\n`;
         return { contents: code, loader: "ts" };
       });
     },
@@ -161,6 +197,21 @@ const liteHeaders = {
 };
 
 /**
+ * zod's namespace re-exports all of its 60 error-message locales (~340 KB, ~2.5 ms of every
+ * start that loads zod); bub only ever uses English, the default. Inside the bundle the
+ * locales index holds `en` alone. Plugins importing their own `zod` are not affected.
+ */
+const englishOnlyZod = {
+  name: "english-only-zod",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), "..", "locales", "en.js"), namespace: "zod-locales" } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, loader: "js", resolveDir: dirname(args.path) }));
+  },
+};
+
+/**
  * Builds the CLI bundle into `outdir` (default dist/bin) and returns the bin's path.
  * `outdir` must sit two levels below a folder holding package.json, skills/ and
  * node_modules (the package root, or a copy/symlink of them in tests).
@@ -172,7 +223,7 @@ export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
     name: "externals",
     setup(build) {
       // Bare specifiers: builtins and npm packages stay imports, except INLINED ones.
-      build.onResolve({ filter: /^[^./]/ }, (args) => (INLINED.has(args.path) || args.path === STARTUP ? undefined : { path: args.path, external: true }));
+      build.onResolve({ filter: /^[^./]/ }, (args) => (INLINED.has(args.path) || args.path === STARTUP || args.path === TURN ? undefined : { path: args.path, external: true }));
     },
   };
   const options = {
@@ -193,8 +244,8 @@ export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
     logLevel: "warning",
     metafile: true,
   };
-  const probe = await build({ ...options, write: false, plugins: [liteHeaders, externals] });
-  const result = await build({ ...options, write: true, plugins: [startupChunkPlugin(splitGraph(probe.metafile)), liteHeaders, externals] });
+  const probe = await build({ ...options, write: false, plugins: [liteHeaders, englishOnlyZod, externals] });
+  const result = await build({ ...options, write: true, plugins: [groupChunksPlugin(splitGraph(probe.metafile)), liteHeaders, englishOnlyZod, externals] });
   for (const file of Object.keys(result.metafile.outputs)) {
     if (!file.endsWith(".js")) continue;
     const path = join(root, file);

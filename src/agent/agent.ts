@@ -3,7 +3,6 @@
  * tools, steering, automatic handoff) on a fork of the session tape, or runs a comma
  * command. Spec §6.2–6.4, with the departures listed in ARCHITECTURE.md.
  */
-import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Envelope, Prompt } from "../kernel/envelope.ts";
@@ -11,6 +10,7 @@ import { contentOf, isEmptyPrompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { createLogger } from "../kernel/log.ts";
+import { md5Hex } from "../kernel/md5.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
@@ -73,9 +73,6 @@ function utcIso(): string {
   return new Date().toISOString();
 }
 
-function sha256(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
-}
 
 /**
  * The builtin agent. The turn's tape binding follows the framework's current `running()`
@@ -226,7 +223,7 @@ export class Agent implements RuntimeAgent {
         await tape.recordChat(record);
         return;
       }
-      const hash = sha256(system);
+      const hash = md5Hex(system);
       const known = this.#systemHashes.get(tape.name) ?? (await this.#lastSystemHash(tape));
       const batch = await tape.recordChat(known === hash ? { ...record, systemPrompt: null, systemHash: hash } : { ...record, systemHash: hash });
       if (batch.length > 0) this.#systemHashes.set(tape.name, hash);
@@ -236,7 +233,7 @@ export class Agent implements RuntimeAgent {
   async #lastSystemHash(tape: Tape): Promise<string | null> {
     const [last] = await tape.search(tape.query().kinds("system").limit(1));
     const content = last?.payload.content;
-    return typeof content === "string" ? sha256(content) : null;
+    return typeof content === "string" ? md5Hex(content) : null;
   }
 
   async *#loop(prompt: Prompt, tape: Tape, state: TurnState, settings: ModelSettings, streamState: StreamState, options: Omit<RunStreamOptions, "allowedTools"> & { allowedTools: ReadonlySet<string> | null }): AsyncGenerator<StreamEvent, void, undefined> {

@@ -1,5 +1,10 @@
 import { z } from "zod";
 
+// zod compiles a parser for each object schema on its first parse (`new Function`); a turn
+// parses each schema only a few times, so compiling costs more than it saves (~10 ms of a
+// one-shot `bub run`). Settings load first on every path, so this applies before any parse.
+z.config({ jitless: true });
+
 const stringOrMap = z.union([z.string(), z.record(z.string(), z.string())]).nullable().default(null);
 const jsonObject = z.record(z.string(), z.unknown()).nullable().transform((value) => value ?? {}).default({});
 

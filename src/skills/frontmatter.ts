@@ -5,10 +5,12 @@
 import { createRequire } from "node:module";
 import { parseSimpleYaml } from "./simple-yaml.ts";
 
-/** The full YAML parser, loaded only for frontmatter beyond {@link parseSimpleYaml}. */
-function parseYaml(text: string): unknown {
-  const yaml = createRequire(import.meta.url)("yaml") as typeof import("yaml");
-  return yaml.parse(text);
+/**
+ * The `yaml` package, loaded on first use only: frontmatter beyond {@link parseSimpleYaml} and
+ * structured config values in skill bodies are rare, and loading it costs every start ~7 ms.
+ */
+export function yamlPackage(): typeof import("yaml") {
+  return createRequire(import.meta.url)("yaml") as typeof import("yaml");
 }
 
 /** Longest allowed skill name. */
@@ -33,7 +35,7 @@ export function parseFrontmatter(content: string): FrontmatterResult {
   let parsed: unknown = parseSimpleYaml(text);
   if (parsed === undefined) {
     try {
-      parsed = parseYaml(text);
+      parsed = yamlPackage().parse(text);
     } catch (error) {
       const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
       return { ok: false, problem: `frontmatter is not valid YAML (${message})` };

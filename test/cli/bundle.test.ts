@@ -31,7 +31,7 @@ export default (framework) => definePlugin({
 const TRACE = `import { registerHooks } from "node:module";
 const seen = [];
 registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } });
-process.on("exit", () => process.stderr.write("loaded: " + JSON.stringify(seen) + "\\n" + "undici: " + process.moduleLoadList.some((name) => name.includes("undici")) + "\\n"));
+process.on("exit", () => process.stderr.write("loaded: " + JSON.stringify(seen) + "\\nbuiltins: " + JSON.stringify(process.moduleLoadList.filter((name) => name.startsWith("NativeModule ")).map((name) => name.slice(13))) + "\\n"));
 `;
 
 describe("the bundled bub binary", () => {
@@ -104,6 +104,11 @@ describe("the bundled bub binary", () => {
     assert.match(stdout, /- skill-creator/);
   });
 
+  it("runs a shell command and a sqlite tape store through the lazily loaded builtins", async () => {
+    const { stdout } = await bub(["run", ",bash cmd='echo from-a-shell'"], { BUB_TAPE_STORE: "sqlite" });
+    assert.match(stdout, /from-a-shell/);
+  });
+
   it("does not load the AI SDK, grammY, markdown rendering or zod for --help", async () => {
     const { stderr } = await bub(["--help"], {}, ["--import", join(root.path, "trace.mjs")]);
     const loaded = JSON.parse(/^loaded: (.*)$/m.exec(stderr)![1]!) as string[];
@@ -118,7 +123,7 @@ describe("the bundled bub binary", () => {
     assert.ok(loaded.filter((url) => url.startsWith("file:")).length <= 20, `--help loads ${loaded.length} files`);
   });
 
-  it("runs a model turn over node:http (no undici) and reads skill frontmatter without the YAML package", async () => {
+  it("runs a model turn over node:http (no undici), without crypto or child_process, reading skill frontmatter without the YAML package", async () => {
     const server = await startFakeOpenAI();
     try {
       server.script(reply.toolCalls([{ name: "fs_read", arguments: '{"path":"notes.txt"}' }]), reply.text("They say: buy milk."));
@@ -127,7 +132,10 @@ describe("the bundled bub binary", () => {
       const { stdout, stderr } = await bub(["run", "what do my notes say?"], env, ["--import", join(root.path, "trace.mjs")]);
       assert.equal(stdout, "[cli:local]\nThey say: buy milk.\n");
       assert.equal(server.requests.length, 2);
-      assert.match(stderr, /^undici: false$/m, "the model call went through node:http, not the global fetch");
+      const builtins = JSON.parse(/^builtins: (.*)$/m.exec(stderr)![1]!) as string[];
+      assert.deepEqual(builtins.filter((name) => name.includes("undici")), [], "the model call went through node:http, not the global fetch");
+      // Loaded on first use only: nothing in this turn needs a random id, a hash from crypto or a child process.
+      assert.deepEqual(builtins.filter((name) => name === "crypto" || name === "child_process"), []);
       const loaded = JSON.parse(/^loaded: (.*)$/m.exec(stderr)![1]!) as string[];
       assert.deepEqual(loaded.filter((url) => url.includes("/node_modules/yaml/")), [], "skill frontmatter needed the full YAML parser");
     } finally {
