@@ -51,5 +51,5 @@ export { createLogger, setLogSink } from "./kernel/log.ts";
 export type { Logger, LogLevel, LogSink } from "./kernel/log.ts";
 export { ChannelMessage } from "./channels/message.ts";
 export type { ChannelMessageInit, MediaItem } from "./channels/message.ts";
-export { defineTool, registerTool } from "./tools/index.ts";
+export { defineTool, registerTool, toolInputSchema } from "./tools/index.ts";
 export type { Tool, ToolContext, ToolDefinition, ToolParameters, ToolRunOptions } from "./tools/index.ts";

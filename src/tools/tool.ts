@@ -47,8 +47,13 @@ export interface ToolDefinition<P extends ToolParameters, C extends boolean, TRe
   /** Runtime name, e.g. `fs.read`. */
   name: string;
   description?: string;
-  /** A zod object schema of the arguments; omitted: no arguments. */
-  parameters?: P;
+  /**
+   * A zod object schema of the arguments, or a function returning one, called when the
+   * schema is first needed (validating a call, or converting it for the model without an
+   * `inputSchema`): building zod schemas is a noticeable part of a cold start when a process
+   * defines many tools and calls few. Omitted: no arguments.
+   */
+  parameters?: P | (() => P);
   /** `true`: `run` receives a {@link ToolContext} (tape, run id, state). */
   context?: C;
   /** `false`: hidden from the model, still usable as a comma command. Default `true`. */
@@ -106,17 +111,21 @@ export function defineTool<P extends ToolParameters = z.ZodObject<{}>, C extends
 ): Tool<z.output<P>, TResult, TTape> {
   const name = definition.name.trim();
   if (!name) throw new TypeError("defineTool: a tool needs a non-empty name");
-  const parameters = (definition.parameters ?? z.object({})) as unknown as z.ZodType<z.output<P>, Record<string, unknown>>;
+  type Parameters = z.ZodType<z.output<P>, Record<string, unknown>>;
+  const declared = definition.parameters;
+  let parameters = (typeof declared === "function" ? undefined : declared) as Parameters | undefined;
   let schema = definition.inputSchema;
   const run = definition.run;
   return Object.freeze({
     name,
     description: definition.description ?? "",
-    parameters,
+    get parameters(): Parameters {
+      return (parameters ??= (typeof declared === "function" ? declared() : z.object({})) as unknown as Parameters);
+    },
     context: definition.context === true,
     agentUse: definition.agentUse !== false,
     get inputSchema() {
-      return (schema ??= Object.freeze(toolInputSchema(parameters)));
+      return (schema ??= Object.freeze(toolInputSchema(this.parameters)));
     },
     run(args: z.output<P>, context: ToolContext<TTape> | ToolRunOptions) {
       return run(args, context as C extends true ? ToolContext<TTape> : ToolRunOptions);
@@ -135,7 +144,9 @@ export function renameTool<T extends Tool>(tool: T, name: string): T {
   return Object.freeze({
     name,
     description: tool.description,
-    parameters: tool.parameters,
+    get parameters() {
+      return tool.parameters;
+    },
     context: tool.context,
     agentUse: tool.agentUse,
     get inputSchema() {

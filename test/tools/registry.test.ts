@@ -80,6 +80,25 @@ describe("defineTool", () => {
     assert.deepEqual(schema, { type: "function", function: { name: "tape.info", description: "", parameters: info.inputSchema } });
   });
 
+  it("builds parameters given as a function once, on first use, and keeps a given inputSchema", async () => {
+    let built = 0;
+    const lazy = defineTool({
+      name: "lazy",
+      parameters: () => {
+        built++;
+        return z.object({ text: z.string() });
+      },
+      inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      run: ({ text }) => text.toUpperCase(),
+    });
+    const renamed = toModelTools([lazy])[0]!;
+    assert.deepEqual(renamed.inputSchema.required, ["text"]);
+    assert.equal(built, 0, "neither the JSON schema nor renaming needs the zod schema");
+    assert.equal(lazy.parameters.safeParse({ text: 1 }).success, false);
+    assert.equal(renamed.parameters.safeParse({ text: "a" }).success, true);
+    assert.equal(built, 1);
+  });
+
   it("rejects an empty name", () => {
     assert.throws(() => defineTool({ name: " ", run: () => 1 }), /non-empty name/);
   });

@@ -52,7 +52,7 @@ export function bashTools(shells: ShellManager): Tool[] {
     description:
       "Run a shell command in the workspace and return its output (stdout and stderr together). " +
       "With background=true it keeps running and returns a shell id to poll with bash_output and stop with bash_kill.",
-    parameters: z.object({
+    parameters: () => z.object({
       cmd: z.string().describe("The command line, run by bash (or sh)."),
       cwd: z.string().nullable().optional().describe("Working directory; default the workspace."),
       timeout_seconds: z.number().int().positive().default(DEFAULT_COMMAND_TIMEOUT_SECONDS).describe("Foreground time limit in seconds."),
@@ -89,7 +89,7 @@ export function bashTools(shells: ShellManager): Tool[] {
     name: "bash.output",
     description:
       "Read the output of a background shell started by bash. Pass offset=next_offset from the previous call to read only what is new.",
-    parameters: z.object({
+    parameters: () => z.object({
       shell_id: z.string().describe("The id bash returned, e.g. bash-1a2b3c4d."),
       offset: z.number().int().default(0).describe("Character offset to start from."),
       limit: z.number().int().nullable().optional().describe("Most characters to return; default all."),
@@ -112,7 +112,7 @@ export function bashTools(shells: ShellManager): Tool[] {
   const kill = defineTool({
     name: "bash.kill",
     description: "Stop a background shell and everything it started.",
-    parameters: z.object({ shell_id: z.string().describe("The id bash returned.") }),
+    parameters: () => z.object({ shell_id: z.string().describe("The id bash returned.") }),
     async run({ shell_id }) {
       const shell = await shells.terminate(shell_id);
       shells.markPolled(shell.id);

@@ -80,7 +80,7 @@ export function fsTools(): Tool[] {
     description:
       "Read a UTF-8 text file. offset is the first line (0-based) and limit the number of lines; " +
       "files over 1 MiB must be read in parts with limit.",
-    parameters: z.object({
+    parameters: () => z.object({
       path: z.string().describe("File path; relative paths are resolved against the workspace."),
       offset: z.number().int().min(0).default(0).describe("First line to return, 0-based."),
       limit: z.number().int().min(0).nullable().optional().describe("Most lines to return; default all."),
@@ -118,7 +118,7 @@ export function fsTools(): Tool[] {
   const write = defineTool({
     name: "fs.write",
     description: "Write a UTF-8 text file, creating parent directories; replaces the file if it exists.",
-    parameters: z.object({
+    parameters: () => z.object({
       path: z.string().describe("File path; relative paths are resolved against the workspace."),
       content: z.string().describe("The whole new content."),
     }),
@@ -139,7 +139,7 @@ export function fsTools(): Tool[] {
     name: "fs.edit",
     description:
       "Replace text in a file: every occurrence of old (searched from line start, 0-based) becomes new.",
-    parameters: z.object({
+    parameters: () => z.object({
       path: z.string().describe("File path; relative paths are resolved against the workspace."),
       old: z.string().min(1).describe("Exact text to replace."),
       new: z.string().describe("Replacement text."),

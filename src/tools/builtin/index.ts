@@ -51,8 +51,8 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Tool[] {
 function withGeneratedSchema(tool: Tool): Tool {
   const inputSchema = BUILTIN_INPUT_SCHEMAS[tool.name];
   if (!inputSchema) return tool;
-  const { name, description, parameters, context, agentUse, run } = tool;
-  return defineTool({ name, description, parameters: parameters as never, context, agentUse, inputSchema, run: run.bind(tool) });
+  const { name, description, context, agentUse } = tool;
+  return defineTool({ name, description, parameters: () => tool.parameters as never, context, agentUse, inputSchema, run: (args, options) => tool.run(args, options) });
 }
 
 export { COMMAND_HELP_TEXT } from "./session.ts";

@@ -51,7 +51,7 @@ export function sessionTools(shells: ShellManager): Tool[] {
   const model = defineTool({
     name: "model",
     description: "Switch this session's model (provider:model) from the next turn on; kept across restarts.",
-    parameters: z.object({ model_id: z.string().trim().min(1).describe("A provider:model id, e.g. openrouter:openrouter/free.") }),
+    parameters: () => z.object({ model_id: z.string().trim().min(1).describe("A provider:model id, e.g. openrouter:openrouter/free.") }),
     context: true,
     agentUse: false,
     async run({ model_id }, context) {
@@ -65,7 +65,7 @@ export function sessionTools(shells: ShellManager): Tool[] {
   const reasoningEffort = defineTool({
     name: "reasoning_effort",
     description: "Set this session's reasoning effort (e.g. low, medium, high) from the next turn on.",
-    parameters: z.object({ reasoning_effort: z.string().describe("The effort level the provider understands.") }),
+    parameters: () => z.object({ reasoning_effort: z.string().describe("The effort level the provider understands.") }),
     context: true,
     agentUse: false,
     async run({ reasoning_effort }, context) {

@@ -16,7 +16,7 @@ export function skillTools(discovery: SkillDiscoveryOptions = {}): Tool[] {
     defineTool({
       name: "skill",
       description: "Load a skill's instructions by name (with its location). Without a name, list the available skills.",
-      parameters: z.object({ name: z.string().nullable().optional().describe("Skill name; omit to list the skills.") }),
+      parameters: () => z.object({ name: z.string().nullable().optional().describe("Skill name; omit to list the skills.") }),
       context: true,
       run({ name }, { state }) {
         const allowed = allowedOf(state.allowed_skills);

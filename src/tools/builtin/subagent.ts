@@ -28,7 +28,7 @@ export function subagentTools(): Tool[] {
       description:
         "Run a task with a sub-agent and return its reply. session: 'temp' (default, a fresh throwaway session), " +
         "'inherit' (this session's history) or a session id. allowed_tools / allowed_skills restrict what it may use.",
-      parameters: z.object({
+      parameters: () => z.object({
         prompt: z
           .union([z.string(), z.array(z.record(z.string(), z.unknown()))])
           .describe("The task: a string, or a list of message parts."),

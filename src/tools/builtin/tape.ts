@@ -36,7 +36,7 @@ export function tapeTools(): Tool[] {
   const search = defineTool({
     name: "tape.search",
     description: "Search the current tape for entries containing the query text, newest first.",
-    parameters: z.object({
+    parameters: () => z.object({
       query: z.string().describe("Text to look for (case-insensitive)."),
       limit: z.number().int().positive().default(20).describe("Most entries to return."),
       start: z.string().nullable().optional().describe("Earliest date, ISO format (optional)."),
@@ -65,7 +65,7 @@ export function tapeTools(): Tool[] {
   const handoff = defineTool({
     name: "tape.handoff",
     description: "Close a phase of work: add an anchor with a summary; later context starts from it.",
-    parameters: z.object({
+    parameters: () => z.object({
       name: z.string().default("handoff").describe("Anchor name, e.g. phase-1."),
       summary: z.string().default("").describe("What was done and what comes next."),
     }),
@@ -89,7 +89,7 @@ export function tapeTools(): Tool[] {
   const reset = defineTool({
     name: "tape.reset",
     description: "Empty the current tape and start it again, optionally archiving it first.",
-    parameters: z.object({ archive: z.boolean().default(false).describe("Write the tape to an archive file first.") }),
+    parameters: () => z.object({ archive: z.boolean().default(false).describe("Write the tape to an archive file first.") }),
     context: true,
     run: ({ archive }, context) => tapeOf(context).reset({ archive }),
   });
@@ -102,7 +102,7 @@ export function spillTools(): Tool[] {
   const spill = defineTool({
     name: "spill.read",
     description: "Read a tool result that was too large and spilled: count chunks (at most 4) from cursor, or from the end.",
-    parameters: z.object({
+    parameters: () => z.object({
       handle: z.string().describe("The handle printed in the spill notice."),
       cursor: z.number().int().default(0).describe("Chunks to skip (from the start, or from the end with from_end)."),
       count: z.number().int().default(1).describe("Chunks to read, 1 to 4."),

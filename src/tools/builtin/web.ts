@@ -66,7 +66,7 @@ export function webTools(): Tool[] {
     defineTool({
       name: "web.fetch",
       description: "Fetch a web page with HTTP GET and return its body (markdown when the site offers it).",
-      parameters: z.object({
+      parameters: () => z.object({
         url: z.string().describe("An http or https URL."),
         headers: z.record(z.string(), z.string()).nullable().optional().describe("Extra request headers."),
         timeout: z.number().int().positive().nullable().optional().describe("Total time limit in seconds; default 10."),
