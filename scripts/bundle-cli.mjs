@@ -38,8 +38,9 @@ const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]
 // import of them (default, namespace or named) becomes a proxy that loads the module on its
 // first property read, call or `new`. commander imports child_process (~6 ms with net and
 // streams) only to run external subcommands; the shell tools only when a command runs;
-// crypto (~5 ms) is needed for random ids of spills and shells; sqlite only for that store.
-const LAZY_BUILTINS = new Set(["node:child_process", "node:crypto", "node:sqlite"]);
+// crypto (~5 ms) is needed for random ids of spills and shells; readline only by the chat
+// REPL and fs.read; sqlite only by the tape stores.
+const LAZY_BUILTINS = new Set(["node:child_process", "node:crypto", "node:readline", "node:sqlite"]);
 const LAZY_HELPER = `const __bubLazy = (id, key) => { const get = () => (key === null ? globalThis.process.getBuiltinModule(id) : globalThis.process.getBuiltinModule(id)[key]); return new Proxy(function () {}, { apply: (_, self, args) => Reflect.apply(get(), self, args), construct: (_, args) => Reflect.construct(get(), args), get: (_, prop) => get()[prop], has: (_, prop) => prop in get() }); };`;
 
 /**

@@ -1,8 +1,8 @@
 // How the chat REPL keeps up: (1) time from `bub chat` start to the prompt being ready,
 // (2) live Markdown rendering of a model streaming 2,000 tokens/s.
-// Run: node bench/cli/chat-render.ts [runs]   (uses dist/ when built, else src/)
+// Build first (npm run build), then run: node bench/cli/chat-render.ts [runs]
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -12,8 +12,10 @@ import { TurnPrinter } from "../../src/channels/cli/turn-printer.ts";
 import { loadMarkdownRenderer } from "../../src/channels/cli/markdown.ts";
 
 const runs = Number(process.argv[2] ?? 10);
-const dist = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-const bin = existsSync(dist) ? dist : fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+// The package's bin (the esbuild bundle), what `npx bub chat` runs.
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { bin: { bub: string } };
+const bin = fileURLToPath(new URL(`../../${pkg.bin.bub}`, import.meta.url));
+if (!existsSync(bin)) throw new Error(`${pkg.bin.bub} is missing: run \`npm run build\` first`);
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -44,7 +46,7 @@ for (let index = 0; index < runs + 2; index++) {
   const elapsed = await promptReady();
   if (index >= 2) startup.push(elapsed);
 }
-console.log(`bub chat start → prompt ready (${bin.endsWith(".js") ? "dist" : "src"}): median ${median(startup).toFixed(1)} ms, min ${Math.min(...startup).toFixed(1)} ms over ${runs} runs`);
+console.log(`bub chat start → prompt ready: median ${median(startup).toFixed(1)} ms, min ${Math.min(...startup).toFixed(1)} ms over ${runs} runs`);
 
 // 2,000 tokens in one second, ~4 characters each, as Markdown with paragraphs, lists and code.
 const markdown = await loadMarkdownRenderer();
