@@ -130,6 +130,8 @@ function groupChunksPlugin({ startup, lazy }) {
     { id: STARTUP, modules: startup, reexportsStartup: false },
     { id: TURN, modules: TURN_MODULES, reexportsStartup: true },
   ];
+  const overlap = TURN_MODULES.filter((path) => startup.includes(path));
+  if (overlap.length) throw new Error(`bundle-cli: ${overlap.join(", ")} load at startup now; remove them from TURN_MODULES`);
   const memberOf = new Map();
   for (const group of groups) group.modules.forEach((path, position) => memberOf.set(path, { group, position }));
   return {
