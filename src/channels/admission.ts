@@ -4,29 +4,53 @@
  */
 import type { BubFramework } from "../kernel/framework.ts";
 import type { Envelope } from "../kernel/envelope.ts";
+import { isThenable, type Awaitable } from "../kernel/runtime.ts";
 import type { AdmitDecision, TurnSnapshot } from "../kernel/types.ts";
+import { CachedRootSetting } from "./setting-cache.ts";
 
 /** The values of the `BUB_ADMISSION` setting. */
 export type AdmissionPolicy = "concurrent" | "follow_up" | "steer";
 
+/**
+ * A channel router that can answer a channel's own admission without a promise when the
+ * channel answers synchronously (the `ChannelManager` does). `builtinAdmission` uses
+ * it when the bound router has it, else the router's `admitChannelMessage`.
+ */
+export interface ImmediateChannelAdmission {
+  channelAdmission(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null>;
+}
+
+// Read once per admitted message: cached until the settings could answer differently.
+const admissionSetting = new CachedRootSetting("admission", "concurrent");
+
 /** The configured `BUB_ADMISSION` policy (`concurrent` when the setting is not loaded or unknown). */
 export function admissionPolicy(framework: BubFramework): AdmissionPolicy {
-  const value = framework.settings.getValue("admission", "concurrent");
+  const value = admissionSetting.read(framework.settings);
   return value === "follow_up" || value === "steer" ? value : "concurrent";
 }
 
+// Decisions are only read, so each policy has one (frozen) object instead of one per message.
+const DECISIONS: Readonly<Record<AdmissionPolicy, AdmitDecision | null>> = {
+  concurrent: null,
+  follow_up: Object.freeze({ action: "follow_up", reason: "BUB_ADMISSION=follow_up" }),
+  steer: Object.freeze({ action: "steer", reason: "BUB_ADMISSION=steer" }),
+};
+
 /** The decision a policy stands for; `concurrent` is "no decision" (turns run side by side). */
 export function decisionForPolicy(policy: AdmissionPolicy): AdmitDecision | null {
-  if (policy === "concurrent") return null;
-  return { action: policy, reason: `BUB_ADMISSION=${policy}` };
+  return DECISIONS[policy];
 }
 
 /**
  * What the builtin `admitMessage` hook answers: the bound channel router's (the channel's
- * own policy) when it has one, else the `BUB_ADMISSION` default.
+ * own policy) when it has one, else the `BUB_ADMISSION` default. Synchronous unless the
+ * channel's own policy answers with a promise (or the router only offers a promise).
  */
-export async function builtinAdmission(framework: BubFramework, args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): Promise<AdmitDecision | null> {
+export function builtinAdmission(framework: BubFramework, args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): Awaitable<AdmitDecision | null> {
   const router = framework.router;
-  const own = router ? await router.admitChannelMessage(args.sessionId, args.message, args.turn) : null;
+  if (router === null) return decisionForPolicy(admissionPolicy(framework));
+  const immediate = router as Partial<ImmediateChannelAdmission>;
+  const own = typeof immediate.channelAdmission === "function" ? immediate.channelAdmission(args.sessionId, args.message, args.turn) : router.admitChannelMessage(args.sessionId, args.message, args.turn);
+  if (isThenable(own)) return Promise.resolve(own).then((decision) => decision ?? decisionForPolicy(admissionPolicy(framework)));
   return own ?? decisionForPolicy(admissionPolicy(framework));
 }

@@ -7,10 +7,13 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { createLogger } from "../kernel/log.ts";
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import { AsyncStreamEvents } from "../kernel/stream.ts";
+import { isThenable, type Awaitable } from "../kernel/runtime.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnResult, TurnSnapshot, TurnState } from "../kernel/types.ts";
+import type { ImmediateChannelAdmission } from "./admission.ts";
 import { BufferedMessageHandler, systemClock, type DebounceClock, type DebounceWindows } from "./debounce.ts";
 import { ChannelMessage } from "./message.ts";
+import { CachedRootSetting } from "./setting-cache.ts";
 
 const log = createLogger("bub:channels");
 
@@ -36,22 +39,108 @@ export interface ChannelManagerOptions {
   clock?: DebounceClock;
 }
 
-/** One running turn. */
-interface TurnTask {
-  readonly message: Envelope;
-  readonly controller: AbortController;
-  done: Promise<void>;
-  cancelled: boolean;
-  /** Stops waiting for the turn (set while it runs; called on cancellation). */
-  stop: () => void;
-}
-
 /** A session's turns: the ones running and the admitted messages waiting for them. */
 interface SessionTurns {
   readonly sessionId: string;
-  readonly active: Set<TurnTask>;
+  readonly active: RunningTurns;
   readonly pending: Envelope[];
 }
+
+/**
+ * The running turns of one session, in start order. Usually none or one: kept in a field,
+ * so starting and ending a turn allocates nothing (a Set reallocates its table each time).
+ */
+class RunningTurns {
+  #first: TurnTask | null = null;
+  /** Turns after the first, when several run side by side. */
+  #rest: TurnTask[] | null = null;
+
+  get size(): number {
+    return this.#first === null ? 0 : 1 + (this.#rest === null ? 0 : this.#rest.length);
+  }
+
+  add(task: TurnTask): void {
+    if (this.#first === null) this.#first = task;
+    else (this.#rest ??= []).push(task);
+  }
+
+  delete(task: TurnTask): void {
+    if (this.#first === task) {
+      this.#first = this.#rest !== null && this.#rest.length > 0 ? this.#rest.shift()! : null;
+      return;
+    }
+    const index = this.#rest === null ? -1 : this.#rest.indexOf(task);
+    if (index >= 0) this.#rest!.splice(index, 1);
+  }
+
+  /** How many are not cancelled. */
+  liveCount(): number {
+    if (this.#first === null) return 0;
+    let count = this.#first.cancelled ? 0 : 1;
+    if (this.#rest !== null) for (const task of this.#rest) if (!task.cancelled) count++;
+    return count;
+  }
+
+  /** A copy, in start order. */
+  toArray(): TurnTask[] {
+    if (this.#first === null) return [];
+    return this.#rest === null ? [this.#first] : [this.#first, ...this.#rest];
+  }
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+const RESOLVED_TRUE: Promise<boolean> = Promise.resolve(true);
+const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
+
+function returnTrue(): boolean {
+  return true;
+}
+
+/**
+ * One running turn. The abort controller and the `done` promise are made only when asked
+ * for (a turn's signal by {@link currentTurnSignal}, `done` by quit and shutdown): most
+ * turns end without either.
+ */
+class TurnTask {
+  readonly message: Envelope;
+  readonly turns: SessionTurns;
+  cancelled = false;
+  /** The manager stopped waiting for it: it finished, or was cancelled. */
+  ended = false;
+  #controller: AbortController | null = null;
+  #done: PromiseWithResolvers<void> | null = null;
+
+  constructor(message: Envelope, turns: SessionTurns) {
+    this.message = message;
+    this.turns = turns;
+  }
+
+  get signal(): AbortSignal {
+    return (this.#controller ??= new AbortController()).signal;
+  }
+
+  abort(reason: unknown): void {
+    (this.#controller ??= new AbortController()).abort(reason);
+  }
+
+  /** Resolves once the manager stopped waiting for the turn. */
+  get done(): Promise<void> {
+    if (this.ended) return RESOLVED;
+    return (this.#done ??= Promise.withResolvers<void>()).promise;
+  }
+
+  /** Marks the turn ended; false when it already was. */
+  end(): boolean {
+    if (this.ended) return false;
+    this.ended = true;
+    this.#done?.resolve();
+    return true;
+  }
+}
+
+// processInbound only reads its options: one object per value instead of one per turn.
+const STREAMED = Object.freeze({ streamOutput: true });
+const NOT_STREAMED = Object.freeze({ streamOutput: false });
 
 const turnScope = new AsyncLocalStorage<TurnTask>();
 
@@ -61,7 +150,7 @@ const turnScope = new AsyncLocalStorage<TurnTask>();
  * period; long-running work (model calls, tools) should stop when it does.
  */
 export function currentTurnSignal(): AbortSignal | null {
-  return turnScope.getStore()?.controller.signal ?? null;
+  return turnScope.getStore()?.signal ?? null;
 }
 
 function settingNumber(framework: BubFramework, key: string, fallback: number): number {
@@ -108,7 +197,7 @@ function setSessionId(message: Envelope, sessionId: string): void {
  *
  * A gateway: `await new ChannelManager(framework, { enabledChannels: ["telegram"] }).run(signal)`.
  */
-export class ChannelManager implements ChannelRouter {
+export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission {
   readonly framework: BubFramework;
   /** Every known channel by name (plugins' and the given ones). */
   readonly channels: Map<string, Channel>;
@@ -120,10 +209,15 @@ export class ChannelManager implements ChannelRouter {
    */
   readonly handleMessage: MessageHandler;
   readonly #options: ChannelManagerOptions;
+  readonly #streamSetting = new CachedRootSetting("stream_output", false);
   readonly #debouncers = new Map<string, BufferedMessageHandler>();
   readonly #sessions = new Map<string, SessionTurns>();
-  readonly #inbound: { message: Envelope; admitted: () => void }[] = [];
-  #pumping: Promise<void> | null = null;
+  /** Messages waiting for admission, flat: message, then its admitted callback (or null). */
+  #inbound: unknown[] = [];
+  /** Index of the next message in {@link #inbound}. */
+  #head = 0;
+  /** A message is being admitted (synchronously or not): the others wait in {@link #inbound}. */
+  #pumping = false;
   #started = false;
   #accepting = true;
   #stopController = new AbortController();
@@ -168,11 +262,11 @@ export class ChannelManager implements ChannelRouter {
       log.warn(`channel.manager is shutting down; message for session ${String(fieldOf(message, "session_id") ?? "?")} not taken`);
       return Promise.resolve();
     }
-    if (!channel.needsDebounce) return new Promise((resolve) => this.#enqueue(message, resolve));
+    if (!channel.needsDebounce) return this.#take(message);
     const key = `${channelName}\u0000${String(fieldOf(message, "session_id") ?? fieldOf(message, "chat_id") ?? "default")}`;
     let debouncer = this.#debouncers.get(key);
     if (!debouncer) {
-      debouncer = new BufferedMessageHandler((batch) => this.#enqueue(batch, () => {}), this.#debounceWindows(), this.#options.clock ?? systemClock);
+      debouncer = new BufferedMessageHandler((batch) => this.#enqueue(batch, null), this.#debounceWindows(), this.#options.clock ?? systemClock);
       this.#debouncers.set(key, debouncer);
     }
     debouncer.handle(message);
@@ -188,29 +282,84 @@ export class ChannelManager implements ChannelRouter {
     };
   }
 
-  #enqueue(message: Envelope, admitted: () => void): void {
-    this.#inbound.push({ message, admitted });
-    if (this.#started && this.#pumping === null) this.#pumping = this.#pump();
+  /**
+   * A message from a channel without debounce. With nothing ahead of it, it is admitted
+   * (and its turn started) right away, and when that took no promise the caller gets an
+   * already settled one; otherwise it waits its turn in the queue.
+   */
+  #take(message: Envelope): Promise<void> {
+    if (!this.#started || this.#pumping || this.#head < this.#inbound.length) return new Promise((resolve) => this.#enqueue(message, resolve));
+    // Taken while admitting it: a message handed in meanwhile (by a hook) queues behind it.
+    this.#pumping = true;
+    const pending = this.#admitOne(message);
+    if (pending !== undefined) return pending.then(this.#resume);
+    this.#pumping = false;
+    this.#pump();
+    return RESOLVED;
   }
 
-  /** Admits queued messages one at a time, in arrival order. */
-  async #pump(): Promise<void> {
-    try {
-      while (this.#inbound.length > 0) {
-        const { message, admitted } = this.#inbound.shift()!;
-        try {
-          const turns = await this.#admit(message);
-          if (turns) this.#schedule(turns, message);
-        } catch (error) {
-          log.error("channel.manager failed to admit a message", error);
-        } finally {
-          admitted();
-        }
+  #enqueue(message: Envelope, admitted: (() => void) | null): void {
+    this.#inbound.push(message, admitted);
+    this.#pump();
+  }
+
+  /** Continues the queue after an admission that took a promise. */
+  readonly #resume = (): void => {
+    this.#pumping = false;
+    this.#pump();
+  };
+
+  /**
+   * Admits queued messages one at a time, in arrival order: synchronously for as long as
+   * admissions answer synchronously; an admission that returns a promise is waited for
+   * before the next message.
+   */
+  #pump(): void {
+    if (!this.#started || this.#pumping) return;
+    this.#pumping = true;
+    const inbound = this.#inbound;
+    while (this.#head < inbound.length) {
+      const message = inbound[this.#head] as Envelope;
+      const admitted = inbound[this.#head + 1] as (() => void) | null;
+      inbound[this.#head] = inbound[this.#head + 1] = undefined;
+      this.#head += 2;
+      const pending = this.#admitOne(message);
+      if (pending !== undefined) {
+        void pending.then(() => {
+          admitted?.();
+          this.#resume();
+        });
+        return;
       }
-    } finally {
-      this.#pumping = null;
-      this.#checkIdle();
+      admitted?.();
     }
+    if (this.#head > 0) {
+      this.#inbound = [];
+      this.#head = 0;
+    }
+    this.#pumping = false;
+    this.#checkIdle();
+  }
+
+  /** Admits one message and starts its turn when it should run now; a promise only when admission took one. Never throws or rejects. */
+  #admitOne(message: Envelope): Promise<void> | undefined {
+    let turns: Awaitable<SessionTurns | null>;
+    try {
+      turns = this.#admit(message);
+      if (!isThenable(turns)) {
+        if (turns) this.#schedule(turns, message);
+        return undefined;
+      }
+    } catch (error) {
+      log.error("channel.manager failed to admit a message", error);
+      return undefined;
+    }
+    return Promise.resolve(turns).then(
+      (admitted) => {
+        if (admitted) this.#schedule(admitted, message);
+      },
+      (error: unknown) => log.error("channel.manager failed to admit a message", error),
+    ).catch((error: unknown) => log.error("channel.manager failed to admit a message", error));
   }
 
   // ---- admission ----------------------------------------------------------------------
@@ -218,7 +367,7 @@ export class ChannelManager implements ChannelRouter {
   #sessionTurns(sessionId: string): SessionTurns {
     let turns = this.#sessions.get(sessionId);
     if (!turns) {
-      turns = { sessionId, active: new Set(), pending: [] };
+      turns = { sessionId, active: new RunningTurns(), pending: [] };
       this.#sessions.set(sessionId, turns);
     }
     return turns;
@@ -237,8 +386,7 @@ export class ChannelManager implements ChannelRouter {
 
   #snapshot(turns: SessionTurns, state: TurnState): TurnSnapshot {
     const inbox = this.framework.steeringInbox;
-    let runningCount = 0;
-    for (const task of turns.active) if (!task.cancelled) runningCount++;
+    const runningCount = turns.active.liveCount();
     return {
       sessionId: turns.sessionId,
       isRunning: runningCount > 0,
@@ -248,27 +396,54 @@ export class ChannelManager implements ChannelRouter {
     };
   }
 
-  /** The session's turns when the message should start a turn now; null when it was dropped, queued or steered. */
-  async #admit(message: Envelope): Promise<SessionTurns | null> {
-    let sessionId: string;
+  /**
+   * The session's turns when the message should start a turn now; null when it was dropped,
+   * queued or steered. Synchronous when the `resolveSession` and `admitMessage` hooks are.
+   */
+  #admit(message: Envelope): Awaitable<SessionTurns | null> {
+    let sessionId: Awaitable<string>;
     try {
-      sessionId = await this.framework.resolveSession(message);
+      sessionId = this.framework.sessionOf(message);
     } catch (error) {
-      log.error("channel.manager could not resolve the session of a message; dropped", error);
-      await this.framework.notifyError("resolve_session", error, message);
-      return null;
+      return this.#unresolved(error, message);
     }
+    if (!isThenable(sessionId)) return this.#admitIn(sessionId, message);
+    return Promise.resolve(sessionId).then(
+      (resolved) => this.#admitIn(resolved, message),
+      (error: unknown) => this.#unresolved(error, message),
+    );
+  }
+
+  async #unresolved(error: unknown, message: Envelope): Promise<null> {
+    log.error("channel.manager could not resolve the session of a message; dropped", error);
+    await this.framework.notifyError("resolve_session", error, message);
+    return null;
+  }
+
+  #admitIn(sessionId: string, message: Envelope): Awaitable<SessionTurns | null> {
     setSessionId(message, sessionId);
     const turns = this.#sessionTurns(sessionId);
     const state = this.#admissionState(sessionId, message);
-    let decision: AdmitDecision | null;
+    let decision: Awaitable<AdmitDecision | null>;
     try {
-      decision = await this.framework.admitMessage(sessionId, message, this.#snapshot(turns, state));
+      decision = this.framework.admissionOf(sessionId, message, this.#snapshot(turns, state));
     } catch (error) {
-      log.error(`channel.manager admission failed for session ${sessionId}; processing the message`, error);
-      await this.framework.notifyError("admit_message", error, message);
-      return turns;
+      return this.#admissionFailed(error, turns, message);
     }
+    if (!isThenable(decision)) return this.#decide(decision, turns, message, state);
+    return Promise.resolve(decision).then(
+      (decided) => this.#decide(decided, turns, message, state),
+      (error: unknown) => this.#admissionFailed(error, turns, message),
+    );
+  }
+
+  async #admissionFailed(error: unknown, turns: SessionTurns, message: Envelope): Promise<SessionTurns> {
+    log.error(`channel.manager admission failed for session ${turns.sessionId}; processing the message`, error);
+    await this.framework.notifyError("admit_message", error, message);
+    return turns;
+  }
+
+  #decide(decision: AdmitDecision | null, turns: SessionTurns, message: Envelope, state: TurnState): SessionTurns | null {
     if (this.#apply(decision, turns, message, state)) return turns;
     this.#dropIfIdle(turns);
     return null;
@@ -308,32 +483,58 @@ export class ChannelManager implements ChannelRouter {
 
   // ---- scheduling ---------------------------------------------------------------------
 
-  #schedule(turns: SessionTurns, message: Envelope): void {
+  /**
+   * Starts a turn for the message. `inJob`: the caller is the tail of a promise job (a
+   * turn's continuation, once it ended), where nothing runs after this in the job.
+   */
+  #schedule(turns: SessionTurns, message: Envelope, inJob = false): void {
     // The session may have gone idle (and been forgotten) since admission: re-register it.
     if (this.#sessions.get(turns.sessionId) !== turns) turns = this.#sessionTurns(turns.sessionId);
-    const task: TurnTask = { message, controller: new AbortController(), done: Promise.resolve(), cancelled: false, stop: () => {} };
+    const task = new TurnTask(message, turns);
     turns.active.add(task);
-    task.done = turnScope.run(task, () => this.#runTurn(turns, task));
+    if (inJob) {
+      // A context entered in a promise job ends with the job, and nothing else of this job
+      // runs after the turn's start: enterWith makes the turn's context once, where run()
+      // makes it and then a copy of the caller's to restore (Node 24: two Map copies).
+      turnScope.enterWith(task);
+      ChannelManager.#runTurn(this, task);
+    } else {
+      // A static method with arguments rather than a closure per turn.
+      turnScope.run(task, ChannelManager.#runTurn, this, task);
+    }
   }
 
-  async #runTurn(turns: SessionTurns, task: TurnTask): Promise<void> {
-    let resultState: TurnState | null = null;
+  /**
+   * Runs a turn (inside its {@link turnScope}). The turn's end is handled in a promise job
+   * (#finish relies on it), and a failed turn just ends: processInbound already logged it
+   * and told onError.
+   */
+  static #runTurn(manager: ChannelManager, task: TurnTask): void {
+    let turn: Promise<TurnResult>;
     try {
-      const turn = this.framework.processInbound(task.message, { streamOutput: this.#streamOutput() });
-      // Ends with the turn, or at once when the turn is cancelled. A failed turn just ends:
-      // processInbound already logged the failure and told onError.
-      const result = await new Promise<TurnResult | null>((resolve) => {
-        task.stop = () => resolve(null);
-        if (task.cancelled) resolve(null);
-        turn.then(resolve, () => resolve(null));
-      });
-      resultState = result?.state ?? null;
-    } catch {
-      // Reported by processInbound (onError stage "turn").
-    } finally {
-      turns.active.delete(task);
+      turn = manager.framework.processInbound(task.message, manager.#streamOutput() ? STREAMED : NOT_STREAMED);
+    } catch (error) {
+      turn = Promise.reject(error);
+    }
+    turn.then(
+      (result) => manager.#finish(task, result.state),
+      () => manager.#finish(task, null),
+    );
+  }
+
+  /**
+   * The turn ended (or was cancelled): promote its unread steering, start the session's next
+   * message. Always the last thing its promise job does (the end of #runTurn, or the
+   * microtask #cancel queues), which #next relies on.
+   */
+  #finish(task: TurnTask, resultState: TurnState | null): void {
+    if (!task.end()) return; // cancelled earlier; what it did after that is not waited for
+    const turns = task.turns;
+    turns.active.delete(task);
+    try {
       if (task.cancelled) log.info(`channel.manager turn cancelled session_id=${turns.sessionId}`);
       else this.#promoteSteering(turns, task.message, resultState);
+    } finally {
       this.#next(turns);
     }
   }
@@ -342,20 +543,20 @@ export class ChannelManager implements ChannelRouter {
   #promoteSteering(turns: SessionTurns, message: Envelope, resultState: TurnState | null): void {
     const inbox = this.framework.steeringInbox;
     if (!inbox) return;
-    const leftovers: Envelope[] = [];
-    const admission = this.#admissionState(turns.sessionId, message);
-    if (resultState) leftovers.push(...inbox.drainMessages({ ...resultState, session_id: resultState.session_id ?? turns.sessionId }));
-    leftovers.push(...inbox.drainMessages(admission));
+    let leftovers: Envelope[] = [];
+    if (resultState) leftovers = inbox.drainMessages(resultState.session_id === undefined || resultState.session_id === null ? { ...resultState, session_id: turns.sessionId } : resultState);
+    const unread = inbox.drainMessages(this.#admissionState(turns.sessionId, message));
+    if (unread.length > 0) leftovers = leftovers.length > 0 ? [...leftovers, ...unread] : unread;
     if (leftovers.length === 0) return;
     log.info(`channel.manager ${leftovers.length} unread steering message(s) queued as follow-ups session_id=${turns.sessionId}`);
     turns.pending.unshift(...leftovers);
   }
 
-  /** Starts the session's next pending message once nothing of it runs. */
+  /** Starts the session's next pending message once nothing of it runs (called last in a promise job: see #finish). */
   #next(turns: SessionTurns): void {
     if (turns.active.size === 0 && turns.pending.length > 0) {
       const next = turns.pending.shift()!;
-      this.#schedule(turns, next);
+      this.#schedule(turns, next, true);
       return;
     }
     this.#dropIfIdle(turns);
@@ -363,15 +564,16 @@ export class ChannelManager implements ChannelRouter {
   }
 
   #streamOutput(): boolean {
-    return this.#options.streamOutput ?? this.framework.settings.getValue("stream_output", false) === true;
+    // Read once per turn: cached until the settings could answer differently.
+    return this.#options.streamOutput ?? this.#streamSetting.read(this.framework.settings) === true;
   }
 
   #isIdle(): boolean {
-    return this.#inbound.length === 0 && this.#pumping === null && this.#sessions.size === 0;
+    return this.#head === this.#inbound.length && !this.#pumping && this.#sessions.size === 0;
   }
 
   #checkIdle(): void {
-    if (!this.#isIdle() || this.#idleWaiters.length === 0) return;
+    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return;
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();
@@ -388,7 +590,7 @@ export class ChannelManager implements ChannelRouter {
 
   /** A session's current turn snapshot (for tools and status displays). */
   snapshot(sessionId: string): TurnSnapshot {
-    const turns = this.#sessions.get(sessionId) ?? { sessionId, active: new Set<TurnTask>(), pending: [] };
+    const turns = this.#sessions.get(sessionId) ?? { sessionId, active: new RunningTurns(), pending: [] };
     return this.#snapshot(turns, { session_id: sessionId });
   }
 
@@ -407,21 +609,27 @@ export class ChannelManager implements ChannelRouter {
   }
 
   /** Sends an outbound to its `output_channel` (else `channel`); false when there is no such running channel. */
-  async dispatchOutput(message: Envelope): Promise<boolean> {
-    const channel = this.#targetOf(message);
-    if (!channel) return false;
-    const context = fieldOf(message, "context");
-    const kind = fieldOf(message, "kind");
-    const outbound = new ChannelMessage({
-      sessionId: String(fieldOf(message, "session_id") || `${channel.name}:default`),
-      channel: channel.name,
-      chatId: String(fieldOf(message, "chat_id") || "default"),
-      content: String(fieldOf(message, "content") ?? ""),
-      context: typeof context === "object" && context !== null ? { ...(context as Record<string, unknown>) } : {},
-      kind: kind === "command" || kind === "error" ? kind : "normal",
-    });
-    await channel.send(outbound);
-    return true;
+  dispatchOutput(message: Envelope): Promise<boolean> {
+    // Not an async function: one reaction on the channel's send instead of a suspended
+    // function per outbound. Failures still come back as a rejection.
+    try {
+      const channel = this.#targetOf(message);
+      if (!channel) return RESOLVED_FALSE;
+      const context = fieldOf(message, "context");
+      const kind = fieldOf(message, "kind");
+      const outbound = new ChannelMessage({
+        sessionId: String(fieldOf(message, "session_id") || `${channel.name}:default`),
+        channel: channel.name,
+        chatId: String(fieldOf(message, "chat_id") || "default"),
+        content: String(fieldOf(message, "content") ?? ""),
+        context: typeof context === "object" && context !== null ? { ...(context as Record<string, unknown>) } : {},
+        kind: kind === "command" || kind === "error" ? kind : "normal",
+      });
+      const sent = channel.send(outbound);
+      return isThenable(sent) ? Promise.resolve(sent).then(returnTrue) : RESOLVED_TRUE;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Lets the message's channel render or transform a turn's stream. */
@@ -433,9 +641,16 @@ export class ChannelManager implements ChannelRouter {
 
   /** The admission policy of the message's own channel, if it has one. */
   async admitChannelMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
+    return this.channelAdmission(sessionId, message, turn);
+  }
+
+  /** {@link admitChannelMessage} without a promise when the channel answers synchronously (or has no policy). */
+  channelAdmission(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null> {
     const channel = this.channels.get(String(fieldOf(message, "channel") ?? ""));
     if (!channel?.admitMessage) return null;
-    return (await channel.admitMessage({ sessionId, message, turn })) ?? null;
+    const decision = channel.admitMessage({ sessionId, message, turn });
+    if (isThenable(decision)) return Promise.resolve(decision).then((answer) => answer ?? null);
+    return decision ?? null;
   }
 
   /** Stops a session: forgets its pending messages and cancels its running turns (except the caller's own). */
@@ -444,7 +659,7 @@ export class ChannelManager implements ChannelRouter {
     if (!turns) return;
     turns.pending.length = 0;
     const current = turnScope.getStore();
-    const cancelled = [...turns.active].filter((task) => task !== current);
+    const cancelled = turns.active.toArray().filter((task) => task !== current);
     for (const task of cancelled) this.#cancel(task);
     await Promise.all(cancelled.map((task) => task.done));
     this.#dropIfIdle(turns);
@@ -453,8 +668,9 @@ export class ChannelManager implements ChannelRouter {
 
   #cancel(task: TurnTask): void {
     task.cancelled = true;
-    task.controller.abort(new Error("turn cancelled"));
-    task.stop();
+    task.abort(new Error("turn cancelled"));
+    // Stop waiting for it at once (in a microtask, as a settled turn would).
+    queueMicrotask(() => this.#finish(task, null));
   }
 
   // ---- lifecycle ----------------------------------------------------------------------
@@ -489,7 +705,7 @@ export class ChannelManager implements ChannelRouter {
           this.#started = true;
           this.#ready.resolve();
           log.info(`channel.manager started listening channels=${this.#startedChannels.map((channel) => channel.name).join(",")}`);
-          if (this.#inbound.length > 0 && this.#pumping === null) this.#pumping = this.#pump();
+          this.#pump();
           if (!stop.aborted) await new Promise<void>((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
         } catch (error) {
           this.#ready.reject(error);
@@ -530,7 +746,7 @@ export class ChannelManager implements ChannelRouter {
     for (const debouncer of this.#debouncers.values()) debouncer.flush();
     this.#debouncers.clear();
     this.#started = true;
-    if (this.#inbound.length > 0 && this.#pumping === null) this.#pumping = this.#pump();
+    this.#pump();
     const graceMs = (this.#options.graceSeconds ?? 30) * 1000;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>((resolve) => {
@@ -543,12 +759,12 @@ export class ChannelManager implements ChannelRouter {
       for (const turns of this.#sessions.values()) {
         if (turns.pending.length > 0) log.warn(`channel.manager shutdown: ${turns.pending.length} pending message(s) not run session_id=${turns.sessionId}`);
         turns.pending.length = 0;
-        for (const task of turns.active) {
+        for (const task of turns.active.toArray()) {
           this.#cancel(task);
           cancelled++;
         }
       }
-      await Promise.all([...this.#sessions.values()].flatMap((turns) => [...turns.active].map((task) => task.done)));
+      await Promise.all([...this.#sessions.values()].flatMap((turns) => turns.active.toArray().map((task) => task.done)));
       log.warn(`channel.manager cancelled ${cancelled} in-flight tasks after the ${graceMs / 1000}s grace period`);
     }
     this.#sessions.clear();

@@ -1,12 +1,12 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { HookRuntime, isThenable } from "./runtime.ts";
+import { HookRuntime, isThenable, type Awaitable } from "./runtime.ts";
 import { runModel, runModelStream } from "./model-adapters.ts";
 import { AgentHooks } from "./agent-hooks.ts";
 import { createLogger } from "./log.ts";
 import { BubError, toErrorKind } from "./errors.ts";
-import { contentOf, fieldOf, isEmptyPrompt, unpackBatch, type Envelope, type Prompt } from "./envelope.ts";
+import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
 import type { StreamState } from "./stream.ts";
 import { Settings, emptyConfigFile, mergeConfig } from "./settings.ts";
 import { readConfigFile } from "./config-file.ts";
@@ -85,6 +85,16 @@ async function enterProvided<T>(provided: Provided<T> | null | undefined): Promi
   if (typeof disposable[Symbol.asyncDispose] === "function") return { value, exit: async () => disposable[Symbol.asyncDispose]!() };
   if (typeof disposable[Symbol.dispose] === "function") return { value, exit: async () => disposable[Symbol.dispose]!() };
   return { value, exit: async () => {} };
+}
+
+const NO_OPTIONS: { streamOutput?: boolean } = Object.freeze({});
+const NO_ANSWERS: readonly unknown[] = Object.freeze([]);
+
+/** An `admitMessage` answer as a decision: null for no answer; a TypeError for anything else. */
+function checkDecision(decision: unknown): AdmitDecision | null {
+  if (decision === undefined || decision === null) return null;
+  if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
+  return decision;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -221,10 +231,21 @@ export class BubFramework {
 
   /** The session id of an inbound message (the hook's answer, else its own `session_id`, else `channel:chat_id`). */
   async resolveSession(message: Envelope): Promise<string> {
-    return this.#sessionOf(message, await this.runtime.firstOf("resolveSession", { message }));
+    return this.sessionOf(message);
   }
 
-  #sessionOf(message: Envelope, answer: unknown): string {
+  /**
+   * {@link resolveSession} without a promise when every `resolveSession` hook answers
+   * synchronously (the channel manager admits each message through this: no microtask hop).
+   */
+  sessionOf(message: Envelope): Awaitable<string> {
+    if (!this.runtime.implements("resolveSession")) return this.#sessionFrom(message, undefined);
+    const answer = this.runtime.firstOf("resolveSession", { message });
+    if (isThenable(answer)) return Promise.resolve(answer).then((resolved) => this.#sessionFrom(message, resolved));
+    return this.#sessionFrom(message, answer);
+  }
+
+  #sessionFrom(message: Envelope, answer: unknown): string {
     if (answer) return String(answer);
     const own = fieldOf(message, "session_id");
     if (own !== undefined && own !== null) return String(own);
@@ -236,26 +257,28 @@ export class BubFramework {
    * saveState → renderOutbound → dispatchOutbound. `saveState` runs even when the model
    * fails; a failing turn notifies `onError(stage="turn")` and rethrows.
    *
-   * Hot path: each stage awaits only when an implementation actually returned a promise.
+   * Hot path: each stage awaits only when an implementation actually returned a promise,
+   * and a stage nobody implements builds no arguments.
    */
-  async processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
+  async processInbound(inbound: Envelope, options: { streamOutput?: boolean } = NO_OPTIONS): Promise<TurnResult> {
     const runtime = this.runtime;
     try {
-      let answer: unknown = runtime.firstOf("resolveSession", { message: inbound });
+      let answer: unknown = runtime.implements("resolveSession") ? runtime.firstOf("resolveSession", { message: inbound }) : undefined;
       if (isThenable(answer)) answer = await answer;
-      const sessionId = this.#sessionOf(inbound, answer);
+      const sessionId = this.#sessionFrom(inbound, answer);
       if (isPlainObject(inbound) && inbound.session_id === undefined) inbound.session_id = sessionId;
 
       const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox };
       let loaded: unknown = runtime.allOf("loadState", { message: inbound, sessionId });
       if (isThenable(loaded)) loaded = await loaded;
       const states = loaded as unknown[];
+      // Index loops here: a for-of across an await keeps an iterator per turn.
       for (let index = states.length - 1; index >= 0; index--) {
         const partial = states[index];
         if (typeof partial === "object" && partial !== null && !Array.isArray(partial)) Object.assign(state, partial);
       }
 
-      let built: unknown = runtime.firstOf("buildPrompt", { message: inbound, sessionId, state });
+      let built: unknown = runtime.implements("buildPrompt") ? runtime.firstOf("buildPrompt", { message: inbound, sessionId, state }) : undefined;
       if (isThenable(built)) built = await built;
       const prompt: Prompt = isEmptyPrompt(built) ? contentOf(inbound) : (built as Prompt);
 
@@ -272,17 +295,19 @@ export class BubFramework {
         failure = error;
         throw error;
       } finally {
-        const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput };
-        if (failure !== undefined) saveArgs.error = failure;
-        const saved = runtime.allOf("saveState", saveArgs);
-        if (isThenable(saved)) await saved;
+        if (runtime.implements("saveState")) {
+          const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput };
+          if (failure !== undefined) saveArgs.error = failure;
+          const saved = runtime.eachOf("saveState", saveArgs);
+          if (isThenable(saved)) await saved;
+        }
       }
 
-      let rendered: unknown = runtime.allOf("renderOutbound", { message: inbound, sessionId, state, modelOutput });
+      let rendered: unknown = runtime.implements("renderOutbound") ? runtime.allOf("renderOutbound", { message: inbound, sessionId, state, modelOutput }) : NO_ANSWERS;
       if (isThenable(rendered)) rendered = await rendered;
       const outbounds = this.#outboundsOf(rendered as unknown[], inbound, sessionId, modelOutput);
-      for (const message of outbounds) {
-        const dispatched = runtime.allOf("dispatchOutbound", { message });
+      for (let index = 0; index < outbounds.length; index++) {
+        const dispatched = runtime.eachOf("dispatchOutbound", { message: outbounds[index] });
         if (isThenable(dispatched)) await dispatched;
       }
       return { sessionId, prompt, modelOutput, outbounds, state };
@@ -317,13 +342,18 @@ export class BubFramework {
   /** Flattens rendered batches; when nothing rendered, one fallback outbound for the inbound's chat. */
   #outboundsOf(batches: readonly unknown[], message: Envelope, sessionId: string, modelOutput: string): Envelope[] {
     const outbounds: Envelope[] = [];
-    for (const batch of batches) outbounds.push(...unpackBatch(batch));
+    for (let index = 0; index < batches.length; index++) {
+      const batch = batches[index];
+      if (batch === null || batch === undefined) continue;
+      if (Array.isArray(batch)) outbounds.push(...(batch as Envelope[]));
+      else outbounds.push(batch);
+    }
     if (outbounds.length > 0) return outbounds;
     const fallback: Record<string, unknown> = { content: modelOutput, session_id: sessionId };
-    for (const key of ["channel", "chat_id"]) {
-      const value = fieldOf(message, key);
-      if (value !== undefined && value !== null) fallback[key] = value;
-    }
+    const channel = fieldOf(message, "channel");
+    if (channel !== undefined && channel !== null) fallback.channel = channel;
+    const chatId = fieldOf(message, "chat_id");
+    if (chatId !== undefined && chatId !== null) fallback.chat_id = chatId;
     return [fallback];
   }
 
@@ -418,10 +448,16 @@ export class BubFramework {
 
   /** The admission decision for a message (null: default concurrent scheduling). */
   async admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
-    const decision = await this.runtime.callFirst("admitMessage", { sessionId, message, turn });
-    if (decision === undefined || decision === null) return null;
-    if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
-    return decision;
+    return this.admissionOf(sessionId, message, turn);
+  }
+
+  /**
+   * {@link admitMessage} without a promise when every `admitMessage` hook answers
+   * synchronously. Throws (or rejects) the same TypeError on a malformed answer.
+   */
+  admissionOf(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null> {
+    const decision = this.runtime.firstOf("admitMessage", { sessionId, message, turn });
+    return isThenable(decision) ? Promise.resolve(decision).then(checkDecision) : checkDecision(decision);
   }
 
   /** Hands a message to a running turn through the steering inbox; false when there is none. */
@@ -475,8 +511,15 @@ export class BubFramework {
   }
 
   /** Sends an outbound through the bound router; false without one. */
-  async dispatchViaChannelRouter(message: Envelope): Promise<boolean> {
-    return this.#router ? this.#router.dispatchOutput(message) : false;
+  dispatchViaChannelRouter(message: Envelope): Promise<boolean> {
+    // Not an async function: returning the router's promise from one costs two more
+    // microtask hops per outbound. A router that throws synchronously still rejects.
+    if (!this.#router) return Promise.resolve(false);
+    try {
+      return Promise.resolve(this.#router.dispatchOutput(message));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Asks the bound router to stop a session's work; no-op without one. */

@@ -63,6 +63,11 @@ export class HookRuntime {
     return this.#plugins;
   }
 
+  /** Whether any plugin implements the hook (a stage nobody implements can skip building its arguments). */
+  implements(hook: HookName): boolean {
+    return this.#impls.has(hook);
+  }
+
   /** Implementations of a hook in call order. */
   implementations(hook: string): readonly HookImpl[] {
     return this.#impls.get(hook) ?? EMPTY;
@@ -70,16 +75,25 @@ export class HookRuntime {
 
   /**
    * {@link callFirst} without a promise when every implementation answers synchronously:
-   * the turn pipeline's hot path uses this to skip microtask hops.
+   * the turn pipeline's hot path uses this to skip microtask hops. A promise answer of the
+   * last implementation is handed back as it is, so "no answer" may be null here (callFirst
+   * always gives undefined).
    */
   firstOf<K extends HookName>(hook: K, args: HookArgs<K>): Awaitable<HookValue<K> | undefined> {
     const impls = this.implementations(hook);
     for (let index = 0; index < impls.length; index++) {
       const value = impls[index]!.call(args as never);
-      if (isThenable(value)) return this.#firstAsync(impls, index, value, args) as Promise<HookValue<K> | undefined>;
+      if (isThenable(value)) return this.#firstLater(impls, index, value, args) as Promise<HookValue<K> | undefined>;
       if (value !== null && value !== undefined) return value as HookValue<K>;
     }
     return undefined;
+  }
+
+  #firstLater(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown): Promise<unknown> {
+    // The last implementation answered with a promise (the usual case: one model, one
+    // policy): nothing to try after it, so its promise is the answer (no extra layer).
+    if (index === impls.length - 1) return Promise.resolve(pending);
+    return this.#firstAsync(impls, index, pending, args);
   }
 
   async #firstAsync(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown): Promise<unknown> {
@@ -99,10 +113,43 @@ export class HookRuntime {
     const results: unknown[] = new Array(impls.length);
     for (let index = 0; index < impls.length; index++) {
       const value = impls[index]!.call(args as never);
-      if (isThenable(value)) return this.#allAsync(impls, index, value, args, results) as Promise<(HookValue<K> | undefined)[]>;
+      if (isThenable(value)) return this.#allLater(impls, index, value, args, results) as Promise<(HookValue<K> | undefined)[]>;
       results[index] = value;
     }
     return results as (HookValue<K> | undefined)[];
+  }
+
+  #allLater(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown, results: unknown[]): Promise<unknown[]> {
+    // As in #firstLater: the last implementation's promise needs one reaction, no async function.
+    if (index === impls.length - 1) {
+      return Promise.resolve(pending).then((value) => {
+        results[index] = value;
+        return results;
+      });
+    }
+    return this.#allAsync(impls, index, pending, args, results);
+  }
+
+  /**
+   * Calls every implementation in order like {@link allOf}, for hooks whose answers nobody
+   * reads (saveState, dispatchOutbound): a promise only when an implementation answered with
+   * one, and then the last implementation's promise itself, with no results collected.
+   */
+  eachOf<K extends HookName>(hook: K, args: HookArgs<K>): Awaitable<void> {
+    const impls = this.implementations(hook);
+    for (let index = 0; index < impls.length; index++) {
+      const value = impls[index]!.call(args as never);
+      if (isThenable(value)) return index === impls.length - 1 ? (Promise.resolve(value) as Promise<void>) : this.#eachAsync(impls, index, value, args);
+    }
+    return undefined;
+  }
+
+  async #eachAsync(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown): Promise<void> {
+    await pending;
+    for (index++; index < impls.length; index++) {
+      const value = impls[index]!.call(args as never);
+      if (isThenable(value)) await value;
+    }
   }
 
   async #allAsync(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown, results: unknown[]): Promise<unknown[]> {
@@ -117,7 +164,8 @@ export class HookRuntime {
 
   /** Awaits each implementation in turn; returns the first answer that is not null/undefined. */
   async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
-    return this.firstOf(hook, args);
+    const value = await this.firstOf(hook, args);
+    return value === null ? undefined : value;
   }
 
   /** Every implementation's answer, in call order, null and undefined included. */
