@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ChannelManager } from "../../src/channels/manager.ts";
+import { ChannelManager, currentTurnSignal } from "../../src/channels/manager.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
 import { builtinAdmission } from "../../src/channels/admission.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
@@ -288,6 +288,85 @@ describe("ChannelManager turns and admission", () => {
   });
 });
 
+describe("ChannelManager admission order", () => {
+  it("keeps arrival order when some admissions take a promise and others do not", async () => {
+    const seen = new Map<string, string[]>();
+    const model: BubPlugin = {
+      name: "instant",
+      runModel: async ({ prompt, sessionId }) => {
+        const list = seen.get(sessionId) ?? [];
+        list.push(String(prompt));
+        seen.set(sessionId, list);
+        await Promise.resolve();
+        return "ok";
+      },
+    };
+    // Every third message's session and admission come back as promises.
+    const slow = (content: string) => Number(content.slice(1)) % 3 === 0;
+    const hooks: BubPlugin = {
+      name: "mixed",
+      resolveSession: ({ message }) => (slow(contentOf(message)) ? Promise.resolve(null) : null),
+      admitMessage: ({ message }) => (slow(contentOf(message)) ? Promise.resolve({ action: "follow_up" as const }) : { action: "follow_up" as const }),
+    };
+    const { manager, stop, done } = await running([model, hooks]);
+    const sends: Promise<void>[] = [];
+    for (let index = 0; index < 6; index++) for (let chat = 0; chat < 4; chat++) sends.push(manager.handleMessage(message(`m${index}`, { chat: String(chat) })));
+    await Promise.all(sends);
+    await manager.idle();
+    assert.equal(seen.size, 4);
+    for (const prompts of seen.values()) assert.deepEqual(prompts, ["m0", "m1", "m2", "m3", "m4", "m5"]);
+    stop.abort();
+    await done;
+  });
+
+  it("queues a message handed in by a hook during admission behind the one being admitted", async () => {
+    const model = gatedModel();
+    let manager!: ChannelManager;
+    let injected = false;
+    const reentrant: BubPlugin = {
+      name: "reentrant",
+      admitMessage: ({ message: inbound }) => {
+        if (!injected && contentOf(inbound) === "first") {
+          injected = true;
+          void manager.handleMessage(message("second"));
+        }
+        return { action: "follow_up" };
+      },
+    };
+    const started = await running([model.plugin, reentrant]);
+    manager = started.manager;
+    await manager.handleMessage(message("first"));
+    await model.callCount(1);
+    assert.equal(manager.snapshot("test:1").pendingCount, 1);
+    model.calls[0]!.finish();
+    await model.callCount(2);
+    model.calls[1]!.finish();
+    await manager.idle();
+    assert.deepEqual(model.prompts(), ["first", "second"]);
+    started.stop.abort();
+    await started.done;
+  });
+
+  it("gives every follow-up turn its own signal, and none outside a turn", async () => {
+    const model = gatedModel();
+    const { manager, stop, done } = await running([model.plugin, admissionPlugin(() => ({ action: "follow_up" }))]);
+    for (const content of ["one", "two", "three"]) await manager.handleMessage(message(content));
+    await model.callCount(1);
+    model.calls[0]!.finish();
+    await model.callCount(2);
+    assert.equal(currentTurnSignal(), null, "the test body runs in no turn");
+    await captureLogs(() => manager.quit("test:1"));
+    await manager.idle();
+    assert.deepEqual(model.prompts(), ["one", "two"], "quit forgot the third");
+    const [first, second] = model.calls.map((call) => call.signal);
+    assert.ok(first && second && first !== second);
+    assert.equal(first.aborted, false, "the finished turn was not cancelled");
+    assert.equal(second.aborted, true, "the running follow-up was");
+    stop.abort();
+    await done;
+  });
+});
+
 describe("ChannelManager debounce", () => {
   it("turns a burst on a debounced channel into one turn, and flushes buffers at shutdown", async () => {
     const model = gatedModel();
@@ -336,6 +415,20 @@ describe("ChannelManager routing", () => {
     assert.equal(routed.chatId, "9");
     assert.equal(routed.sessionId, "s");
     assert.equal((test.sent[0] as ChannelMessage).sessionId, "test:default");
+    stop.abort();
+    await done;
+  });
+
+  it("rejects when the target channel fails to send, even synchronously", async () => {
+    const channel = new RecordingChannel("test");
+    channel.send = () => {
+      throw new Error("socket closed");
+    };
+    const manager = new ChannelManager(testFramework([]), { channels: [channel], enabledChannels: ["test"] });
+    const stop = new AbortController();
+    const done = manager.run(stop.signal);
+    await manager.ready();
+    await assert.rejects(manager.dispatchOutput({ channel: "test", content: "x" }), /socket closed/);
     stop.abort();
     await done;
   });

@@ -265,12 +265,40 @@ describe("framework helpers", () => {
     assert.equal(bub.steerMessage({ content: "x" }, "s1", {}), false);
   });
 
+  it("resolves sessions and admission without a promise when the hooks answer synchronously", async () => {
+    const turn = { sessionId: "s", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 };
+    const bub = framework();
+    assert.equal(bub.sessionOf({ channel: "tg", chat_id: "7" }), "tg:7");
+    assert.equal(bub.admissionOf("s", {}, turn), null);
+    bub.runtime.register({ resolveSession: () => "named", admitMessage: () => ({ action: "follow_up" }) }, "sync");
+    assert.equal(bub.sessionOf({}), "named");
+    assert.deepEqual(bub.admissionOf("s", {}, turn), { action: "follow_up" });
+    bub.runtime.register({ resolveSession: async () => "later", admitMessage: async () => ({ action: "steer" }) }, "async");
+    const session = bub.sessionOf({});
+    assert.ok(session instanceof Promise);
+    assert.equal(await session, "later");
+    assert.deepEqual(await bub.admissionOf("s", {}, turn), { action: "steer" });
+    assert.equal(await bub.resolveSession({}), "later");
+    const bad = framework({ name: "bad", admitMessage: () => ({ action: "maybe" }) as never });
+    assert.throws(() => bad.admissionOf("s", {}, turn), TypeError);
+    await assert.rejects(bad.admitMessage("s", {}, turn), TypeError);
+  });
+
   it("routes outbounds and quits through a bound router only", async () => {
     const bub = framework();
     assert.equal(await bub.dispatchViaChannelRouter({}), false);
     const quits: string[] = [];
     bub.bindChannelRouter({ dispatchOutput: async () => true, wrapStream: (_m, s) => s, quit: async (id) => void quits.push(id), admitChannelMessage: async () => null });
     assert.equal(await bub.dispatchViaChannelRouter({}), true);
+    bub.bindChannelRouter({
+      dispatchOutput: () => {
+        throw new Error("no route");
+      },
+      wrapStream: (_m, s) => s,
+      quit: async (id) => void quits.push(id),
+      admitChannelMessage: async () => null,
+    });
+    await assert.rejects(bub.dispatchViaChannelRouter({}), /no route/);
     await bub.quitViaChannelRouter("s");
     assert.deepEqual(quits, ["s"]);
   });

@@ -35,6 +35,58 @@ describe("HookRuntime", () => {
     assert.equal(await runtime.callFirst("buildPrompt", args), undefined);
   });
 
+  it("callFirst returns undefined when the last implementation's promise settles to null", async () => {
+    const runtime = new HookRuntime();
+    runtime.register({ buildPrompt: async () => null }, "only");
+    assert.equal(await runtime.callFirst("buildPrompt", args), undefined);
+    runtime.register({ buildPrompt: () => null }, "first");
+    assert.equal(await runtime.callFirst("buildPrompt", args), undefined);
+  });
+
+  it("callMany fills the last implementation's async answer in its place", async () => {
+    const runtime = new HookRuntime();
+    runtime.register({ loadState: async () => ({ last: true }) }, "low");
+    runtime.register({ loadState: () => ({ first: true }) }, "high");
+    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s" }), [{ first: true }, { last: true }]);
+    await assert.rejects(
+      (() => {
+        const failing = new HookRuntime();
+        failing.register({ loadState: async () => Promise.reject(new Error("state store down")) }, "only");
+        return failing.callMany("loadState", { message: {}, sessionId: "s" });
+      })(),
+      /state store down/,
+    );
+  });
+
+  it("eachOf calls every implementation in order, waiting for each promise, and collects nothing", async () => {
+    const runtime = new HookRuntime();
+    const order: string[] = [];
+    runtime.register({ saveState: () => void order.push("last") }, "low");
+    runtime.register({ saveState: async () => { await Promise.resolve(); order.push("async"); } }, "mid");
+    runtime.register({ saveState: () => void order.push("first") }, "high");
+    const saveArgs = { sessionId: "s", state: {}, message: {}, modelOutput: "" };
+    const pending = runtime.eachOf("saveState", saveArgs);
+    assert.ok(pending instanceof Promise);
+    assert.deepEqual(order, ["first"], "the next implementation waits for the promise");
+    assert.equal(await pending, undefined);
+    assert.deepEqual(order, ["first", "async", "last"]);
+    const sync = new HookRuntime();
+    sync.register({ saveState: () => {} }, "p");
+    assert.equal(sync.eachOf("saveState", saveArgs), undefined);
+    const failing = new HookRuntime();
+    failing.register({ saveState: async () => Promise.reject(new Error("disk full")) }, "p");
+    await assert.rejects(Promise.resolve(failing.eachOf("saveState", saveArgs)), /disk full/);
+  });
+
+  it("tells whether a hook has an implementation", () => {
+    const runtime = new HookRuntime();
+    assert.equal(runtime.implements("saveState"), false);
+    const unregister = runtime.register({ saveState: () => {} }, "p");
+    assert.equal(runtime.implements("saveState"), true);
+    unregister();
+    assert.equal(runtime.implements("saveState"), false);
+  });
+
   it("callMany collects every answer in call order, null and undefined included", async () => {
     const runtime = new HookRuntime();
     runtime.register({ loadState: () => ({ a: 1 }) }, "one");
