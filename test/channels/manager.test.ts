@@ -150,11 +150,7 @@ describe("ChannelManager turns and admission", () => {
     await model.callCount(1);
     await manager.handleMessage(message("follow"));
     await manager.handleMessage(message("steer me"));
-    model.calls[0]!.finish();
-    await model.callCount(2);
-    model.calls[1]!.finish();
-    await model.callCount(3);
-    model.calls[2]!.finish();
+    await model.finishInOrder(3);
     await manager.idle();
     assert.deepEqual(model.prompts(), ["first", "steer me", "follow"]);
     stop.abort();
@@ -167,9 +163,7 @@ describe("ChannelManager turns and admission", () => {
     await manager.handleMessage(message("first", { thread: "t-9" }));
     await model.callCount(1);
     await manager.handleMessage(message("second", { thread: "t-9" }));
-    model.calls[0]!.finish();
-    await model.callCount(2);
-    model.calls[1]!.finish();
+    await model.finishInOrder(2);
     await manager.idle();
     assert.deepEqual(model.prompts(), ["first", "second"]);
     stop.abort();
@@ -183,9 +177,7 @@ describe("ChannelManager turns and admission", () => {
     await model.callCount(1);
     await manager.handleMessage(message("b"));
     assert.equal(manager.snapshot("test:1").pendingCount, 1);
-    model.calls[0]!.finish();
-    await model.callCount(2);
-    model.calls[1]!.finish();
+    await model.finishInOrder(2);
     await manager.idle();
     assert.deepEqual(model.prompts(), ["a", "b"]);
     stop.abort();
@@ -255,9 +247,7 @@ describe("ChannelManager turns and admission", () => {
     channel.policy = () => ({ action: "drop" });
     await manager.handleMessage(message("c"));
     assert.equal(manager.snapshot("test:1").pendingCount, 1, "the channel's policy dropped it");
-    model.calls[0]!.finish();
-    await model.callCount(2);
-    model.calls[1]!.finish();
+    await model.finishInOrder(2);
     await manager.idle();
     assert.deepEqual(model.prompts(), ["a", "b"]);
     stop.abort();
@@ -338,9 +328,7 @@ describe("ChannelManager admission order", () => {
     await manager.handleMessage(message("first"));
     await model.callCount(1);
     assert.equal(manager.snapshot("test:1").pendingCount, 1);
-    model.calls[0]!.finish();
-    await model.callCount(2);
-    model.calls[1]!.finish();
+    await model.finishInOrder(2);
     await manager.idle();
     assert.deepEqual(model.prompts(), ["first", "second"]);
     started.stop.abort();
@@ -489,9 +477,7 @@ describe("ChannelManager quit and shutdown", () => {
     await model.callCount(1);
     await manager.handleMessage(message("two"));
     const shutdown = manager.shutdown();
-    model.calls[0]!.finish();
-    await model.callCount(2);
-    model.calls[1]!.finish();
+    await model.finishInOrder(2);
     await shutdown;
     await done;
     assert.deepEqual(model.prompts(), ["one", "two"]);

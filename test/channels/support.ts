@@ -94,6 +94,13 @@ export function gatedModel(options: { drainSteering?: boolean } = {}) {
       waiters.push({ count, resolve: () => waiter.resolve() });
       return waiter.promise;
     },
+    /** Finishes the first `count` calls one after another, waiting for each to be made. */
+    async finishInOrder(count: number): Promise<void> {
+      for (let index = 0; index < count; index++) {
+        await this.callCount(index + 1);
+        calls[index]!.finish();
+      }
+    },
     prompts(): string[] {
       return calls.map((call) => String(call.prompt));
     },
