@@ -6,7 +6,6 @@ import type { BubFramework } from "../kernel/framework.ts";
 import type { Envelope } from "../kernel/envelope.ts";
 import { isThenable, type Awaitable } from "../kernel/runtime.ts";
 import type { AdmitDecision, TurnSnapshot } from "../kernel/types.ts";
-import { CachedRootSetting } from "./setting-cache.ts";
 
 /** The values of the `BUB_ADMISSION` setting. */
 export type AdmissionPolicy = "concurrent" | "follow_up" | "steer";
@@ -20,12 +19,9 @@ export interface ImmediateChannelAdmission {
   channelAdmission(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null>;
 }
 
-// Read once per admitted message: cached until the settings could answer differently.
-const admissionSetting = new CachedRootSetting("admission", "concurrent");
-
 /** The configured `BUB_ADMISSION` policy (`concurrent` when the setting is not loaded or unknown). */
 export function admissionPolicy(framework: BubFramework): AdmissionPolicy {
-  const value = admissionSetting.read(framework.settings);
+  const value = framework.settings.getValue("admission", "concurrent");
   return value === "follow_up" || value === "steer" ? value : "concurrent";
 }
 

@@ -13,7 +13,6 @@ import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnResult,
 import type { ImmediateChannelAdmission } from "./admission.ts";
 import { BufferedMessageHandler, systemClock, type DebounceClock, type DebounceWindows } from "./debounce.ts";
 import { ChannelMessage } from "./message.ts";
-import { CachedRootSetting } from "./setting-cache.ts";
 
 const log = createLogger("bub:channels");
 
@@ -209,7 +208,6 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
    */
   readonly handleMessage: MessageHandler;
   readonly #options: ChannelManagerOptions;
-  readonly #streamSetting = new CachedRootSetting("stream_output", false);
   readonly #debouncers = new Map<string, BufferedMessageHandler>();
   readonly #sessions = new Map<string, SessionTurns>();
   /** Messages waiting for admission, flat: message, then its admitted callback (or null). */
@@ -564,8 +562,7 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
   }
 
   #streamOutput(): boolean {
-    // Read once per turn: cached until the settings could answer differently.
-    return this.#options.streamOutput ?? this.#streamSetting.read(this.framework.settings) === true;
+    return this.#options.streamOutput ?? this.framework.settings.getValue("stream_output", false) === true;
   }
 
   #isIdle(): boolean {

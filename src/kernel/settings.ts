@@ -160,6 +160,8 @@ export class Settings {
   readonly #sections = new Map<string, SettingsSection<unknown>>();
   readonly #schemas = new Map<string, SettingsSchema<unknown>>();
   readonly #cache = new Map<string, unknown>();
+  /** {@link getValue} answers by path; cleared whenever a section's schema or value can change. */
+  readonly #values = new Map<string, { readonly found: boolean; readonly value: unknown }>();
   #file: ConfigFile;
   #env: NodeJS.ProcessEnv;
 
@@ -178,6 +180,7 @@ export class Settings {
     this.#file = file;
     this.#env = env;
     this.#cache.clear();
+    this.#values.clear();
   }
 
   /** Adds a section (a plugin's own, say). Registering the same id again replaces it. */
@@ -185,6 +188,7 @@ export class Settings {
     this.#sections.set(section.id, section);
     this.#schemas.delete(section.id);
     this.#cache.delete(section.id);
+    this.#values.clear();
   }
 
   /** Registered sections. */
@@ -197,6 +201,7 @@ export class Settings {
     if (!schema) {
       schema = typeof section.schema === "function" ? await section.schema() : section.schema;
       this.#schemas.set(section.id, schema);
+      this.#values.clear();
     }
     return schema;
   }
@@ -290,9 +295,21 @@ export class Settings {
   /**
    * Reads a dotted path through the resolved settings (so the environment wins over the
    * file): `getValue("telegram.token")`, `getValue("model")`. Returns `fallback` when the
-   * path is missing; throws when there is no fallback.
+   * path is missing; throws when there is no fallback. Answers are remembered until a
+   * section is registered, loaded or reloaded, so hot paths may call it per message.
    */
   getValue(path: string, ...fallback: [unknown?]): unknown {
+    let known = this.#values.get(path);
+    if (known === undefined) {
+      known = this.#lookup(path);
+      this.#values.set(path, known);
+    }
+    if (known.found) return known.value;
+    if (fallback.length > 0) return fallback[0];
+    throw new ConfigError(`No setting named '${path}'.`);
+  }
+
+  #lookup(path: string): { found: boolean; value: unknown } {
     const parts = path.split(".").filter(Boolean);
     if (parts.length === 0) throw new ConfigError("getValue needs a non-empty dotted path.");
     const candidates: { value: unknown; rest: string[] }[] = [];
@@ -311,10 +328,9 @@ export class Settings {
           break;
         }
       }
-      if (found) return current;
+      if (found) return { found: true, value: current };
     }
-    if (fallback.length > 0) return fallback[0];
-    throw new ConfigError(`No setting named '${path}'.`);
+    return { found: false, value: undefined };
   }
 }
 
