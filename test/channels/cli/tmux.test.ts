@@ -59,6 +59,8 @@ describe("bub chat in a real terminal (tmux)", { skip: hasTmux ? false : "tmux i
     const command = [process.execPath, bin, "-w", workspace, "chat"].map((part) => `'${part}'`).join(" ");
     const exports = Object.entries(env).map(([key, value]) => `${key}='${value}'`).join(" ");
     await tmux("new-session", "-d", "-s", "chat", "-x", "100", "-y", "30", `env ${exports} ${command}`);
+    // Keep the pane (and its last screen) after `bub chat` exits, so "Bye." can still be read.
+    await tmux("set-option", "-t", "chat", "remain-on-exit", "on");
     await waitForPane((screen) => /^demo > ?$/m.test(screen), "the prompt");
     await tmux("send-keys", "-t", "chat", "hello there", "Enter");
     await waitForPane((screen) => screen.includes("Generating"), "the spinner");
