@@ -79,6 +79,9 @@ function sqliteError(error: unknown, path: string, busyTimeoutMs: number): BubEr
   }
 }
 
+/** A cell to block on for {@link Atomics.wait} pauses between open attempts. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 interface EntryRow {
   id: number;
   kind: string;
@@ -106,17 +109,25 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
 
   function db(): DatabaseSync {
     if (database) return database;
-    try {
-      mkdirSync(dirname(path), { recursive: true });
-      database = new DatabaseSync(path, { timeout: busyTimeoutMs });
-      database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
-      database.exec(SCHEMA);
-    } catch (error) {
-      database?.close();
-      database = null;
-      throw sqliteError(error, path, busyTimeoutMs);
+    // Switching a new file to WAL takes an exclusive lock that SQLite's busy handler does not
+    // wait for, so a second process opening the same new database at that moment fails at
+    // once: retry the setup, within the same time limit as any other lock.
+    const deadline = Date.now() + busyTimeoutMs;
+    for (;;) {
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+        database = new DatabaseSync(path, { timeout: busyTimeoutMs });
+        database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+        database.exec(SCHEMA);
+        return database;
+      } catch (error) {
+        database?.close();
+        database = null;
+        const code = ((error as { errcode?: number }).errcode ?? -1) & 0xff;
+        if ((code !== SQLITE_BUSY && code !== SQLITE_LOCKED) || Date.now() >= deadline) throw sqliteError(error, path, busyTimeoutMs);
+        Atomics.wait(PAUSE, 0, 0, 5); // the store's API is synchronous here: a short blocking pause
+      }
     }
-    return database;
   }
 
   function statement(sql: string): StatementSync {
