@@ -46,7 +46,9 @@ export type { LlmCallDecision, LlmCallRequest, LlmCallResult, ToolCall, ToolCall
 export { LAST_ANCHOR, isTapeContext } from "./kernel/tape-contract.ts";
 export type { ChatMessage, ContextSelector, NewTapeEntry, TapeContext, TapeEntry, TapeHandle, TapeQuery, TapeSidecar, TapeStore } from "./kernel/tape-contract.ts";
 export { ConfigError, Settings, defineSettings, mergeConfig } from "./kernel/settings.ts";
-export type { SettingsSchema, SettingsSection } from "./kernel/settings.ts";
+export type { SchemaIssue, SettingsSchema, SettingsSection } from "./kernel/settings.ts";
+export { field, settingsSchema } from "./kernel/settings-fields.ts";
+export type { FieldKind, FieldShape, JsonObjectField, NumberField, SettingsField, SettingsObject, SettingsOf, StringField, ValuesOf } from "./kernel/settings-fields.ts";
 export { createLogger, setLogSink } from "./kernel/log.ts";
 export type { Logger, LogLevel, LogSink } from "./kernel/log.ts";
 export { ChannelMessage } from "./channels/message.ts";

@@ -1,13 +1,13 @@
 import { defineSettings } from "../kernel/settings.ts";
-import type { z } from "zod";
+import type { SettingsOf } from "../kernel/settings-fields.ts";
 import type { agentSchema, channelSchema, spillSchema } from "./schemas.ts";
 
 /** Resolved agent settings. */
-export type AgentSettings = z.infer<typeof agentSchema>;
+export type AgentSettings = SettingsOf<typeof agentSchema>;
 /** Resolved channel and storage settings. */
-export type ChannelSettings = z.infer<typeof channelSchema>;
+export type ChannelSettings = SettingsOf<typeof channelSchema>;
 /** Resolved spill settings. */
-export type SpillSettings = z.infer<typeof spillSchema>;
+export type SpillSettings = SettingsOf<typeof spillSchema>;
 
 /** `BUB_<PROVIDER>_API_KEY` / `_API_BASE` variables as provider → value maps. */
 export function providerScopedEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
@@ -21,7 +21,7 @@ export function providerScopedEnv(env: NodeJS.ProcessEnv): Record<string, unknow
   return scoped;
 }
 
-/** The builtin settings sections; schemas (and zod) load only when first resolved. */
+/** The builtin settings sections; their schemas load only when first resolved. */
 export const agentSettings = defineSettings<AgentSettings>({
   id: "agent",
   section: null,

@@ -4,8 +4,11 @@ import { BubError } from "./errors.ts";
 import { refreshLogLevel } from "./log.ts";
 
 /**
- * The part of a zod object schema the settings store relies on. Any zod 4 `z.object(...)`
- * satisfies it; the store itself never imports zod, so `bub --help` does not pay for it.
+ * What the settings store needs of a schema: its fields by key (`shape`) and `safeParse`.
+ * Both a zod 4 `z.object(...)` and a `settingsSchema(...)` from `settings-fields.ts`
+ * (no zod) satisfy it. The store converts an environment string by the type of the field
+ * it is for: zod's type name under optional/nullable/default wrappers, or the field's
+ * `kind`. The store itself never imports zod, so `bub --help` does not pay for it.
  */
 export interface SettingsSchema<T = Record<string, unknown>> {
   readonly shape: Record<string, unknown>;
@@ -39,6 +42,7 @@ export interface SettingsSection<T = Record<string, unknown>> {
  *
  * ```ts
  * const mine = defineSettings({ id: "mine", section: "mine", schema: () => z.object({ level: z.number().default(1) }) });
+ * // or, without zod: schema: settingsSchema({ level: field.number().default(1) })
  * framework.settings.register(mine);
  * (await framework.settings.load(mine)).level; // env BUB_MINE_LEVEL, then `mine.level` in config.yml
  * ```
@@ -95,10 +99,18 @@ export function mergeConfig(base: Record<string, unknown>, ...updates: readonly 
   return base;
 }
 
-/** The zod type name under optional/nullable/default wrappers, for env parsing. */
+/**
+ * A field's type name, for env parsing: zod's under optional/nullable/default wrappers, or
+ * the `kind` of a field from `settings-fields.ts` (which uses zod's names).
+ */
 function baseType(field: unknown): string {
   type Def = { type?: string; innerType?: unknown; in?: unknown };
-  let def = (field as { _zod?: { def?: Def } })?._zod?.def;
+  const zod = (field as { _zod?: { def?: Def } } | null | undefined)?._zod;
+  if (zod === undefined) {
+    const kind = (field as { kind?: unknown } | null | undefined)?.kind;
+    return typeof kind === "string" ? kind : "unknown";
+  }
+  let def = zod.def;
   while (def && ["optional", "nullable", "default", "prefault", "pipe"].includes(def.type ?? "")) {
     const inner = def.type === "pipe" ? def.in : def.innerType;
     def = (inner as { _zod?: { def?: Def } })?._zod?.def;
