@@ -26,6 +26,7 @@ import type { TapeFork } from "../tape/fork.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { RunStreamOptions, RuntimeAgent } from "../tools/runtime-agent.ts";
 import type { ToolContext } from "../tools/tool.ts";
+import { monotonicMs } from "../kernel/clock.ts";
 
 const log = createLogger("bub:agent");
 
@@ -256,7 +257,7 @@ export class Agent implements RuntimeAgent {
     for (let step = 1; step <= maxSteps; step++) {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
       await tape.appendEvent("loop.step.start", { step, prompt: current as never });
-      const started = performance.now();
+      const started = monotonicMs();
       const stepStream = runModelStep<Tape>({
         client,
         model,
@@ -289,7 +290,7 @@ export class Agent implements RuntimeAgent {
       }
       if (stepText) wroteText = true;
       const outcome = stepStream.outcome!;
-      const elapsed_ms = Math.round(performance.now() - started);
+      const elapsed_ms = Math.round(monotonicMs() - started);
       streamState.usage = outcome.usage ?? streamState.usage;
       if (outcome.status === "error") {
         const message = outcome.error?.message ?? "model step failed";

@@ -17,6 +17,7 @@ import { classifyModelError, isContextLengthError } from "./errors.ts";
 import { providerOf, type ChatToolCall, type ModelClient, type ModelToolSpec } from "./model-client.ts";
 import { generateRunId } from "./run-id.ts";
 import type { StepRecord } from "./step-record.ts";
+import { monotonicMs } from "../kernel/clock.ts";
 
 const log = createLogger("bub:llm");
 
@@ -217,7 +218,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
   const tools = allTools.filter((tool) => offered.has(tool.name));
 
   // 3. The model call.
-  const started = performance.now();
+  const started = monotonicMs();
   let text = "";
   const toolCalls: ChatToolCall[] = [];
   let usage: Usage | null = null;
@@ -231,7 +232,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
       toolCalls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })),
       usage,
       error,
-      durationMs: Math.round(performance.now() - started),
+      durationMs: Math.round(monotonicMs() - started),
     };
     await hooks.afterLlmCall(request, result, state);
   };

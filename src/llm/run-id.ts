@@ -1,3 +1,5 @@
+import { epochMicros } from "../kernel/clock.ts";
+
 let last = 0;
 
 function pad(value: number, width: number): string {
@@ -23,7 +25,7 @@ export function formatRunId(epochMicros: number): string {
  * ```
  */
 export function generateRunId(): string {
-  const now = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  const now = epochMicros();
   last = now > last ? now : last + 1;
   return formatRunId(last);
 }

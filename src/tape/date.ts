@@ -3,6 +3,7 @@
  * format (`2026-01-02T03:04:05.123456+00:00`), and a parser for query bounds that accepts
  * what Python's `datetime.fromisoformat` accepts in practice.
  */
+import { epochMicros } from "../kernel/clock.ts";
 
 const MICROS_PER_SECOND = 1_000_000;
 const MICROS_PER_DAY = 86_400 * MICROS_PER_SECOND;
@@ -25,10 +26,9 @@ export function formatUtcDate(epochMicros: number): string {
   );
 }
 
-/** The current time in the tape date format. Sub-millisecond digits come from the monotonic clock. */
+/** The current time in the tape date format; sub-millisecond digits come from the monotonic clock. */
 export function utcNow(): string {
-  const subMillisecond = Math.floor((performance.now() % 1) * 1000);
-  return formatUtcDate(Date.now() * 1000 + subMillisecond);
+  return formatUtcDate(epochMicros());
 }
 
 /** Converts a legacy `timestamp` (epoch seconds, possibly fractional) to the tape date format. */

@@ -10,6 +10,7 @@ import type { ToolCall, ToolCallResult } from "../kernel/interception.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess, type ToolCallReporter } from "./reporting.ts";
 import { defineTool, type Tool, type ToolContext } from "./tool.ts";
+import { monotonicMs } from "../kernel/clock.ts";
 
 /** One call to run: a tool (named as the model called it) and its decoded arguments. */
 export interface ToolInvocation {
@@ -78,7 +79,7 @@ export async function invokeTool<TTape>(
   const signal = options.signal ?? context?.signal;
   const reporter = options.reporter ?? currentToolCallReporter();
   await reportToolStart(reporter, tool.name, args);
-  const started = performance.now();
+  const started = monotonicMs();
   try {
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) {
@@ -89,10 +90,10 @@ export async function invokeTool<TTape>(
     }
     const runContext = tool.context ? context! : { signal };
     const result = await tool.run(parsed.data, runContext);
-    await reportToolSuccess(reporter, tool.name, result, performance.now() - started);
+    await reportToolSuccess(reporter, tool.name, result, monotonicMs() - started);
     return result;
   } catch (error) {
-    await reportToolError(reporter, tool.name, error, performance.now() - started);
+    await reportToolError(reporter, tool.name, error, monotonicMs() - started);
     if (cancelled(signal) && !BubError.isInstance(error)) throw error;
     if (BubError.isInstance(error)) throw error;
     if (error instanceof z.ZodError) {
@@ -149,7 +150,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
     const hooks = this.#hooks;
     const state: TurnState = context?.state ?? {};
     if (hooks && context) state._runtime_tape = context.tape;
-    const started = performance.now();
+    const started = monotonicMs();
 
     if (hooks) {
       const answer = await hooks.beforeToolCall(call, state);
@@ -182,7 +183,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
       arguments: call.arguments,
       result: error ? null : result,
       error,
-      durationMs: Math.round(performance.now() - started),
+      durationMs: Math.round(monotonicMs() - started),
     };
     if (this.#hooks) await this.#hooks.afterToolCall(call, outcome, state);
     return outcome;

@@ -9,6 +9,7 @@ import type { ToolCallReporter } from "../../tools/reporting.ts";
 import { formatToolCall, formatToolFailure, formatToolSuccess } from "./format.ts";
 import { finishedPrefixLength, type MarkdownRenderer } from "./markdown.ts";
 import type { Terminal } from "./terminal.ts";
+import { monotonicMs } from "../../kernel/clock.ts";
 
 /** Options of {@link TurnPrinter}. */
 export interface TurnPrinterOptions {
@@ -84,7 +85,7 @@ export class TurnPrinter implements ToolCallReporter {
         return true;
       case "tool_call":
         this.#commit();
-        this.#toolCallsAt = performance.now();
+        this.#toolCallsAt = monotonicMs();
         this.#eventCalls = Array.isArray(event.data.tool_calls) ? event.data.tool_calls : [];
         this.#reportedStarts = 0;
         this.#terminal.setSpinner(SPINNER_LABEL);
@@ -150,7 +151,7 @@ export class TurnPrinter implements ToolCallReporter {
   }
 
   #scheduleRender(): void {
-    const elapsed = performance.now() - this.#lastRender;
+    const elapsed = monotonicMs() - this.#lastRender;
     if (elapsed >= this.#options.throttleMs) {
       this.#render();
       return;
@@ -170,7 +171,7 @@ export class TurnPrinter implements ToolCallReporter {
 
   #render(): void {
     if (this.#finished || this.#buffer === "") return;
-    this.#lastRender = performance.now();
+    this.#lastRender = monotonicMs();
     let rendered = this.#renderText(this.#buffer);
     // Keep the live region shorter than the screen: finished blocks go to the scrollback.
     if (rendered.split("\n").length > this.#terminal.height - 4) {
@@ -198,7 +199,7 @@ export class TurnPrinter implements ToolCallReporter {
   /** Shows tool calls announced only by stream events (no reporter calls were made for them). */
   #toolResultFallback(): void {
     if (this.#reportedStarts > 0 || this.#eventCalls.length === 0) return;
-    const elapsed = performance.now() - this.#toolCallsAt;
+    const elapsed = monotonicMs() - this.#toolCallsAt;
     for (const call of this.#eventCalls) {
       const { name, args } = toolCallOf(call);
       this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(this.#options.toolName?.(name) ?? name, args)));
