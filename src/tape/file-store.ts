@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { BubError } from "../kernel/errors.ts";
+import { fsyncPath } from "../kernel/fs-async.ts";
 import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
 import { encodeEntryBody, prepareEntry } from "./entry.ts";
 import { createProcessLock } from "./process-lock.ts";
@@ -43,14 +43,6 @@ function isListedStem(stem: string): boolean {
   return stem.split("__").length === 2;
 }
 
-async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
 
 /**
  * The default store: one `<tape>.jsonl` file per tape under `directory`, one JSON entry per
@@ -102,7 +94,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
 
   async function syncDirectoryOf(path: string): Promise<void> {
     try {
-      await syncDirectory(directory);
+      await fsyncPath(directory);
     } catch (error) {
       throw fileStoreError(error, "sync the directory of", path);
     }
@@ -157,7 +149,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       const file = fileFor(tape);
       await lock.run(() => file.resetLocked());
       try {
-        await syncDirectory(directory);
+        await fsyncPath(directory);
       } catch (error) {
         if ((error as { code?: string }).code !== "ENOENT") throw fileStoreError(error, "sync the directory of", file.path);
       }

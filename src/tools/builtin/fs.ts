@@ -3,11 +3,11 @@
  * outside it are allowed, and every message names the resolved absolute path.
  */
 import { createReadStream } from "node:fs";
-import { mkdir, open, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
+import { mkdirp, readFile, readPrefix, stat, writeFile } from "../../kernel/fs-async.ts";
 import { withThousands } from "../../tape/python-format.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { resolveToolPath } from "./context.ts";
@@ -28,14 +28,7 @@ function fsError(error: unknown, path: string): BubError {
 }
 
 async function sniffBinary(path: string): Promise<boolean> {
-  const handle = await open(path, "r");
-  try {
-    const buffer = Buffer.alloc(BINARY_SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } finally {
-    await handle.close();
-  }
+  return (await readPrefix(path, BINARY_SNIFF_BYTES)).includes(0);
 }
 
 function decodeText(bytes: Buffer, path: string): string {
@@ -126,8 +119,8 @@ export function fsTools(): Tool[] {
     async run({ path, content }, { state }) {
       const target = resolveToolPath(state, path);
       try {
-        await mkdir(dirname(target), { recursive: true });
-        await writeFile(target, content, "utf8");
+        await mkdirp(dirname(target));
+        await writeFile(target, content);
       } catch (error) {
         throw fsError(error, target);
       }
@@ -161,7 +154,7 @@ export function fsTools(): Tool[] {
       const replaced = region.replaceAll(args.old, () => args.new);
       const text = before.length > 0 ? `${before.join("\n")}\n${replaced}` : replaced;
       try {
-        await writeFile(target, text, "utf8");
+        await writeFile(target, text);
       } catch (error) {
         throw fsError(error, target);
       }
