@@ -64,7 +64,9 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
     try {
       // Taking the lock costs ~80 µs on an empty database file and ~9 µs on one with a
       // schema; if another process is creating it right now, it will exist soon enough.
-      database.exec("CREATE TABLE IF NOT EXISTS tape_lock (unused INTEGER)");
+      // The file never holds data, so creating it needs no journal file and no fsync
+      // (~1.5 ms of the first `bub run` in a new home); the lock is the same fcntl lock.
+      database.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; CREATE TABLE IF NOT EXISTS tape_lock (unused INTEGER)");
     } catch (error) {
       if (sqliteCode(error) !== SQLITE_BUSY && sqliteCode(error) !== SQLITE_LOCKED) {
         database.close();
