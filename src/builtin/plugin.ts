@@ -71,8 +71,8 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       return builtinSystemPrompt(workspace);
     },
 
-    registerCliCommands({ app }) {
-      registerBuiltinCommands(app, framework);
+    registerCliCommands({ app, command }) {
+      registerBuiltinCommands(app, framework, command);
       return undefined;
     },
   };

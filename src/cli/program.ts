@@ -32,6 +32,22 @@ function workspaceFromArgs(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * The subcommand `argv` dispatches to, for {@link createProgram}'s `registerCliCommands`
+ * hint: the first argument that is not a global option, unless help or the version is asked
+ * for first (those need every command).
+ */
+export function commandFromArgs(argv: readonly string[]): string | undefined {
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    if (arg === "-w" || arg === "--workspace") index++;
+    else if (arg.startsWith("--workspace=")) continue;
+    else if (arg.startsWith("-")) return undefined;
+    else return arg === "help" ? undefined : arg;
+  }
+  return undefined;
+}
+
 /** Turns any failure into one readable paragraph (plus the stack with BUB_DEBUG=1). */
 export function formatFailure(error: unknown): string {
   const message = describeError(error);
@@ -39,8 +55,11 @@ export function formatFailure(error: unknown): string {
   return `bub: ${message}${stack}\n`;
 }
 
-/** Builds the commander program: global options, then every plugin's commands. */
-export async function createProgram(framework: BubFramework, io: CliIO): Promise<Command> {
+/**
+ * Builds the commander program: global options, then the plugins' commands. With `argv`,
+ * plugins learn which command will run (see {@link commandFromArgs}) and may skip the rest.
+ */
+export async function createProgram(framework: BubFramework, io: CliIO, argv?: readonly string[]): Promise<Command> {
   const app = new Command("bub");
   const defaults = app.configureOutput() as OutputConfiguration;
   // commander's own help width and colour answers, except that they read `process.stdout`
@@ -62,7 +81,8 @@ export async function createProgram(framework: BubFramework, io: CliIO): Promise
     const workspace = command.opts().workspace as string | undefined;
     if (workspace) framework.workspace = resolve(workspace);
   });
-  framework.runtime.callManySync("registerCliCommands", { app });
+  const command = argv ? commandFromArgs(argv) : undefined;
+  framework.runtime.callManySync("registerCliCommands", command === undefined ? { app } : { app, command });
   if (app.commands.length === 0) {
     app.command("help").description("show help").action(() => {
       io.stdout.write("No CLI command loaded.\n");
@@ -86,7 +106,7 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
   try {
     framework = new BubFramework({ workspace: workspaceFromArgs(argv) });
     await framework.loadPlugins();
-    app = await createProgram(framework, io);
+    app = await createProgram(framework, io, argv);
   } catch (error) {
     io.stderr.write(formatFailure(error));
     return EXIT.failure;

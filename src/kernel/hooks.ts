@@ -70,8 +70,12 @@ export interface BubHooks {
   }): MaybePromise<Envelope | Envelope[] | NoResult>;
   /** broadcast — deliver one outbound envelope. */
   dispatchOutbound(args: { message: Envelope }): MaybePromise<boolean | void | NoResult>;
-  /** broadcast, **sync-only** — add commands to the `bub` command line. */
-  registerCliCommands(args: { app: Command }): undefined;
+  /**
+   * broadcast, **sync-only** — add commands to the `bub` command line. `command` names the
+   * subcommand this run dispatches to when the arguments say so (absent for `bub --help`,
+   * `bub help …` and no command); a plugin may then register only that one of its commands.
+   */
+  registerCliCommands(args: { app: Command; command?: string }): undefined;
   /** broadcast, **sync-only**, registration order — a fragment for `bub onboard`'s config. */
   onboardConfig(args: { currentConfig: Record<string, unknown> }): Record<string, unknown> | NoResult;
   /** broadcast — models offered for a session. */

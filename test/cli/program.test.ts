@@ -5,6 +5,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { BubFramework } from "../../src/builtin/framework.ts";
+import { commandFromArgs, createProgram } from "../../src/cli/program.ts";
 import { tempDir } from "../support/temp.ts";
 
 const run = promisify(execFile);
@@ -65,5 +67,33 @@ describe("bub command line", () => {
     } finally {
       await dir.cleanup();
     }
+  });
+});
+
+describe("building only the command that runs", () => {
+  const io = { stdout: { write: () => true }, stderr: { write: () => true } };
+  const names = async (argv?: string[]) => {
+    const framework = new BubFramework({ workspace: "/tmp", home: "/nonexistent-bub-home", env: {} });
+    await framework.loadPlugins();
+    return (await createProgram(framework, io, argv)).commands.map((command) => command.name());
+  };
+
+  it("finds the subcommand after global options, and none for help, the version or no command", () => {
+    assert.equal(commandFromArgs(["run", "hi"]), "run");
+    assert.equal(commandFromArgs(["-w", "/tmp/x", "chat"]), "chat");
+    assert.equal(commandFromArgs(["--workspace=/tmp/x", "gateway", "--help"]), "gateway");
+    assert.equal(commandFromArgs(["--help"]), undefined);
+    assert.equal(commandFromArgs(["-V"]), undefined);
+    assert.equal(commandFromArgs(["help", "run"]), undefined);
+    assert.equal(commandFromArgs([]), undefined);
+    assert.equal(commandFromArgs(["-w"]), undefined);
+  });
+
+  it("registers just that builtin command, and all of them for help or a name it does not know", async () => {
+    assert.deepEqual(await names(["run", "hi"]), ["run"]);
+    const all = ["run", "chat", "install", "update", "uninstall", "plugins", "onboard", "gateway", "hooks"];
+    assert.deepEqual(await names(["--help"]), all);
+    assert.deepEqual(await names(["rnu"]), all);
+    assert.deepEqual(await names(), all);
   });
 });

@@ -13,16 +13,30 @@ import { registerPluginsCommand } from "./plugins.ts";
 import { registerOnboardCommand } from "./onboard.ts";
 import { registerGatewayCommand } from "./gateway.ts";
 
-/** Adds every builtin command to `app`. */
-export function registerBuiltinCommands(app: Command, framework: BubFramework): void {
-  registerRunCommand(app, framework);
-  registerChatCommand(app, framework);
-  registerInstallCommand(app, framework);
-  registerUpdateCommand(app, framework);
-  registerUninstallCommand(app, framework);
-  registerPluginsCommand(app, framework);
-  registerOnboardCommand(app, framework);
-  registerGatewayCommand(app, framework);
+const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) => void> = {
+  run: registerRunCommand,
+  chat: registerChatCommand,
+  install: registerInstallCommand,
+  update: registerUpdateCommand,
+  uninstall: registerUninstallCommand,
+  plugins: registerPluginsCommand,
+  onboard: registerOnboardCommand,
+  gateway: registerGatewayCommand,
+  hooks: registerHooksCommand,
+};
+
+/**
+ * Adds the builtin commands to `app`: only `command` when it names one of them (building
+ * all nine costs ~2 ms of every start), else all of them, so help and "did you mean"
+ * suggestions stay complete.
+ */
+export function registerBuiltinCommands(app: Command, framework: BubFramework, command?: string): void {
+  const only = command !== undefined && Object.hasOwn(BUILTIN_COMMANDS, command) ? BUILTIN_COMMANDS[command]! : null;
+  if (only) return only(app, framework);
+  for (const register of Object.values(BUILTIN_COMMANDS)) register(app, framework);
+}
+
+function registerHooksCommand(app: Command, framework: BubFramework): void {
   app
     .command("hooks", { hidden: true })
     .description("show every hook with the plugins implementing it, and plugins that failed to load")
