@@ -1,10 +1,10 @@
 /**
- * A `fetch` for the model providers over `node:http`/`node:https`.
+ * A `fetch` for the model providers over the small HTTP/1.1 client of ./http1.ts.
  *
  * Node's global `fetch` (and `Headers`, `Response`) is undici, loaded on first touch: about
  * 45 ms of a one-shot `bub run` on a cold start, more than the model call against a local
  * server. The AI SDK providers only POST a JSON string and read back a status, headers and
- * a body stream, so this client does that with the HTTP modules Node already has, and
+ * a body stream, so this client does that over a plain socket (see ./http1.ts), and
  * hands everything else (a `Request` object, a non-string body, a proxy from
  * `NODE_USE_ENV_PROXY`) to the global `fetch` unchanged.
  *
@@ -12,7 +12,7 @@
  * failures reject with `TypeError("fetch failed", { cause })`, an abort rejects (or errors
  * the body stream) with the signal's reason, compressed bodies are decoded.
  */
-import type { ClientRequest, IncomingMessage, RequestOptions } from "node:http";
+import { sendHttp1, type Http1Response } from "./http1.ts";
 
 type HeadersInput = Headers | LiteHeaders | readonly (readonly [string, string])[] | Record<string, string | readonly string[] | undefined>;
 
@@ -222,49 +222,18 @@ function redirected(previous: Attempt, status: number, url: URL): Attempt {
   return { ...previous, url, headers };
 }
 
-function send(attempt: Attempt): Promise<IncomingMessage> {
+function send(attempt: Attempt): Promise<Http1Response> {
   const { url, method, headers, body, signal } = attempt;
-  const secure = url.protocol === "https:";
   const outgoing: Record<string, string> = {};
   headers.forEach((value, name) => (outgoing[name] = value));
   if (!("accept" in outgoing)) outgoing.accept = "*/*";
   if (!("accept-encoding" in outgoing)) outgoing["accept-encoding"] = "gzip, deflate, br";
-  if (body !== null) outgoing["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
-  const options: RequestOptions = {
-    method,
-    hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port || (secure ? 443 : 80),
-    path: `${url.pathname}${url.search}`,
-    headers: outgoing,
-    ...(url.username ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
-  };
-  const module = process.getBuiltinModule(secure ? "node:https" : "node:http") as typeof import("node:http");
-  return new Promise((resolve, reject) => {
-    let request: ClientRequest;
-    const onAbort = () => {
-      request.destroy();
-      reject(signal!.reason);
-    };
-    try {
-      request = module.request(options);
-    } catch (error) {
-      reject(new TypeError("fetch failed", { cause: error }));
-      return;
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-    request.once("response", (response) => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve(response);
-    });
-    request.once("error", (error) => {
-      signal?.removeEventListener("abort", onAbort);
-      reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error }));
-    });
-    request.end(body ?? undefined);
+  return sendHttp1({ url, method, headers: outgoing, body, signal }).catch((error: unknown) => {
+    throw signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error });
   });
 }
 
-function toResponse(response: IncomingMessage, attempt: Attempt, redirectedResponse: boolean): LiteResponse {
+function toResponse(response: Http1Response, attempt: Attempt, redirectedResponse: boolean): LiteResponse {
   const headers = new LiteHeaders();
   const raw = response.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) headers.append(raw[index]!, raw[index + 1]!);
@@ -275,7 +244,7 @@ function toResponse(response: IncomingMessage, attempt: Attempt, redirectedRespo
 }
 
 /** The response body as a web stream, decoded, erroring with the abort reason on abort. */
-function bodyStream(response: IncomingMessage, encoding: string | null, signal: AbortSignal | null): ReadableStream<Uint8Array> {
+function bodyStream(response: Http1Response, encoding: string | null, signal: AbortSignal | null): ReadableStream<Uint8Array> {
   const zlib = encoding && /^(gzip|x-gzip|deflate|br)$/i.test(encoding.trim()) ? (process.getBuiltinModule("node:zlib") as typeof import("node:zlib")) : null;
   const source: NodeJS.ReadableStream & { destroy(error?: Error): void } = zlib
     ? response.pipe(
