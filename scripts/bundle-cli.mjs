@@ -9,7 +9,7 @@
 // the INLINED_PACKAGES below.
 import { readFile, writeFile, chmod, rm } from "node:fs/promises";
 import { builtinModules } from "node:module";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -39,8 +39,9 @@ const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]
 // first property read, call or `new`. commander imports child_process (~6 ms with net and
 // streams) only to run external subcommands; the shell tools only when a command runs;
 // crypto (~5 ms) is needed for random ids of spills and shells; readline only by the chat
-// REPL and fs.read; sqlite only by the tape stores.
-const LAZY_BUILTINS = new Set(["node:child_process", "node:crypto", "node:readline", "node:sqlite"]);
+// REPL and fs.read; sqlite only by the tape stores; fs/promises (~1.7 ms: its FileHandle,
+// watcher and readline modules) only by rarely used paths, a turn uses src/kernel/fs-async.ts.
+const LAZY_BUILTINS = new Set(["node:child_process", "node:crypto", "node:fs/promises", "node:readline", "node:sqlite"]);
 const LAZY_HELPER = `const __bubLazy = (id, key) => { const get = () => (key === null ? globalThis.process.getBuiltinModule(id) : globalThis.process.getBuiltinModule(id)[key]); return new Proxy(function () {}, { apply: (_, self, args) => Reflect.apply(get(), self, args), construct: (_, args) => Reflect.construct(get(), args), get: (_, prop) => get()[prop], has: (_, prop) => prop in get() }); };`;
 
 /**
@@ -225,6 +226,16 @@ const englishOnlyZod = {
  */
 const EAGER_PACKAGES = /^node_modules\/zod\/|^node_modules\/@ai-sdk\/provider-utils\/dist\/index\.js$/;
 
+const REQUIRE_BANNER = 'import { createRequire as __bubCreateRequire } from "node:module"; const require = __bubCreateRequire(import.meta.url);';
+
+/** Removes the `require` banner from a file that never uses `require` (all but esbuild's shim). */
+function withoutUnusedBanner(code) {
+  const at = code.indexOf(REQUIRE_BANNER);
+  if (at === -1) return code;
+  const rest = code.slice(0, at) + code.slice(at + REQUIRE_BANNER.length);
+  return /\brequire\b/.test(rest) ? code : rest;
+}
+
 function withCompileHint(code) {
   const shebangEnd = code.startsWith("#!") ? code.indexOf("\n") + 1 : 0;
   return `${code.slice(0, shebangEnd)}//# allFunctionsCalledOnLoad\n${code.slice(shebangEnd)}`;
@@ -257,8 +268,9 @@ export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
     // plugins.ts points a plugin's `import "bub-ts"` at this bundle's own index.js.
     define: { __BUB_BUNDLE_INDEX__: JSON.stringify("./index.js") },
     chunkNames: "[name]-[hash]",
-    // Inlined CommonJS code (yaml's node build) requires builtins; give every chunk a real require.
-    banner: { js: 'import { createRequire as __bubCreateRequire } from "node:module"; const require = __bubCreateRequire(import.meta.url);' },
+    // Inlined CommonJS code (yaml's node build) requires builtins: esbuild's `__require` shim
+    // needs a real `require`. Kept only in the files that use it (see bundleCli).
+    banner: { js: REQUIRE_BANNER },
     legalComments: "none",
     logLevel: "warning",
     metafile: true,
@@ -266,14 +278,23 @@ export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
   const probe = await build({ ...options, write: false, plugins: [liteHeaders, englishOnlyZod, externals] });
   const result = await build({ ...options, write: true, plugins: [groupChunksPlugin(splitGraph(probe.metafile)), liteHeaders, englishOnlyZod, externals] });
   const runsOnEveryTurn = (input) => TURN_MODULES.includes(input) || EAGER_PACKAGES.test(input);
+  const outputs = [];
   for (const [file, output] of Object.entries(result.metafile.outputs)) {
     if (!file.endsWith(".js")) continue;
     const path = join(root, file);
-    const code = await readFile(path, "utf8");
+    outputs.push({ path, output, code: withoutUnusedBanner(await readFile(path, "utf8")) });
+  }
+  // Chunks left with no code (modules holding only types, shared by several entries) are
+  // dropped with the imports of them: each file costs a resolve, read and link per start.
+  const empty = outputs.filter(({ code }) => !/\S/.test(code.replace(/^#!.*\n/, "").replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "")));
+  for (const { path } of empty) await rm(path);
+  for (const { path, output, code } of outputs) {
+    if (empty.some((chunk) => chunk.path === path)) continue;
+    const kept = empty.reduce((text, chunk) => text.replaceAll(`import ${JSON.stringify(`./${basename(chunk.path)}`)};\n`, ""), code);
     // Then without comments and indentation: a third less source for Node to read and hash
     // at startup (~3 ms). Names are kept, so stack traces stay readable; for line numbers,
     // run tsc's build instead (node dist/cli/main.js).
-    const { code: minified } = await transform(rewriteBuiltinImports(code), { minifyWhitespace: true, format: "esm", target: "node22", legalComments: "none" });
+    const { code: minified } = await transform(rewriteBuiltinImports(kept), { minifyWhitespace: true, format: "esm", target: "node22", legalComments: "none" });
     await writeFile(path, Object.keys(output.inputs).some(runsOnEveryTurn) ? withCompileHint(minified) : minified);
   }
   const bin = join(outdir, "bub.js");
