@@ -10,7 +10,7 @@
 import { readFile, writeFile, chmod, rm } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 // Pure-ESM packages on the paths `bub` runs often (startup; a turn: settings schemas, skills
@@ -135,7 +135,7 @@ function groupChunksPlugin({ startup, lazy }) {
   if (overlap.length) throw new Error(`bundle-cli: ${overlap.join(", ")} load at startup now; remove them from TURN_MODULES`);
   const memberOf = new Map();
   for (const group of groups) group.modules.forEach((path, position) => memberOf.set(path, { group, position }));
-  return {
+  const plugin = {
     name: "group-chunks",
     setup(build) {
       build.onResolve({ filter: /^bub:(startup|turn)$/ }, (args) => ({ path: args.path, namespace: "bub-group" }));
@@ -145,18 +145,21 @@ function groupChunksPlugin({ startup, lazy }) {
         if (group.reexportsStartup) lines.push(`export * as __bubStartup from ${JSON.stringify(STARTUP)};`);
         return { contents: lines.join("\n"), loader: "js", resolveDir: root };
       });
-      build.onLoad({ filter: /\.ts$/ }, async (args) => {
-        const path = relative(root, args.path).split(sep).join("/");
-        if (!path.startsWith("src/")) return undefined;
-        let code = await readFile(args.path, "utf8");
-        code = code.replace(/\bimport\(\s*(["'])(\.{1,2}\/[^"'\n]+)\1\s*\)/g, (call, _quote, specifier) => {
-          const target = relative(root, resolve(dirname(args.path), specifier)).split(sep).join("/");
-          const member = memberOf.get(target);
-          return member ? `import(${JSON.stringify(member.group.id)}).then((group) => group.m${member.position})` : call;
-        });
-        if (lazy.has(path) && !memberOf.has(path)) code += `\nexport * as __bubStartup from ${JSON.stringify(STARTUP)};\n`;
-        return { contents: code, loader: "ts" };
+    },
+  };
+  return {
+    plugin,
+    /** Points src/ imports of group members at the group, and makes lazy modules reach startup. */
+    rewrite(file, code) {
+      const path = relative(root, file).split(sep).join("/");
+      if (!path.startsWith("src/") || !path.endsWith(".ts")) return undefined;
+      code = code.replace(/\bimport\(\s*(["'])(\.{1,2}\/[^"'\n]+)\1\s*\)/g, (call, _quote, specifier) => {
+        const target = relative(root, resolve(dirname(file), specifier)).split(sep).join("/");
+        const member = memberOf.get(target);
+        return member ? `import(${JSON.stringify(member.group.id)}).then((group) => group.m${member.position})` : call;
       });
+      if (lazy.has(path) && !memberOf.has(path)) code += `\nexport * as __bubStartup from ${JSON.stringify(STARTUP)};\n`;
+      return code;
     },
   };
 }
@@ -188,17 +191,11 @@ function splitGraph(metafile) {
  * module whose `fetch` the providers are given anyway. Nothing outside them is touched.
  */
 const HEADERS_USERS = /node_modules[\\/](@ai-sdk[\\/]provider-utils|@ai-sdk[\\/]openai-compatible|@ai-sdk[\\/]openai|@ai-sdk[\\/]anthropic|@openrouter[\\/]ai-sdk-provider)[\\/].*\.m?js$/;
-const liteHeaders = {
-  name: "lite-headers",
-  setup(build) {
-    const liteModule = join(root, "src", "llm", "http-fetch.ts");
-    build.onLoad({ filter: HEADERS_USERS }, async (args) => {
-      const code = await readFile(args.path, "utf8");
-      if (!/\bHeaders\b/.test(code)) return undefined;
-      return { contents: `import { LiteHeaders as Headers } from ${JSON.stringify(liteModule)};\n${code}`, loader: "js", resolveDir: dirname(args.path) };
-    });
-  },
-};
+const LITE_MODULE = join(root, "src", "llm", "http-fetch.ts");
+function liteHeaders(file, code) {
+  if (!HEADERS_USERS.test(file) || !/\bHeaders\b/.test(code)) return undefined;
+  return `import { LiteHeaders as Headers } from ${JSON.stringify(LITE_MODULE)};\n${code}`;
+}
 
 /**
  * zod's namespace re-exports all of its 60 error-message locales (~340 KB, ~2.5 ms of every
@@ -225,6 +222,73 @@ const englishOnlyZod = {
  * commander either: `bub --help` runs little of them and would pay ~10 ms to load the rest.
  */
 const EAGER_PACKAGES = /^node_modules\/zod\/|^node_modules\/@ai-sdk\/provider-utils\/dist\/index\.js$/;
+
+/**
+ * `import { z } from "zod"` (our sources, the AI SDK providers) is zod's whole namespace, and
+ * esbuild materializes a namespace shared across chunks with every export in it: ~300 KB of
+ * zod, ~14 ms to load in every turn. Here each such import reads a virtual module `bub:zod`
+ * instead, which re-exports only the members the bundle's code uses as values (collected
+ * while rewriting), so esbuild drops the rest (~half, ~9 ms). A file that uses `z` other
+ * than as `z.member` fails the build, since it could reach a dropped member.
+ */
+const ZOD_NAMESPACE = join(root, "node_modules", "zod", "v4", "classic", "external.js");
+const ZOD_IMPORT = /^import\s*\{\s*z(?:\s+as\s+([\w$]+))?\s*\}\s*from\s*["']zod(?:\/v4)?["'];?[ \t]*$/gm;
+
+function zodMembers() {
+  const members = new Set();
+  return {
+    /** Serves `bub:zod`: the whole namespace while collecting (the probe build), then the members used. */
+    plugin(collecting) {
+      return {
+        name: "zod-members",
+        setup(build) {
+          build.onResolve({ filter: /^bub:zod$/ }, () => ({ path: "bub:zod", namespace: "bub-zod" }));
+          build.onLoad({ filter: /.*/, namespace: "bub-zod" }, async () => {
+            if (collecting) return { contents: `export * from ${JSON.stringify(ZOD_NAMESPACE)};`, loader: "js", resolveDir: root };
+            const exported = new Set(Object.keys(await import(pathToFileURL(ZOD_NAMESPACE).href)));
+            const names = [...members].filter((name) => exported.has(name)).sort();
+            return { contents: `export { ${names.join(", ")} } from ${JSON.stringify(ZOD_NAMESPACE)};`, loader: "js", resolveDir: root };
+          });
+        },
+      };
+    },
+    async rewrite(file, code, transform) {
+      const imports = [...code.matchAll(ZOD_IMPORT)];
+      if (imports.length === 0 || /[\\/]node_modules[\\/]zod[\\/]/.test(file)) return undefined;
+      // Type positions (`z.infer<…>`) are not values: read the members from the code without types.
+      const values = file.endsWith(".ts") ? (await transform(code, { loader: "ts", format: "esm" })).code : code;
+      for (const [statement, alias] of imports) {
+        const name = alias ?? "z";
+        const body = values.replace(statement, "");
+        for (const [, member] of body.matchAll(new RegExp(`(?<![\\w$.])${escape(name)}\\s*\\.\\s*([A-Za-z_$][\\w$]*)`, "g"))) members.add(member);
+        const other = new RegExp(`(?<![\\w$.\\-\\[])${escape(name)}(?![\\w$]|\\s*\\.)`).exec(body.replace(/^import\s[^;]*;/gm, ""));
+        if (other) throw new Error(`bundle-cli: ${relative(root, file)} uses zod's '${name}' other than as ${name}.member (near "${body.slice(Math.max(0, other.index - 30), other.index + 30)}"): import the names it needs`);
+      }
+      return code.replace(ZOD_IMPORT, (_statement, alias) => `import * as ${alias ?? "z"} from "bub:zod";`);
+    },
+  };
+}
+
+const escape = (name) => name.replace(/\$/g, "\\$");
+
+/**
+ * Runs the source rewrites (`(file, code, transform) => code | undefined`) on every file
+ * esbuild loads, in order, from one callback: esbuild uses the first onLoad answer only.
+ */
+function sourceRewrites(rewrites, transform) {
+  return {
+    name: "source-rewrites",
+    setup(build) {
+      build.onLoad({ filter: /\.(ts|m?js)$/ }, async (args) => {
+        const original = await readFile(args.path, "utf8");
+        let code = original;
+        for (const rewrite of rewrites) code = (await rewrite(args.path, code, transform)) ?? code;
+        if (code === original) return undefined;
+        return { contents: code, loader: args.path.endsWith(".ts") ? "ts" : "js", resolveDir: dirname(args.path) };
+      });
+    },
+  };
+}
 
 const REQUIRE_BANNER = 'import { createRequire as __bubCreateRequire } from "node:module"; const require = __bubCreateRequire(import.meta.url);';
 
@@ -253,7 +317,7 @@ export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
     name: "externals",
     setup(build) {
       // Bare specifiers: builtins and npm packages stay imports, except INLINED ones.
-      build.onResolve({ filter: /^[^./]/ }, (args) => (INLINED.has(args.path) || args.path === STARTUP || args.path === TURN ? undefined : { path: args.path, external: true }));
+      build.onResolve({ filter: /^[^./]/ }, (args) => (INLINED.has(args.path) || args.path === STARTUP || args.path === TURN || args.path === "bub:zod" ? undefined : { path: args.path, external: true }));
     },
   };
   const options = {
@@ -273,10 +337,14 @@ export async function bundleCli({ outdir = join(root, "dist", "bin") } = {}) {
     banner: { js: REQUIRE_BANNER },
     legalComments: "none",
     logLevel: "warning",
+    // A zod member missing from `bub:zod` (see zodMembers) must fail the build, not run as undefined.
+    logOverride: { "import-is-undefined": "error" },
     metafile: true,
   };
-  const probe = await build({ ...options, write: false, plugins: [liteHeaders, englishOnlyZod, externals] });
-  const result = await build({ ...options, write: true, plugins: [groupChunksPlugin(splitGraph(probe.metafile)), liteHeaders, englishOnlyZod, externals] });
+  const zod = zodMembers(); // the probe build collects the members, the real one uses them
+  const probe = await build({ ...options, write: false, plugins: [zod.plugin(true), sourceRewrites([liteHeaders, zod.rewrite], transform), englishOnlyZod, externals] });
+  const groups = groupChunksPlugin(splitGraph(probe.metafile));
+  const result = await build({ ...options, write: true, plugins: [groups.plugin, zod.plugin(false), sourceRewrites([groups.rewrite, liteHeaders, zod.rewrite], transform), englishOnlyZod, externals] });
   const runsOnEveryTurn = (input) => TURN_MODULES.includes(input) || EAGER_PACKAGES.test(input);
   const outputs = [];
   for (const [file, output] of Object.entries(result.metafile.outputs)) {

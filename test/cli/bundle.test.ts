@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { open, readFile, mkdir, symlink, writeFile } from "node:fs/promises";
+import { open, readdir, readFile, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -123,7 +123,7 @@ describe("the bundled bub binary", () => {
     assert.ok(loaded.filter((url) => url.startsWith("file:")).length <= 20, `--help loads ${loaded.length} files`);
   });
 
-  it("runs a model turn over node:http (no undici), without crypto or child_process, reading skill frontmatter without the YAML package", async () => {
+  it("runs a model turn over its own HTTP client (no undici or node:http), without crypto, child_process, fs/promises or perf_hooks, reading skill frontmatter without the YAML package", async () => {
     const server = await startFakeOpenAI();
     try {
       server.script(reply.toolCalls([{ name: "fs_read", arguments: '{"path":"notes.txt"}' }]), reply.text("They say: buy milk."));
@@ -133,13 +133,27 @@ describe("the bundled bub binary", () => {
       assert.equal(stdout, "[cli:local]\nThey say: buy milk.\n");
       assert.equal(server.requests.length, 2);
       const builtins = JSON.parse(/^builtins: (.*)$/m.exec(stderr)![1]!) as string[];
-      assert.deepEqual(builtins.filter((name) => name.includes("undici")), [], "the model call went through node:http, not the global fetch");
-      // Loaded on first use only: nothing in this turn needs a random id, a hash from crypto or a child process.
-      assert.deepEqual(builtins.filter((name) => name === "crypto" || name === "child_process"), []);
+      assert.deepEqual(builtins.filter((name) => name.includes("undici") || name === "http" || name === "_http_client"), [], "the model call went through src/llm/http1.ts");
+      // Loaded on first use only: nothing in this turn needs a random id, a hash from crypto, a
+      // child process, the promise file API or performance timers.
+      assert.deepEqual(builtins.filter((name) => ["crypto", "child_process", "fs/promises", "perf_hooks"].includes(name)), []);
       const loaded = JSON.parse(/^loaded: (.*)$/m.exec(stderr)![1]!) as string[];
       assert.deepEqual(loaded.filter((url) => url.includes("/node_modules/yaml/")), [], "skill frontmatter needed the full YAML parser");
     } finally {
       await server.close();
     }
+  });
+
+  it("bundles only the parts of zod the code uses", async () => {
+    const files = await readdir(join(root.path, "dist", "bin"));
+    const code = await Promise.all(files.filter((file) => file.endsWith(".js")).map((file) => readFile(join(root.path, "dist", "bin", file), "utf8")));
+    const zodChunk = code.find((text) => text.includes("$ZodObject"));
+    assert.ok(zodChunk, "no chunk holds zod");
+    // Members nothing calls (z.fromJSONSchema, z.templateLiteral, z.file) are left out.
+    for (const unused of ["fromJSONSchema", "ZodTemplateLiteral", "ZodFile"]) assert.ok(!zodChunk.includes(unused), `zod's ${unused} is bundled`);
+    // What is used works: a tool's arguments are validated and the bundled schemas load.
+    await writeFile(join(work, "zod-check.txt"), "validated\n");
+    const { stdout } = await bub(["run", ",fs.read path=zod-check.txt offset=0"]);
+    assert.match(stdout, /validated/);
   });
 });
