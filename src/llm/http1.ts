@@ -317,6 +317,11 @@ function requestBytes(request: Http1Request): Buffer {
   return payload ? Buffer.concat([Buffer.from(head, "latin1"), payload]) : Buffer.from(head, "latin1");
 }
 
+/** Closes a connection nobody listens to any more; its late errors are moot. */
+function discard(socket: Socket): void {
+  socket.on("error", () => {}).destroy();
+}
+
 function abortError(reason: unknown): Error {
   return reason instanceof Error ? reason : new DOMException(String(reason ?? "This operation was aborted"), "AbortError");
 }
@@ -330,6 +335,7 @@ function abortError(reason: unknown): Error {
  * retries network failures), as with Node's own agent.
  */
 export function sendHttp1(request: Http1Request): Promise<Http1Response> {
+  request.signal?.throwIfAborted();
   const bytes = requestBytes(request);
   const key = originKey(request.url);
   const { signal } = request;
@@ -348,7 +354,7 @@ export function sendHttp1(request: Http1Request): Promise<Http1Response> {
     function fail(error: unknown) {
       if (finished) return;
       detach();
-      socket.on("error", () => {}).destroy(); // later errors of a dead connection are moot
+      discard(socket);
       if (response) response.destroy(error instanceof Error ? error : abortError(error));
       else reject(error);
     }
@@ -361,7 +367,7 @@ export function sendHttp1(request: Http1Request): Promise<Http1Response> {
             destroy: () => {
               if (finished) return;
               detach();
-              socket.on("error", () => {}).destroy();
+              discard(socket);
             },
           });
           resolve(response);

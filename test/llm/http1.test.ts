@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { HttpProtocolError, ResponseParser, sendHttp1, type Http1Response, type ParserEvent } from "../../src/llm/http1.ts";
+import { tempDir } from "../support/temp.ts";
 
 /** Feeds `pieces` to a parser and returns the head, the body and what came after the end. */
 function parse(method: string, pieces: Buffer[], closeAtEnd = false) {
@@ -240,5 +244,42 @@ describe("sendHttp1 (against a raw loopback server)", () => {
     const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { timeout: 10_000 });
     assert.equal(stdout, "ok");
     assert.ok(Date.now() - started < 3_000, "exited without waiting for the idle timeout");
+  });
+});
+
+describe("sendHttp1 over TLS", { skip: spawnSync("openssl", ["version"]).status === 0 ? false : "openssl is not on PATH" }, () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let server: TlsServer;
+  let port: number;
+
+  before(async () => {
+    dir = await tempDir("bub-tls-");
+    const key = join(dir.path, "key.pem");
+    const cert = join(dir.path, "cert.pem");
+    const made = spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"]);
+    assert.equal(made.status, 0, made.stderr.toString());
+    server = createTlsServer({ key: await readFile(key), cert: await readFile(cert), ALPNProtocols: ["http/1.1"] }, (socket) => {
+      const name = typeof socket.servername === "string" ? socket.servername : "";
+      socket.once("data", () => socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${name.length}\r\n\r\n${name}`));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await dir.cleanup();
+  });
+
+  const fetchIn = (env: Record<string, string>) => {
+    const module = fileURLToPath(new URL("../../src/llm/http1.ts", import.meta.url));
+    const script = `const { sendHttp1 } = await import(${JSON.stringify(module)}); try { const r = await sendHttp1({ url: new URL("https://localhost:${port}/"), method: "GET", headers: {}, body: null, signal: null }); let t = ""; for await (const c of r) t += c; console.log("ok " + t); } catch (error) { console.log("failed " + error.code); }`;
+    return promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { env: { PATH: process.env.PATH, ...env }, timeout: 10_000 });
+  };
+
+  it("verifies the certificate against the trusted CAs and sends the host name (SNI)", async () => {
+    const trusted = await fetchIn({ NODE_EXTRA_CA_CERTS: join(dir.path, "cert.pem") });
+    assert.equal(trusted.stdout.trim(), "ok localhost");
+    const untrusted = await fetchIn({});
+    assert.match(untrusted.stdout.trim(), /^failed (DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)/);
   });
 });
