@@ -260,8 +260,8 @@ function zodMembers() {
       for (const [statement, alias] of imports) {
         const name = alias ?? "z";
         const body = values.replace(statement, "");
-        for (const [, member] of body.matchAll(new RegExp(`(?<![\\w$.])${escape(name)}\\s*\\.\\s*([A-Za-z_$][\\w$]*)`, "g"))) members.add(member);
-        const other = new RegExp(`(?<![\\w$.\\-\\[])${escape(name)}(?![\\w$]|\\s*\\.)`).exec(body.replace(/^import\s[^;]*;/gm, ""));
+        for (const [, member] of body.matchAll(new RegExp(`(?<![\\w$.])${escapeRegExp(name)}\\s*\\.\\s*([A-Za-z_$][\\w$]*)`, "g"))) members.add(member);
+        const other = new RegExp(`(?<![\\w$.\\-\\[])${escapeRegExp(name)}(?![\\w$]|\\s*\\.)`).exec(body.replace(/^import\s[^;]*;/gm, ""));
         if (other) throw new Error(`bundle-cli: ${relative(root, file)} uses zod's '${name}' other than as ${name}.member (near "${body.slice(Math.max(0, other.index - 30), other.index + 30)}"): import the names it needs`);
       }
       return code.replace(ZOD_IMPORT, (_statement, alias) => `import * as ${alias ?? "z"} from "bub:zod";`);
@@ -269,7 +269,7 @@ function zodMembers() {
   };
 }
 
-const escape = (name) => name.replace(/\$/g, "\\$");
+const escapeRegExp = (name) => name.replace(/\$/g, "\\$");
 
 /**
  * Runs the source rewrites (`(file, code, transform) => code | undefined`) on every file

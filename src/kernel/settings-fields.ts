@@ -210,6 +210,11 @@ function isPlainObject(value: unknown): value is Record<PropertyKey, unknown> {
   return Object.prototype.hasOwnProperty.call(prototype, "isPrototypeOf");
 }
 
+/** Adds the issues `found` under `key` to `issues`. */
+function nest(issues: Issue[], key: PropertyKey, found: readonly Issue[]): void {
+  for (const issue of found) issues.push({ ...issue, path: [key, ...issue.path] });
+}
+
 /** A copy of a default, so no two parses share a mutable value. */
 function fresh(value: unknown): unknown {
   return typeof value === "object" && value !== null ? structuredClone(value) : value;
@@ -239,7 +244,7 @@ function parseRecord(input: unknown, issues: Issue[], value?: (input: unknown, i
     }
     const found: Issue[] = [];
     output[key] = value(input[key], found);
-    for (const issue of found) issues.push({ ...issue, path: [key, ...issue.path] });
+    nest(issues, key, found);
   }
   return output;
 }
@@ -349,7 +354,7 @@ export class SettingsObject<S extends FieldShape> implements SettingsSchema<Valu
     for (const [key, item] of Object.entries(this.shape)) {
       const found: Issue[] = [];
       data[key] = runField(item, input[key], found);
-      for (const issue of found) issues.push({ ...issue, path: [key, ...issue.path] });
+      nest(issues, key, found);
     }
     if (issues.length > 0) return { success: false, error: { issues } };
     return { success: true, data: data as ValuesOf<S> };

@@ -177,10 +177,10 @@ function parseHead(text: string): ResponseHead {
     if (line.startsWith(" ") || line.startsWith("\t")) {
       // Obsolete line folding: the line continues the previous header's value.
       if (rawHeaders.length === 0) throw new HttpProtocolError("header continuation without a header");
-      const value = `${rawHeaders[rawHeaders.length - 1]} ${line.trim()}`;
-      rawHeaders[rawHeaders.length - 1] = value;
+      const continuation = line.trim();
+      rawHeaders[rawHeaders.length - 1] += ` ${continuation}`;
       const name = rawHeaders[rawHeaders.length - 2]!.toLowerCase();
-      headers[name] = headers[name]!.endsWith(value) ? headers[name]! : value;
+      headers[name] += ` ${continuation}`; // its value (or, repeated, its last value) ends the joined one
       continue;
     }
     const colon = line.indexOf(":");

@@ -18,6 +18,22 @@ function message(content: string, options: { chat?: string; channel?: string; th
 }
 
 /** A manager over one recording channel, already running. */
+/** A model answering "ok" after one microtask, recording each session's prompts in order. */
+function instantModel(): { seen: Map<string, string[]>; model: BubPlugin } {
+  const seen = new Map<string, string[]>();
+  const model: BubPlugin = {
+    name: "instant",
+    runModel: async ({ prompt, sessionId }) => {
+      const list = seen.get(sessionId) ?? [];
+      list.push(String(prompt));
+      seen.set(sessionId, list);
+      await Promise.resolve();
+      return "ok";
+    },
+  };
+  return { seen, model };
+}
+
 async function running(plugins: BubPlugin[], options: { env?: NodeJS.ProcessEnv; graceSeconds?: number; channel?: RecordingChannel } = {}) {
   let bub!: BubFramework;
   bub = testFramework([routerDispatch(() => bub), ...plugins], options.env);
@@ -255,17 +271,7 @@ describe("ChannelManager turns and admission", () => {
   });
 
   it("loses no message and keeps each session's order under follow-up admission", async () => {
-    const seen = new Map<string, string[]>();
-    const model: BubPlugin = {
-      name: "instant",
-      runModel: async ({ prompt, sessionId }) => {
-        const list = seen.get(sessionId) ?? [];
-        list.push(String(prompt));
-        seen.set(sessionId, list);
-        await Promise.resolve();
-        return "ok";
-      },
-    };
+    const { seen, model } = instantModel();
     const { manager, stop, done } = await running([model, admissionPlugin(() => ({ action: "follow_up" }))]);
     const sends: Promise<void>[] = [];
     for (let index = 0; index < 5; index++) for (let chat = 0; chat < 50; chat++) sends.push(manager.handleMessage(message(`m${index}`, { chat: String(chat) })));
@@ -280,17 +286,7 @@ describe("ChannelManager turns and admission", () => {
 
 describe("ChannelManager admission order", () => {
   it("keeps arrival order when some admissions take a promise and others do not", async () => {
-    const seen = new Map<string, string[]>();
-    const model: BubPlugin = {
-      name: "instant",
-      runModel: async ({ prompt, sessionId }) => {
-        const list = seen.get(sessionId) ?? [];
-        list.push(String(prompt));
-        seen.set(sessionId, list);
-        await Promise.resolve();
-        return "ok";
-      },
-    };
+    const { seen, model } = instantModel();
     // Every third message's session and admission come back as promises.
     const slow = (content: string) => Number(content.slice(1)) % 3 === 0;
     const hooks: BubPlugin = {
