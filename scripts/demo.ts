@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { reply, startFakeOpenAI } from "../test/support/fake-openai.ts";
 
-const bin = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
+const bin = fileURLToPath(new URL("../src/bin/bub.ts", import.meta.url));
 const workspace = mkdtempSync(join(tmpdir(), "bub-demo-"));
 const home = join(workspace, ".bub");
 writeFileSync(join(workspace, "notes.txt"), "- water the plants\n- call Ada about the release\n");

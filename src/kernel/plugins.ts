@@ -160,12 +160,8 @@ export function nameFromModule(module: string): string {
   return base === "index" ? basename(resolve(module, "..")) : base;
 }
 
-/** Set by the CLI bundle (scripts/bundle-cli.mjs) to its own library entry, relative to the chunk. */
-declare const __BUB_BUNDLE_INDEX__: string | undefined;
-
-/** This running copy's library entry: the bundle's index.js, else ../index.(ts|js) next to this module. */
+/** This running copy's library entry, ../index.(ts|js) next to this module. */
 function selfIndexUrl(): URL {
-  if (typeof __BUB_BUNDLE_INDEX__ === "string") return new URL(__BUB_BUNDLE_INDEX__, import.meta.url);
   return new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url);
 }
 

@@ -13,7 +13,7 @@ import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { tempDir } from "../support/temp.ts";
 
 const execute = promisify(execFile);
-const bin = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const bin = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
 
 describe("a real turn through the builtin plugin", () => {
   const server = useFakeOpenAI();

@@ -10,7 +10,7 @@ import { startFakeTelegram } from "../support/fake-telegram.ts";
 import { NO_CHANNELS } from "../../src/builtin/commands/gateway.ts";
 
 const run = promisify(execFile);
-const bin = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const bin = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
 const echoPlugin = fileURLToPath(new URL("./fixtures/echo-model.ts", import.meta.url));
 
 describe("bub gateway", () => {

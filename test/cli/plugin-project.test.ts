@@ -15,7 +15,7 @@ import { printPlugins } from "../../src/builtin/commands/plugins.ts";
 import { tempDir } from "../support/temp.ts";
 
 const run = promisify(execFile);
-const bin = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const bin = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
 const greetFixture = fileURLToPath(new URL("../fixtures/plugins/bub-plugin-greet", import.meta.url));
 const hasNpm = spawnSync("npm", ["--version"], { encoding: "utf8" }).status === 0;
 

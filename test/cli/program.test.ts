@@ -10,7 +10,7 @@ import { commandFromArgs, createProgram } from "../../src/cli/program.ts";
 import { tempDir } from "../support/temp.ts";
 
 const run = promisify(execFile);
-const bin = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const bin = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
 const fixtures = fileURLToPath(new URL("../fixtures/plugins/", import.meta.url));
 
 async function bub(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -10,7 +10,7 @@ import { reply, startFakeOpenAI, type FakeOpenAI } from "../../support/fake-open
 import { tempDir } from "../../support/temp.ts";
 
 const run = promisify(execFile);
-const bin = fileURLToPath(new URL("../../../src/cli/main.ts", import.meta.url));
+const bin = fileURLToPath(new URL("../../../src/bin/bub.ts", import.meta.url));
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 const socket = `bub-test-${process.pid}`;
 
