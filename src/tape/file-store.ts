@@ -1,7 +1,6 @@
-import { readdirSync } from "node:fs";
+import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { BubError } from "../kernel/errors.ts";
-import { fsyncPath } from "../kernel/fs-async.ts";
 import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
 import { encodeEntryBody, prepareEntry } from "./entry.ts";
 import { createProcessLock } from "./process-lock.ts";
@@ -43,6 +42,15 @@ function isListedStem(stem: string): boolean {
   return stem.split("__").length === 2;
 }
 
+/** `fsync` of a directory, which makes the entries just created or removed in it durable. */
+async function syncDirectory(path: string): Promise<void> {
+  const directory = await open(path, "r");
+  try {
+    await directory.sync();
+  } finally {
+    await directory.close();
+  }
+}
 
 /**
  * The default store: one `<tape>.jsonl` file per tape under `directory`, one JSON entry per
@@ -94,28 +102,22 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
 
   async function syncDirectoryOf(path: string): Promise<void> {
     try {
-      await fsyncPath(directory);
+      await syncDirectory(directory);
     } catch (error) {
       throw fileStoreError(error, "sync the directory of", path);
     }
   }
 
-  let appending = 0;
-
   async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
     const file = fileFor(tape);
     if (batch.length === 0) return [];
     const prepared = batch.map((entry) => encodeEntryBody(prepareEntry(entry)));
-    appending++;
     try {
       const { stored, durable } = await lock.run(() => file.appendLocked(prepared));
-      // A lone append syncs on the main thread (no thread-pool hop); concurrent ones share
-      // a background sync so the event loop stays free for them.
-      await durable({ inline: appending === 1 });
+      await durable();
       if (file.takeCreated()) await syncDirectoryOf(file.path);
       return stored;
     } finally {
-      appending--;
       closeIdleFiles();
     }
   }
@@ -125,7 +127,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     async listTapes() {
       let names: string[];
       try {
-        names = readdirSync(directory);
+        names = await readdir(directory);
       } catch (error) {
         if ((error as { code?: string }).code === "ENOENT") return [];
         throw fileStoreError(error, "list", directory);
@@ -149,7 +151,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       const file = fileFor(tape);
       await lock.run(() => file.resetLocked());
       try {
-        await fsyncPath(directory);
+        await syncDirectory(directory);
       } catch (error) {
         if ((error as { code?: string }).code !== "ENOENT") throw fileStoreError(error, "sync the directory of", file.path);
       }

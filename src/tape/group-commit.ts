@@ -1,13 +1,12 @@
-import { fdatasync, fdatasyncSync } from "node:fs";
+import { fdatasync } from "node:fs";
+import { promisify } from "node:util";
+
+const datasync = promisify(fdatasync);
 
 /**
  * Group commit for one open descriptor: every write gets a ticket, and `flush(ticket)` resolves
  * once an `fdatasync` that started after that write has finished. Writes that arrive while a
  * sync is running share the next one, so concurrent appends in one process pay for one sync.
- *
- * A lone writer may ask for an *inline* sync: `fdatasync` on the main thread, which saves the
- * thread-pool round trip (about a quarter of the cost of a small append on an SSD) at the price
- * of blocking the event loop for the sync; writes made before it still share it.
  *
  * A failed sync fails every write made before the failure was seen, for good: after an fsync
  * error the kernel may have dropped those pages, so a later successful sync proves nothing.
@@ -15,19 +14,12 @@ import { fdatasync, fdatasyncSync } from "node:fs";
 export interface GroupCommit {
   /** Records that a write has been made and returns its ticket. */
   noteWrite(): number;
-  /**
-   * Resolves when the write with this ticket is on disk; rejects with the sync error otherwise.
-   * With `inline`, a needed sync that no running sync covers is done on the main thread.
-   */
-  flush(ticket: number, options?: { inline?: boolean }): Promise<void>;
+  /** Resolves when the write with this ticket is on disk; rejects with the sync error otherwise. */
+  flush(ticket: number): Promise<void>;
   /** Settles every write made so far (errors are left to their own `flush`), then resolves. */
   idle(): Promise<void>;
   /** True while a write is not yet synced or a sync is running. */
   readonly busy: boolean;
-}
-
-function datasync(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
 /** A {@link GroupCommit} for descriptor `fd`; close `fd` only after {@link GroupCommit.idle}. */
@@ -56,22 +48,10 @@ export function createGroupCommit(fd: number): GroupCommit {
     return running;
   }
 
-  function syncInline(): void {
-    const upTo = written;
-    try {
-      fdatasyncSync(fd);
-      synced = Math.max(synced, upTo);
-    } catch (error) {
-      failedUpTo = Math.max(failedUpTo, written);
-      failure = error;
-    }
-  }
-
-  async function flush(ticket: number, options: { inline?: boolean } = {}): Promise<void> {
+  async function flush(ticket: number): Promise<void> {
     while (synced < ticket) {
       if (failedUpTo >= ticket) throw failure;
-      if (!running && options.inline) syncInline();
-      else await (running ?? startSync());
+      await (running ?? startSync());
     }
   }
 

@@ -130,7 +130,7 @@ export class TapeFile {
    * Writes entries with the next ids as one `write`. Call only while holding the directory
    * lock; then await `durable()` (outside the lock) before acknowledging the append.
    */
-  appendLocked(batch: readonly EncodedEntry[]): { stored: TapeEntry[]; durable: (options?: { inline?: boolean }) => Promise<void> } {
+  appendLocked(batch: readonly EncodedEntry[]): { stored: TapeEntry[]; durable: () => Promise<void> } {
     if (!this.#refresh() || !this.#writable) this.#openForAppend();
     this.#extendBackward(() => this.#hasEntries);
     const firstId = this.#lastId + 1;
@@ -155,9 +155,9 @@ export class TapeFile {
     this.#fragment = this.#openTail = false;
     const commit = this.#commit!;
     const ticket = commit.noteWrite();
-    const durable = async (options?: { inline?: boolean }): Promise<void> => {
+    const durable = async (): Promise<void> => {
       try {
-        await commit.flush(ticket, options);
+        await commit.flush(ticket);
       } catch (error) {
         throw fileStoreError(error, "flush (fdatasync)", this.path);
       }

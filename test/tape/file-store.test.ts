@@ -277,15 +277,15 @@ describe("file store: file-system failures", () => {
 });
 
 describe("group commit", () => {
-  it("fails every write a failed sync covered, for good, inline or not", async () => {
+  it("fails every write a failed sync covered, for good", async () => {
     const commit = createGroupCommit(2_000_000_000);
     const first = commit.noteWrite();
     const second = commit.noteWrite();
     await assert.rejects(commit.flush(second), { code: "EBADF" });
-    await assert.rejects(commit.flush(first, { inline: true }), { code: "EBADF" });
+    await assert.rejects(commit.flush(first), { code: "EBADF" });
     assert.equal(commit.busy, false);
     const third = commit.noteWrite();
-    await assert.rejects(commit.flush(third, { inline: true }), { code: "EBADF" });
+    await assert.rejects(commit.flush(third), { code: "EBADF" });
     await commit.idle();
   });
 });

@@ -2,9 +2,9 @@
  * `bash`, `bash.output` and `bash.kill`: run shell commands in the foreground (with a
  * timeout) or in the background (polled by id).
  */
+import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
-import { stat } from "../../kernel/fs-async.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { resolveToolPath, workspaceOrCwd } from "./context.ts";
 import type { ManagedShell, ShellManager } from "./shell-manager.ts";

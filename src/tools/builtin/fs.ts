@@ -3,11 +3,11 @@
  * outside it are allowed, and every message names the resolved absolute path.
  */
 import { createReadStream } from "node:fs";
+import { mkdir, open, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
-import { mkdirp, readFile, readPrefix, stat, writeFile } from "../../kernel/fs-async.ts";
 import { withThousands } from "../../tape/python-format.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { resolveToolPath } from "./context.ts";
@@ -28,7 +28,13 @@ function fsError(error: unknown, path: string): BubError {
 }
 
 async function sniffBinary(path: string): Promise<boolean> {
-  return (await readPrefix(path, BINARY_SNIFF_BYTES)).includes(0);
+  const file = await open(path, "r");
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(BINARY_SNIFF_BYTES), 0, BINARY_SNIFF_BYTES, 0);
+    return buffer.subarray(0, bytesRead).includes(0);
+  } finally {
+    await file.close();
+  }
 }
 
 function decodeText(bytes: Buffer, path: string): string {
@@ -119,8 +125,8 @@ export function fsTools(): Tool[] {
     async run({ path, content }, { state }) {
       const target = resolveToolPath(state, path);
       try {
-        await mkdirp(dirname(target));
-        await writeFile(target, content);
+        await mkdir(dirname(target), { recursive: true });
+        await writeFile(target, content, "utf8");
       } catch (error) {
         throw fsError(error, target);
       }
@@ -154,7 +160,7 @@ export function fsTools(): Tool[] {
       const replaced = region.replaceAll(args.old, () => args.new);
       const text = before.length > 0 ? `${before.join("\n")}\n${replaced}` : replaced;
       try {
-        await writeFile(target, text);
+        await writeFile(target, text, "utf8");
       } catch (error) {
         throw fsError(error, target);
       }
