@@ -1,16 +1,16 @@
-/**
- * Clocks that do not touch `globalThis.performance`: its first use loads Node's
- * perf_hooks modules (~1.4 ms of a one-shot `bub run`), while `process.hrtime` is part of
- * Node's bootstrap.
- */
-
 /** Milliseconds (fractional) on a monotonic clock, for measuring durations. */
 export function monotonicMs(): number {
-  const [seconds, nanoseconds] = process.hrtime();
-  return seconds * 1e3 + nanoseconds / 1e6;
+  return performance.now();
 }
 
-/** Microseconds since the epoch: the wall clock's milliseconds, the monotonic clock's sub-millisecond digits. */
+let lastEpochMicros = 0;
+
+/**
+ * Microseconds since the Unix epoch, from the wall clock (`Date.now()`), and never earlier
+ * than the last value this function returned in this process: if the system clock is set
+ * back, the time stands still until the wall clock catches up.
+ */
 export function epochMicros(): number {
-  return Date.now() * 1000 + Math.floor((process.hrtime()[1] % 1_000_000) / 1000);
+  lastEpochMicros = Math.max(lastEpochMicros, Date.now() * 1000);
+  return lastEpochMicros;
 }

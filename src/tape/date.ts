@@ -26,7 +26,7 @@ export function formatUtcDate(epochMicros: number): string {
   );
 }
 
-/** The current time in the tape date format; sub-millisecond digits come from the monotonic clock. */
+/** The current time in the tape date format; never earlier than a date this process stamped before. */
 export function utcNow(): string {
   return formatUtcDate(epochMicros());
 }

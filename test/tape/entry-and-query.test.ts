@@ -1,6 +1,6 @@
 // Entry constructors and decoding, dates, and the immutable query builder.
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe, it, mock } from "node:test";
 import { BubError } from "../../src/kernel/errors.ts";
 import { archiveStamp, dateFromEpochSeconds, formatUtcDate, parseIsoDate, utcNow } from "../../src/tape/date.ts";
 import { decodeEntry, encodeEntry, encodeEntryBody, entries, parseEntryLine, prepareEntry } from "../../src/tape/entry.ts";
@@ -71,6 +71,31 @@ describe("dates", () => {
     assert.match(utcNow(), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/);
     assert.equal(dateFromEpochSeconds(1.25), "1970-01-01T00:00:01.250000+00:00");
     assert.equal(archiveStamp(new Date(Date.UTC(2026, 10, 22, 9, 8, 7))), "20261122T090807Z");
+  });
+
+  it("stamps dates from the wall clock that never go backwards", () => {
+    const before = Date.now();
+    const stamps = Array.from({ length: 5000 }, () => utcNow());
+    const after = Date.now();
+    for (let index = 1; index < stamps.length; index++) {
+      assert.ok(stamps[index - 1]! <= stamps[index]!, `${stamps[index - 1]} then ${stamps[index]}`);
+    }
+    const first = Math.floor(parseIsoDate(stamps[0]!)! / 1000);
+    const last = Math.floor(parseIsoDate(stamps.at(-1)!)! / 1000);
+    assert.ok(first >= before - 1 && last <= after + 1, `${stamps[0]}..${stamps.at(-1)} outside ${before}..${after}`);
+  });
+
+  it("keeps the last date when the system clock is set back", () => {
+    const latest = utcNow();
+    const now = Date.now();
+    const clock = mock.method(Date, "now", () => now - 3_600_000);
+    try {
+      assert.ok(utcNow() >= latest);
+      clock.mock.mockImplementation(() => now + 60_000);
+      assert.equal(utcNow(), formatUtcDate((now + 60_000) * 1000));
+    } finally {
+      clock.mock.restore();
+    }
   });
 
   it("parses ISO dates and datetimes like Python's fromisoformat", () => {
