@@ -3,14 +3,14 @@
  * tools, steering, automatic handoff) on a fork of the session tape, or runs a comma
  * command. Spec §6.2–6.4, with the departures listed in ARCHITECTURE.md.
  */
-import { homedir } from "node:os";
+import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
+import { expandHome } from "../config/paths.ts";
 import type { Envelope, Prompt } from "../kernel/envelope.ts";
 import { contentOf, isEmptyPrompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { createLogger } from "../kernel/log.ts";
-import { md5Hex } from "../kernel/md5.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
@@ -54,8 +54,9 @@ export interface AgentOptions {
   readonly client?: ModelClientOptions;
 }
 
-function expandHome(path: string): string {
-  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
+/** The hash a `run` event carries to name the system prompt it used. */
+function systemHash(system: string): string {
+  return createHash("md5").update(system).digest("hex");
 }
 
 function promptText(prompt: Prompt): string {
@@ -224,7 +225,7 @@ export class Agent implements RuntimeAgent {
         await tape.recordChat(record);
         return;
       }
-      const hash = md5Hex(system);
+      const hash = systemHash(system);
       const known = this.#systemHashes.get(tape.name) ?? (await this.#lastSystemHash(tape));
       const batch = await tape.recordChat(known === hash ? { ...record, systemPrompt: null, systemHash: hash } : { ...record, systemHash: hash });
       if (batch.length > 0) this.#systemHashes.set(tape.name, hash);
@@ -234,7 +235,7 @@ export class Agent implements RuntimeAgent {
   async #lastSystemHash(tape: Tape): Promise<string | null> {
     const [last] = await tape.search(tape.query().kinds("system").limit(1));
     const content = last?.payload.content;
-    return typeof content === "string" ? md5Hex(content) : null;
+    return typeof content === "string" ? systemHash(content) : null;
   }
 
   async *#loop(prompt: Prompt, tape: Tape, state: TurnState, settings: ModelSettings, streamState: StreamState, options: Omit<RunStreamOptions, "allowedTools"> & { allowedTools: ReadonlySet<string> | null }): AsyncGenerator<StreamEvent, void, undefined> {

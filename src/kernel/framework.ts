@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { expandHome } from "../config/paths.ts";
 import { HookRuntime, isThenable, type Awaitable } from "./runtime.ts";
 import { runModel, runModelStream } from "./model-adapters.ts";
 import { AgentHooks } from "./agent-hooks.ts";
@@ -137,7 +138,7 @@ export class BubFramework {
     this.env = options.env ?? process.env;
     this.workspace = resolve(options.workspace ?? process.cwd());
     const home = options.home ?? this.env.BUB_HOME ?? join(homedir(), ".bub");
-    this.home = resolve(home.startsWith("~") ? join(homedir(), home.slice(1)) : home);
+    this.home = resolve(expandHome(home));
     this.configFile = resolve(options.configFile ?? join(this.home, "config.yml"));
     this.settings = new Settings(emptyConfigFile(this.configFile), this.env);
     this.#builtin = options.builtin;
@@ -475,7 +476,7 @@ export class BubFramework {
 
   /** Models offered for a session: lists concatenated in precedence order, the first current model. */
   async getModelOptions(sessionId: string, workspace?: string): Promise<ModelOptions> {
-    const where = workspace ? resolve(workspace.startsWith("~") ? join(homedir(), workspace.slice(1)) : workspace) : this.workspace;
+    const where = workspace ? resolve(expandHome(workspace)) : this.workspace;
     const merged: ModelOptions = { models: [], currentModel: null };
     for (const options of await this.runtime.callMany("provideModelOptions", { sessionId, workspace: where })) {
       if (options === null || options === undefined) continue;

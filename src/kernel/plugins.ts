@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { isAbsolute, join, resolve, basename, extname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire, registerHooks } from "node:module";
-import { homedir } from "node:os";
+import { expandHome } from "../config/paths.ts";
 
 /** Where a discovered plugin came from. */
 export type PluginSource = "project" | "workspace" | "config";
@@ -32,12 +32,11 @@ type PackageJson = {
   devDependencies?: Record<string, string>;
 };
 
-// Synchronous on purpose: every `bub` run reads these few small files before anything else
-// can happen, and sync reads skip loading node:fs/promises and the thread-pool round trips.
+/** A package.json as an object; null when the file cannot be read or holds no object. */
 async function readPackageJson(file: string): Promise<PackageJson | null> {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = await readFile(file, "utf8");
   } catch {
     return null;
   }
@@ -112,7 +111,7 @@ function isPathSpecifier(specifier: string): boolean {
 /** Resolves an explicitly listed plugin: a file path (relative to the workspace) or a package. */
 async function resolveListed(specifier: string, workspace: string, projectDir: string, problems: Discovery["problems"]): Promise<PluginCandidate[]> {
   if (isPathSpecifier(specifier)) {
-    const path = specifier.startsWith("~") ? join(homedir(), specifier.slice(1)) : resolve(workspace, specifier);
+    const path = resolve(workspace, expandHome(specifier));
     return [{ name: null, source: "config", module: path }];
   }
   for (const base of [workspace, projectDir]) {

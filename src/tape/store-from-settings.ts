@@ -1,5 +1,5 @@
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { expandHome } from "../config/paths.ts";
 import { BubError } from "../kernel/errors.ts";
 import { createFileTapeStore, type FileTapeStore } from "./file-store.ts";
 import { createSqliteTapeStore, type SqliteTapeStore } from "./sqlite-store.ts";
@@ -12,10 +12,6 @@ export interface TapeStoreSettings {
   home: string;
   /** For `sqlite`: the database path, or a `sqlite:` / `file:` URL of it (`BUB_TAPE_DSN`). */
   dsn?: string | null;
-}
-
-function expandHome(path: string): string {
-  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
 }
 
 /**

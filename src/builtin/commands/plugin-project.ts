@@ -6,8 +6,8 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { expandHome } from "../../config/paths.ts";
 
 /** Runs npm with `args` in `cwd` and resolves with its exit code. */
 export type NpmRunner = (args: readonly string[], options: { cwd: string }) => Promise<number>;
@@ -48,7 +48,7 @@ export function spawnNpm(command = process.env.BUB_NPM || "npm"): NpmRunner {
 export function projectDirOf(context: ProjectContext, options: ProjectCommandOptions): string {
   const given = options.project;
   if (!given) return context.defaultProject;
-  return resolve(context.cwd, given.startsWith("~") ? join(homedir(), given.slice(1)) : given);
+  return resolve(context.cwd, expandHome(given));
 }
 
 /** Creates the project's package.json on first use; true when it was created. */
@@ -82,8 +82,7 @@ export function toNpmSpec(spec: string, cwd: string): string {
   const trimmed = spec.trim();
   if (trimmed === "") throw new Error("An empty plugin spec was given: pass an npm name, a path, a git URL or owner/repo.");
   if (trimmed.startsWith("file:") || trimmed.startsWith("git+") || trimmed.startsWith("github:") || trimmed.startsWith("npm:")) return trimmed;
-  if (trimmed.startsWith("~")) return `file:${join(homedir(), trimmed.slice(1))}`;
-  if (trimmed.startsWith(".") || isAbsolute(trimmed)) return `file:${resolve(cwd, trimmed)}`;
+  if (trimmed.startsWith("~") || trimmed.startsWith(".") || isAbsolute(trimmed)) return `file:${resolve(cwd, expandHome(trimmed))}`;
   if (/^git@[^:]+:/.test(trimmed)) return `git+ssh://${trimmed}`;
   if (/^https?:\/\//.test(trimmed)) {
     const [url] = trimmed.split("#");

@@ -2,8 +2,8 @@
  * What the builtin tools need from their {@link ToolContext}: the session tape, the
  * workspace directory and paths resolved against it.
  */
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
+import { expandHome } from "../../config/paths.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { TurnState } from "../../kernel/types.ts";
 import type { Tape } from "../../tape/index.ts";
@@ -33,13 +33,6 @@ export function workspaceOf(state: TurnState): string | null {
 /** The session's workspace, or the current directory when none is known. */
 export function workspaceOrCwd(state: TurnState): string {
   return workspaceOf(state) ?? process.cwd();
-}
-
-/** `~` and `~/x` → the home directory. */
-export function expandHome(path: string): string {
-  if (path === "~") return homedir();
-  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
-  return path;
 }
 
 /**

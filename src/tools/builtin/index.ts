@@ -60,7 +60,7 @@ export { DEFAULT_COMMAND_TIMEOUT_SECONDS } from "./bash.ts";
 export { FS_READ_MAX_BYTES } from "./fs.ts";
 export { DEFAULT_FETCH_HEADERS, DEFAULT_FETCH_TIMEOUT_SECONDS, fetchText } from "./web.ts";
 export { SUBAGENT_TOOL_NAME, subagentSessionId } from "./subagent.ts";
-export { expandHome, resolveToolPath, tapeOf, workspaceOf, workspaceOrCwd } from "./context.ts";
+export { resolveToolPath, tapeOf, workspaceOf, workspaceOrCwd } from "./context.ts";
 export {
   createShellManager,
   defaultShellManager,
