@@ -1,13 +1,13 @@
+import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { md5Hex } from "../kernel/md5.ts";
 import type { TapeContext, TapeSidecar, TapeStore } from "../kernel/tape-contract.ts";
 import { createDefaultTapeContext } from "./context.ts";
 import { forkTape, type TapeFork } from "./fork.ts";
 import { createTape, type Tape } from "./tape.ts";
 
 function md5Prefix(text: string): string {
-  return md5Hex(text).slice(0, 16);
+  return createHash("md5").update(text).digest("hex").slice(0, 16);
 }
 
 /** An absolute path with symlinks resolved as far as the path exists (Python's `Path.resolve()`). */

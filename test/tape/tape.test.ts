@@ -29,6 +29,12 @@ describe("session tape names", () => {
     assert.equal(sessionTapeName("s", missing), `${md5(missing)}__${md5("s")}`);
   });
 
+  it("keep the reference runtime's known file names", () => {
+    // md5 of the UTF-8 bytes, as Python's hashlib gives them (checked with md5sum).
+    assert.equal(sessionTapeName("telegram:42", "/"), "6666cd76f9695646__bd8cdd776d6ba381");
+    assert.equal(sessionTapeName("cli:café", "/"), "6666cd76f9695646__41b1b1554e17145c");
+  });
+
   it("are used by the tape service, which dedupes sidecars by name", () => {
     const first = createSpillSidecar({ threshold: 1 });
     const tapes = createTapes({ store: createMemoryTapeStore(), sidecars: [first, createSpillSidecar(), { name: "audit" }], archivePath: "/unused" });

@@ -3,13 +3,13 @@
  * format the reference runtime's prompt library writes (a `# <date>` comment, then the
  * entry's lines each prefixed with `+`), so both runtimes share it.
  */
+import { createHash } from "node:crypto";
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { md5Hex } from "../../kernel/md5.ts";
 
 /** `<home>/history/<md5(workspace)>.history`. */
 export function historyFile(home: string, workspace: string): string {
-  return join(home, "history", `${md5Hex(workspace)}.history`);
+  return join(home, "history", `${createHash("md5").update(workspace).digest("hex")}.history`);
 }
 
 /** Parses a history file's text into entries, oldest first. */
