@@ -124,8 +124,17 @@ export const SYNC_HOOKS = [
   "provideTapeSidecar",
   "provideChannels",
   "buildTapeContext",
-  "provideSteeringInbox",
 ] as const satisfies readonly HookName[];
+
+/**
+ * `true` when `Listed` names every key of `Hooks`, else the missing names: the check that a
+ * hook added to {@link BubHooks} is also added to {@link HOOK_NAMES}.
+ */
+export type ListsEveryHook<Listed extends readonly string[], Hooks> = [Exclude<keyof Hooks, Listed[number]>] extends [never] ? true : Exclude<keyof Hooks, Listed[number]>;
+
+// A compile error here names a hook of BubHooks that HOOK_NAMES leaves out.
+const everyHookListed: ListsEveryHook<typeof HOOK_NAMES, BubHooks> = true;
+void everyHookListed;
 
 /** Every hook name the runtime knows, in specification order. */
 export const HOOK_NAMES = [

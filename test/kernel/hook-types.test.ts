@@ -2,7 +2,7 @@
 // expect-error line below must really be an error, or tsc fails with "unused directive".
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { definePlugin, type BubPlugin } from "../../src/kernel/hooks.ts";
+import { definePlugin, HOOK_NAMES, type BubHooks, type BubPlugin, type ListsEveryHook } from "../../src/kernel/hooks.ts";
 import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
 
 const typed = definePlugin({
@@ -30,8 +30,13 @@ const wrongModel: BubPlugin = { runModel: () => 42 };
 // @ts-expect-error a misspelt hook name is an error in definePlugin
 const misspelt = definePlugin({ buildPromt: () => "x" });
 
+// The hook list cannot drift from the interface: a hook left out of the list is an error.
+const complete: ListsEveryHook<typeof HOOK_NAMES, BubHooks> = true;
+// @ts-expect-error a list without `admitMessage` does not name every hook
+const incomplete: ListsEveryHook<readonly ["resolveSession", "buildPrompt"], Pick<BubHooks, "resolveSession" | "buildPrompt" | "admitMessage">> = true;
+
 it("keeps the inferred plugin usable as a BubPlugin", () => {
   const plugin: BubPlugin = typed;
   assert.equal(plugin.name, "typed");
-  assert.ok([asyncSystemPrompt, asyncChannels, asyncCommands, wrongModel, misspelt].every(Boolean));
+  assert.ok([asyncSystemPrompt, asyncChannels, asyncCommands, wrongModel, misspelt, complete, incomplete].every(Boolean));
 });
