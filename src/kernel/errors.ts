@@ -5,6 +5,7 @@ export type ErrorKind =
   | "provider"
   | "tool"
   | "temporary"
+  | "timeout"
   | "not_found"
   | "unknown";
 
@@ -15,6 +16,7 @@ export const ErrorKind = {
   PROVIDER: "provider",
   TOOL: "tool",
   TEMPORARY: "temporary",
+  TIMEOUT: "timeout",
   NOT_FOUND: "not_found",
   UNKNOWN: "unknown",
 } as const satisfies Record<string, ErrorKind>;

@@ -1,7 +1,8 @@
 /**
  * Turns whatever a provider call threw into a {@link BubError} whose kind says what to do:
- * `temporary` (retry, then fall back), `config` (fix settings), `provider` (the request was
- * refused), plus a flag for context-length failures so the agent can hand off and retry.
+ * `temporary` (retry, then fall back), `timeout` (the model went silent: fall back),
+ * `config` (fix settings), `provider` (the request was refused), plus a flag for
+ * context-length failures so the agent can hand off and retry.
  */
 import { BubError, describeError, type ErrorKind } from "../kernel/errors.ts";
 
@@ -46,25 +47,45 @@ const NETWORK_CODES = new Set([
   "EAI_AGAIN",
   "UND_ERR_SOCKET",
   "UND_ERR_CLOSED",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
 const NETWORK_MESSAGES = ["terminated", "fetch failed", "other side closed", "socket hang up"];
 
-/** True for a dropped or refused connection anywhere in the cause chain. */
-function isNetworkError(error: unknown): boolean {
+/**
+ * undici's codes for a response that sent nothing for the dispatcher's `headersTimeout`
+ * (no status line and headers yet) or `bodyTimeout` (no body byte since the last one).
+ */
+const IDLE_TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+/** True when `test` holds for `error` or anything in its cause chain. */
+function inCauseChain(error: unknown, test: (value: object) => boolean): boolean {
   const seen = new Set<unknown>();
   let current: unknown = error;
   while (typeof current === "object" && current !== null && !seen.has(current)) {
     seen.add(current);
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
-    const message = (current as { message?: unknown }).message;
-    if (typeof message === "string" && NETWORK_MESSAGES.includes(message.toLowerCase())) return true;
+    if (test(current)) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/** True for a dropped or refused connection anywhere in the cause chain. */
+function isNetworkError(error: unknown): boolean {
+  return inCauseChain(error, (value) => {
+    const code = (value as { code?: unknown }).code;
+    if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
+    const message = (value as { message?: unknown }).message;
+    return typeof message === "string" && NETWORK_MESSAGES.includes(message.toLowerCase());
+  });
+}
+
+/** True when the model's response went silent for longer than the idle timeout. */
+export function isIdleTimeoutError(error: unknown): boolean {
+  if (BubError.isInstance(error)) return error.kind === "timeout" && error.details?.idle_timeout === true;
+  return inCauseChain(error, (value) => {
+    const code = (value as { code?: unknown }).code;
+    return typeof code === "string" && IDLE_TIMEOUT_CODES.has(code);
+  });
 }
 
 /** Maximum characters of a provider response body kept in error details. */
@@ -114,19 +135,27 @@ function errorObjectMessage(value: Record<string, unknown>): string {
   return JSON.stringify(value);
 }
 
+/** What {@link classifyModelError} may be told about the call. */
+export interface ClassifyOptions {
+  /** The idle timeout the call ran with (`model_idle_timeout_seconds`), named in its error. */
+  readonly idleTimeoutSeconds?: number | null;
+}
+
 /**
  * Classifies a failure of a call to `model` (a full `provider:model` id).
  *
  * | failure | kind |
  * |---|---|
- * | HTTP 429, 408, 409, 5xx, network errors, timeouts | `temporary` (`details.retry_after` kept) |
+ * | HTTP 429, 408, 409, 5xx, network errors, connect timeouts | `temporary` (`details.retry_after` kept) |
+ * | no byte from the server for the idle timeout | `timeout` (see {@link modelIdleTimeoutError}) |
  * | HTTP 401, 403, a missing key | `config` |
  * | HTTP 400, 404, 422 and other refusals | `provider` |
  *
  * Context-length failures keep their kind and add `details.context_length_exceeded`.
  */
-export function classifyModelError(error: unknown, model: string): BubError {
+export function classifyModelError(error: unknown, model: string, options: ClassifyOptions = {}): BubError {
   if (BubError.isInstance(error)) return error;
+  if (isIdleTimeoutError(error)) return modelIdleTimeoutError(model, options.idleTimeoutSeconds ?? null, error);
   let kind: ErrorKind;
   let message: string;
   const details: Record<string, unknown> = { model };
@@ -180,6 +209,20 @@ export function classifyModelError(error: unknown, model: string): BubError {
 export function modelTimeoutError(model: string, seconds: number): BubError {
   return new BubError("temporary", `${model} did not finish within ${seconds} s (model_timeout_seconds); the call was aborted.`, {
     details: { model, timeout_seconds: seconds },
+  });
+}
+
+/**
+ * The error for a response that sent no byte for `model_idle_timeout_seconds`: kind
+ * `timeout`, a message naming the model and the variable to raise, e.g.
+ * `openai:gpt-4o-mini sent nothing for 120 s (BUB_MODEL_IDLE_TIMEOUT_SECONDS)`. It is not
+ * retried on the same model; the fallback models are tried next.
+ */
+export function modelIdleTimeoutError(model: string, seconds: number | null, cause?: unknown): BubError {
+  const span = seconds !== null && seconds > 0 ? `${seconds} s` : "longer than its idle timeout";
+  return new BubError("timeout", `${model} sent nothing for ${span} (BUB_MODEL_IDLE_TIMEOUT_SECONDS)`, {
+    details: { model, idle_timeout: true, ...(seconds !== null && seconds > 0 ? { timeout_seconds: seconds } : {}) },
+    ...(cause === undefined ? {} : { cause }),
   });
 }
 

@@ -1,6 +1,7 @@
 /** The LLM layer: provider registry, one streamed model call, one agent step. */
 export { parseModelId, type ModelRef } from "./model-id.ts";
-export { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultModelSettings, providerValue, type ModelSettings } from "./settings.ts";
+export { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS, defaultModelSettings, providerValue, type ModelSettings } from "./settings.ts";
+export { CONNECT_TIMEOUT_MS, createModelTransport, type FetchFunction, type ModelTransport, type ModelTransportOptions } from "./transport.ts";
 export {
   KNOWN_PROVIDERS,
   createLanguageModel,
@@ -17,9 +18,12 @@ export {
   allCandidatesFailedError,
   classifyModelError,
   isContextLengthError,
+  isIdleTimeoutError,
+  modelIdleTimeoutError,
   modelTimeoutError,
   retryAfterSeconds,
   type CandidateFailure,
+  type ClassifyOptions,
 } from "./errors.ts";
 export {
   DEFAULT_RETRY_POLICY,

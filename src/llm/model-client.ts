@@ -2,7 +2,9 @@
  * One streamed model call: candidates (the model plus its fallbacks), retries of
  * temporary failures, a per-attempt timeout, and the provider's stream turned into a
  * small set of events. The runtime owns the retry policy: provider packages are called at
- * the `doStream` level, which never retries on its own.
+ * the `doStream` level, which never retries on its own. Requests go through the global
+ * `fetch` with a dispatcher owned by the client (proxies, connect and idle timeouts; see
+ * ./transport.ts).
  */
 import { setTimeout as sleepFor } from "node:timers/promises";
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4StreamPart } from "@ai-sdk/provider";
@@ -14,7 +16,8 @@ import { allCandidatesFailedError, classifyModelError, modelTimeoutError, retryA
 import { toModelPrompt, withAnthropicCacheControl } from "./messages.ts";
 import { parseModelId } from "./model-id.ts";
 import { createLanguageModel, resolveModelTarget, type ModelTarget } from "./providers.ts";
-import type { ModelSettings } from "./settings.ts";
+import { DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS, type ModelSettings } from "./settings.ts";
+import { createModelTransport, type ModelTransport } from "./transport.ts";
 import { normalizeUsage } from "./usage.ts";
 
 const log = createLogger("bub:llm");
@@ -82,7 +85,10 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxAttempts: 3,
 
 /** Options of {@link createModelClient}; all optional. */
 export interface ModelClientOptions {
-  /** Where provider SDK key variables are read (`OPENAI_API_KEY`, ...). Default `process.env`. */
+  /**
+   * Where provider SDK key variables (`OPENAI_API_KEY`, ...) and the proxy variables
+   * (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`) are read. Default `process.env`.
+   */
   readonly env?: NodeJS.ProcessEnv;
   readonly retry?: Partial<RetryPolicy>;
   /** Waits between retries; injectable so tests need not wait. Must reject when `signal` aborts. */
@@ -97,12 +103,18 @@ export interface ModelClient {
   /**
    * Streams one call. Temporary failures are retried (only while nothing has been
    * streamed), then the fallback models are tried; the last error lists every
-   * candidate's failure.
+   * candidate's failure. A server that sends nothing for `model_idle_timeout_seconds`
+   * fails the attempt with a `timeout`, which goes to the fallbacks without a retry.
    *
    * @throws BubError classified by {@link classifyModelError}; the caller's own abort
    *   reason when `request.signal` aborts.
    */
   stream(request: ModelCallRequest): AsyncGenerator<ModelCallEvent, void, undefined>;
+  /**
+   * Releases the client's connections once the calls under way have finished. The client
+   * opens new ones if it is used again.
+   */
+  close(): Promise<void>;
 }
 
 const REASONING_LEVELS = new Set(["provider-default", "none", "minimal", "low", "medium", "high", "xhigh", "max"]);
@@ -180,6 +192,8 @@ class DefaultModelClient implements ModelClient {
   readonly #retry: RetryPolicy;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #models = new Map<string, Promise<{ target: ModelTarget; model: LanguageModelV4 }>>();
+  /** This client's HTTP transport, created on the first call. */
+  #transport: Promise<ModelTransport> | null = null;
 
   constructor(settings: ModelSettings, options: ModelClientOptions) {
     this.settings = settings;
@@ -197,16 +211,46 @@ class DefaultModelClient implements ModelClient {
     return names;
   }
 
+  /** The client's transport: its dispatcher is created on the first model call. */
+  #transportFor(): Promise<ModelTransport> {
+    if (!this.#transport) {
+      const pending = createModelTransport({ env: this.#env, idleTimeoutSeconds: this.#idleTimeoutSeconds() });
+      this.#transport = pending;
+      pending.catch(() => {
+        if (this.#transport === pending) this.#transport = null;
+      });
+    }
+    return this.#transport;
+  }
+
+  /** The idle timeout in seconds, or null for none (`0` or `null`); the default when unset. */
+  #idleTimeoutSeconds(): number | null {
+    const seconds = this.settings.model_idle_timeout_seconds;
+    if (seconds === undefined) return DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS;
+    return typeof seconds === "number" && seconds > 0 ? seconds : null;
+  }
+
+  async close(): Promise<void> {
+    const transport = this.#transport;
+    this.#transport = null;
+    this.#models.clear();
+    if (transport) await (await transport.catch(() => null))?.close();
+  }
+
   /** The language model of a candidate, built once per client. */
   #model(candidate: string): Promise<{ target: ModelTarget; model: LanguageModelV4 }> {
     let entry = this.#models.get(candidate);
     if (!entry) {
       entry = (async () => {
         const target = resolveModelTarget(candidate, this.settings, this.#env);
-        return { target, model: await createLanguageModel(target) };
+        const { fetch } = await this.#transportFor();
+        return { target, model: await createLanguageModel(target, fetch) };
       })();
       this.#models.set(candidate, entry);
-      entry.catch(() => this.#models.delete(candidate));
+      const pending = entry;
+      pending.catch(() => {
+        if (this.#models.get(candidate) === pending) this.#models.delete(candidate);
+      });
     }
     return entry;
   }
@@ -222,7 +266,7 @@ class DefaultModelClient implements ModelClient {
           return;
         } catch (error) {
           if (request.signal?.aborted) throw error;
-          const failure = classifyModelError(error, candidate);
+          const failure = classifyModelError(error, candidate, { idleTimeoutSeconds: this.#idleTimeoutSeconds() });
           if (state.emitted) throw failure;
           if (failure.kind === "temporary" && attempt < this.#retry.maxAttempts) {
             const delayMs = this.#retryDelay(failure, attempt);

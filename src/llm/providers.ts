@@ -5,9 +5,9 @@
  */
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { BubError } from "../kernel/errors.ts";
-import { httpFetch } from "./http-fetch.ts";
 import { parseModelId, type ModelRef } from "./model-id.ts";
 import { providerValue, type ModelSettings } from "./settings.ts";
+import type { FetchFunction } from "./transport.ts";
 
 /** Which AI SDK package talks to a provider. */
 export type ProviderFamily = "openrouter" | "openai" | "anthropic" | "openai-compatible";
@@ -131,9 +131,9 @@ export function loadedProviderFamilies(): ProviderFamily[] {
   return [...moduleCache.keys()];
 }
 
-function factoryOptions(target: ModelTarget): Record<string, unknown> {
+function factoryOptions(target: ModelTarget, fetch: FetchFunction | undefined): Record<string, unknown> {
   const { default_headers: defaultHeaders, headers, ...rest } = target.clientArgs as Record<string, unknown>;
-  const options: Record<string, unknown> = { fetch: httpFetch, ...rest };
+  const options: Record<string, unknown> = { ...(fetch ? { fetch } : {}), ...rest };
   const mergedHeaders = { ...(isRecord(defaultHeaders) ? defaultHeaders : {}), ...(isRecord(headers) ? headers : {}) };
   if (Object.keys(mergedHeaders).length > 0) options.headers = mergedHeaders;
   if (target.apiKey) options.apiKey = target.apiKey;
@@ -149,9 +149,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Builds the AI SDK language model for a target (importing its package on first use).
  * `openai` with a base URL uses the chat-completions model so any OpenAI-compatible
  * server works; without one it uses OpenAI's Responses API.
+ *
+ * `fetch` is what the provider sends its requests with (the model client passes the global
+ * `fetch` bound to its own dispatcher, see ./transport.ts); without it the provider uses the
+ * global `fetch` as it is.
  */
-export async function createLanguageModel(target: ModelTarget): Promise<LanguageModelV4> {
-  const options = factoryOptions(target);
+export async function createLanguageModel(target: ModelTarget, fetch?: FetchFunction): Promise<LanguageModelV4> {
+  const options = factoryOptions(target, fetch);
   switch (target.family) {
     case "openrouter": {
       const { createOpenRouter } = await loadProviderModule("openrouter");

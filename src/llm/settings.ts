@@ -4,6 +4,9 @@ export const DEFAULT_MODEL = "openrouter:openrouter/free";
 /** Default `max_tokens` of a model call. */
 export const DEFAULT_MAX_TOKENS = 16384;
 
+/** Default seconds a model response may send nothing before the call fails. */
+export const DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS = 120;
+
 /**
  * Model settings as the runtime passes them to the LLM layer (the settings layer maps
  * `BUB_*` environment variables and the YAML config onto this shape).
@@ -20,6 +23,11 @@ export interface ModelSettings {
   max_tokens: number;
   /** Whole-call timeout per attempt; `null`: none. */
   model_timeout_seconds: number | null;
+  /**
+   * Seconds a response may send nothing (before its headers, or between two body chunks)
+   * before the attempt fails with a `timeout`; `0` or `null`: no limit.
+   */
+  model_idle_timeout_seconds: number | null;
   /** Passed to the provider factory (e.g. `headers`). */
   client_args: Record<string, unknown>;
   /** Passed to every call (`temperature`, `reasoning_effort`, provider options...). */
@@ -37,6 +45,7 @@ export function defaultModelSettings(overrides: Partial<ModelSettings> = {}): Mo
     api_base: null,
     max_tokens: DEFAULT_MAX_TOKENS,
     model_timeout_seconds: null,
+    model_idle_timeout_seconds: DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS,
     client_args: {},
     completion_args: {},
     max_steps: null,
