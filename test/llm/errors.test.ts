@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { APICallError, LoadAPIKeyError } from "ai";
+import { APICallError, LoadAPIKeyError } from "@ai-sdk/provider";
 import { BubError } from "../../src/kernel/errors.ts";
 import { allCandidatesFailedError, classifyModelError, isContextLengthError, retryAfterSeconds } from "../../src/llm/errors.ts";
 import { normalizeUsage } from "../../src/llm/usage.ts";
@@ -44,6 +44,24 @@ describe("classifyModelError", () => {
     assert.equal(classifyModelError(apiError(undefined, "Cannot connect to API: ECONNREFUSED", {}, true), "m:x").kind, "temporary");
     const reset = Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("socket"), { code: "ECONNRESET" }) });
     assert.equal(classifyModelError(reset, "m:x").kind, "temporary");
+  });
+
+  it("makes a silent server a timeout naming the model and BUB_MODEL_IDLE_TIMEOUT_SECONDS, not a retryable network failure", () => {
+    const undiciError = (code: string) => Object.assign(new Error("Timeout Error"), { code });
+    // undici's headersTimeout, as the AI SDK reports a failed fetch.
+    const headers = new APICallError({ message: "Cannot connect to API: Headers Timeout Error", url: "http://x", requestBodyValues: {}, cause: undiciError("UND_ERR_HEADERS_TIMEOUT"), isRetryable: true });
+    const silent = classifyModelError(headers, "openai:gpt-4o-mini", { idleTimeoutSeconds: 120 });
+    assert.equal(silent.kind, "timeout");
+    assert.equal(silent.message, "openai:gpt-4o-mini sent nothing for 120 s (BUB_MODEL_IDLE_TIMEOUT_SECONDS)");
+    assert.deepEqual(silent.details, { model: "openai:gpt-4o-mini", idle_timeout: true, timeout_seconds: 120 });
+    assert.equal(silent.cause, headers);
+    // undici's bodyTimeout, as the response stream reports it.
+    const body = Object.assign(new TypeError("terminated"), { cause: undiciError("UND_ERR_BODY_TIMEOUT") });
+    const stalled = classifyModelError(body, "local:any");
+    assert.equal(stalled.kind, "timeout");
+    assert.equal(stalled.message, "local:any sent nothing for longer than its idle timeout (BUB_MODEL_IDLE_TIMEOUT_SECONDS)");
+    // A connection that could not be opened in time stays a temporary network failure.
+    assert.equal(classifyModelError(Object.assign(new TypeError("fetch failed"), { cause: undiciError("UND_ERR_CONNECT_TIMEOUT") }), "m:x").kind, "temporary");
   });
 
   it("makes 401/403 and missing keys config errors that say what to check", () => {
