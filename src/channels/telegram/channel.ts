@@ -1,9 +1,8 @@
 /**
- * The `telegram` channel: a grammY bot on long polling. grammY (and the proxy agents) are
- * imported only when the channel starts, so `bub --help` never loads them.
+ * The `telegram` channel: a grammY bot on long polling. grammY and undici are imported
+ * only when the channel starts, so `bub --help` never loads them.
  */
-import type { Agent } from "node:http";
-import type { Bot, Context } from "grammy";
+import type { ApiClientOptions, Bot, Context } from "grammy";
 import type { Message, User } from "grammy/types";
 import { createLogger } from "../../kernel/log.ts";
 import { BubError, describeError } from "../../kernel/errors.ts";
@@ -13,7 +12,7 @@ import type { Channel, MessageHandler } from "../../kernel/types.ts";
 import { ChannelMessage, type MediaItem } from "../message.ts";
 import { downloadFile } from "./download.ts";
 import { isAddressed, mediaKind, messageContent, messageMedia, messageMetadata } from "./parse.ts";
-import { retryTransformer, type RetryOptions } from "./retry.ts";
+import type { TelegramConnection, TelegramRetryOptions } from "./client.ts";
 import { parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
 import { splitMessage } from "./split.ts";
 
@@ -32,8 +31,8 @@ const TYPING_EVERY_MS = 4000;
 export interface TelegramChannelOptions {
   /** Where received messages go (the channel manager's handler). */
   messageHandler: MessageHandler;
-  /** How Bot API calls are retried. */
-  retry?: RetryOptions;
+  /** How Bot API calls are retried (bounds for @grammyjs/auto-retry). */
+  retry?: TelegramRetryOptions;
 }
 
 /** The parts of the framework the channel uses. */
@@ -42,18 +41,6 @@ export type TelegramFramework = Pick<BubFramework, "settings">;
 interface TypingLoop {
   users: number;
   timer: NodeJS.Timeout;
-}
-
-async function proxyAgent(url: string): Promise<Agent> {
-  if (/^socks(4a?|5h?)?:\/\//i.test(url)) {
-    const { SocksProxyAgent } = await import("socks-proxy-agent");
-    return new SocksProxyAgent(url);
-  }
-  if (/^https?:\/\//i.test(url)) {
-    const { HttpsProxyAgent } = await import("https-proxy-agent");
-    return new HttpsProxyAgent(url);
-  }
-  throw new BubError("config", `BUB_TELEGRAM_PROXY must be an http://, https:// or socks5:// URL (got '${url}').`);
 }
 
 /** The text to send for an outbound: the `message` field of JSON content, else the content itself. */
@@ -90,7 +77,8 @@ export class TelegramChannel implements Channel {
   #bot: Bot | null = null;
   #botInfo: User | null = null;
   #settings: TelegramSettings | null = null;
-  #agent: Agent | undefined;
+  #connection: TelegramConnection | null = null;
+  #describeError: (error: unknown) => string = describeError;
   #users = new Set<string>();
   #chats = new Set<string>();
   #polling: Promise<void> | null = null;
@@ -119,19 +107,29 @@ export class TelegramChannel implements Channel {
     this.#chats = parseAllowlist(settings.allow_chats);
     if (this.#users.size === 0 && this.#chats.size === 0 && !settings.allow_all) throw new BubError("config", CLOSED_BY_DEFAULT);
     this.#settings = settings;
-    this.#agent = settings.proxy.trim() ? await proxyAgent(settings.proxy.trim()) : undefined;
-    const { Bot } = await import("grammy");
+    const [{ Bot, GrammyError }, client] = await Promise.all([import("grammy"), import("./client.ts")]);
+    const connection = client.connect(settings.proxy.trim());
+    this.#connection = connection;
+    this.#describeError = client.describeTelegramError;
     const apiRoot = settings.api_root.replace(/\/+$/, "");
-    const bot = new Bot(settings.token.trim(), { client: { apiRoot, ...(this.#agent ? { baseFetchConfig: { agent: this.#agent, compress: true } } : {}) } });
-    bot.api.config.use(retryTransformer(this.#options.retry));
+    // grammY types `fetch` as node-fetch's; undici's fetch is what runs.
+    const bot = new Bot(settings.token.trim(), { client: { apiRoot, fetch: connection.fetch as unknown as ApiClientOptions["fetch"] } });
+    client.installRetries(bot.api, this.#options.retry);
     bot.command("start", (ctx) => this.#onStart(ctx));
     bot.command("bub", (ctx) => (ctx.match.trim() ? this.#onMessage(ctx, ctx.match.trim()) : undefined));
     bot.on("message", (ctx) => this.#onMessage(ctx));
-    bot.catch((error) => log.error(`telegram.update failed chat_id=${String(error.ctx.chat?.id ?? "?")}`, error.error));
+    bot.catch((error) => log.error(`telegram.update failed chat_id=${String(error.ctx.chat?.id ?? "?")}: ${client.describeTelegramError(error.error)}`));
     try {
-      await bot.init();
+      // grammY retries getMe until it succeeds or the signal aborts: give up with the per-call deadline.
+      const connecting = AbortSignal.any([signal, AbortSignal.timeout((this.#options.retry?.deadlineSeconds ?? 120) * 1000)]);
+      await bot.init(connecting as unknown as Parameters<Bot["init"]>[0]);
     } catch (error) {
-      throw new BubError("config", `Telegram did not accept the bot (${describeError(error)}): check BUB_TELEGRAM_TOKEN and BUB_TELEGRAM_API_ROOT.`, { cause: error });
+      await this.#closeConnection();
+      const detail = client.describeTelegramError(error);
+      if (error instanceof GrammyError) {
+        throw new BubError("config", `Telegram did not accept the bot (${detail}): check BUB_TELEGRAM_TOKEN and BUB_TELEGRAM_API_ROOT.`, { cause: error });
+      }
+      throw new BubError("config", `Could not reach the Telegram Bot API at ${apiRoot} via ${connection.route} (${detail}): check BUB_TELEGRAM_API_ROOT and the proxy (BUB_TELEGRAM_PROXY, HTTPS_PROXY).`, { cause: error });
     }
     this.#bot = bot;
     this.#botInfo = bot.botInfo;
@@ -145,7 +143,7 @@ export class TelegramChannel implements Channel {
     await started.promise;
     signal.addEventListener("abort", () => void this.#stopPolling(), { once: true });
     if (signal.aborted) await this.#stopPolling();
-    log.info(`telegram.start polling as @${bot.botInfo.username} (api ${apiRoot}${this.#agent ? ", via proxy" : ""})`);
+    log.info(`telegram.start polling as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
   }
 
   async #stopPolling(): Promise<void> {
@@ -165,6 +163,17 @@ export class TelegramChannel implements Channel {
     for (const loop of this.#typing.values()) clearInterval(loop.timer);
     this.#typing.clear();
     this.#bot = null;
+    await this.#closeConnection();
+  }
+
+  async #closeConnection(): Promise<void> {
+    const connection = this.#connection;
+    this.#connection = null;
+    try {
+      await connection?.close();
+    } catch (error) {
+      log.debug("telegram.connection close failed", error);
+    }
   }
 
   /**
@@ -187,7 +196,7 @@ export class TelegramChannel implements Channel {
       try {
         await bot.api.sendMessage(chatId, part);
       } catch (error) {
-        log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId} part=${index + 1}/${parts.length}`, error);
+        log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId} part=${index + 1}/${parts.length}: ${this.#describeError(error)}`);
         return;
       }
     }
@@ -259,15 +268,15 @@ export class TelegramChannel implements Channel {
     const bot = this.#bot;
     const token = this.#settings?.token.trim() ?? "";
     const apiRoot = (this.#settings?.api_root ?? "https://api.telegram.org").replace(/\/+$/, "");
-    const agent = this.#agent;
+    const fetch = this.#connection?.fetch;
     return {
       ...mediaKind(message, media),
       filename: media.file_name,
       dataFetcher: async () => {
-        if (!bot || (media.file_size !== undefined && media.file_size > limit)) return null;
+        if (!bot || !fetch || (media.file_size !== undefined && media.file_size > limit)) return null;
         const file = await bot.api.getFile(media.file_id);
         if (!file.file_path || (file.file_size !== undefined && file.file_size > limit)) return null;
-        return downloadFile(`${apiRoot}/file/bot${token}/${file.file_path}`, { agent, maxBytes: limit });
+        return downloadFile(`${apiRoot}/file/bot${token}/${file.file_path}`, { fetch, maxBytes: limit });
       },
     };
   }
@@ -286,7 +295,7 @@ export class TelegramChannel implements Channel {
     }
     const send = () => {
       this.#bot?.api.sendChatAction(chatId, "typing").catch((error: unknown) => {
-        log.warn(`telegram.typing stopped chat_id=${chatId}`, error);
+        log.warn(`telegram.typing stopped chat_id=${chatId}: ${this.#describeError(error)}`);
         const current = this.#typing.get(chatId);
         if (current) clearInterval(current.timer);
         this.#typing.delete(chatId);

@@ -1,43 +1,29 @@
-import type { Agent } from "node:http";
+import type { TelegramFetch } from "./client.ts";
 
 /**
- * Downloads a file (through `agent`, so a configured proxy applies). Returns null when the
- * file is larger than `maxBytes`: the download stops as soon as it is.
+ * Downloads a file with `fetch` (the channel's, so a configured proxy applies). Returns
+ * null when the file is larger than `maxBytes`: the download stops as soon as it is.
  *
  * @throws Error when the server answers with an error status or the connection fails.
  */
-export function downloadFile(url: string, options: { agent?: Agent; maxBytes: number }): Promise<Uint8Array | null> {
-  // Loaded on first use: node:http and node:https take ~20 ms to load, and every `bub` run
-  // (even `bub --help`) imports this module through the builtin channel hooks.
-  const request = url.startsWith("https:") ? process.getBuiltinModule("node:https").request : process.getBuiltinModule("node:http").request;
-  return new Promise((resolve, reject) => {
-    const outgoing = request(url, { agent: options.agent }, (response) => {
-      const status = response.statusCode ?? 0;
-      if (status < 200 || status >= 300) {
-        response.resume();
-        reject(new Error(`file download failed with HTTP ${status}`));
-        return;
-      }
-      if (Number(response.headers["content-length"] ?? 0) > options.maxBytes) {
-        response.destroy();
-        resolve(null);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on("data", (chunk: Buffer) => {
-        size += chunk.byteLength;
-        if (size > options.maxBytes) {
-          response.destroy();
-          resolve(null);
-          return;
-        }
-        chunks.push(chunk);
-      });
-      response.on("end", () => resolve(new Uint8Array(Buffer.concat(chunks))));
-      response.on("error", reject);
-    });
-    outgoing.on("error", reject);
-    outgoing.end();
-  });
+export async function downloadFile(url: string, options: { fetch: TelegramFetch; maxBytes: number }): Promise<Uint8Array | null> {
+  const response = await options.fetch(url);
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`file download failed with HTTP ${response.status}`);
+  }
+  if (Number(response.headers.get("content-length") ?? 0) > options.maxBytes) {
+    await response.body?.cancel();
+    return null;
+  }
+  if (!response.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.byteLength;
+    // Leaving the loop early cancels the rest of the body.
+    if (size > options.maxBytes) return null;
+    chunks.push(chunk);
+  }
+  return new Uint8Array(Buffer.concat(chunks));
 }

@@ -2,5 +2,5 @@
 export { TelegramChannel, createTelegramChannel, CLOSED_BY_DEFAULT, type TelegramChannelOptions, type TelegramFramework } from "./channel.ts";
 export { telegramSettings, parseAllowlist, type TelegramSettings } from "./settings.ts";
 export { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split.ts";
-export { retryTransformer, type RetryOptions } from "./retry.ts";
+export type { TelegramRetryOptions } from "./client.ts";
 export { isAddressed, mentionsWord, messageContent, messageMetadata, messageType, type TelegramMessageType } from "./parse.ts";
