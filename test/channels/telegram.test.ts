@@ -1,8 +1,11 @@
 import { afterEach, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { createServer, request as httpRequest } from "node:http";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { ChannelManager } from "../../src/channels/manager.ts";
 import { ChannelMessage, mediaUrl, type MediaItem } from "../../src/channels/message.ts";
 import { CLOSED_BY_DEFAULT, createTelegramChannel } from "../../src/channels/telegram/channel.ts";
+import type { TelegramRetryOptions } from "../../src/channels/telegram/client.ts";
 import { telegramSettings } from "../../src/channels/telegram/settings.ts";
 import { isAddressed, mentionsWord } from "../../src/channels/telegram/parse.ts";
 import { splitMessage } from "../../src/channels/telegram/split.ts";
@@ -92,14 +95,17 @@ afterEach(async () => {
   await telegram.close();
 });
 
+/** Bounds that keep a failing test short (auto-retry's own 5xx backoff starts at 3 s). */
+const TEST_RETRY: TelegramRetryOptions = { maxRetryAttempts: 3, maxDelaySeconds: 5, deadlineSeconds: 10 };
+
 /** A running gateway (manager + Telegram channel) against the fake Bot API. */
-async function gateway(env: Record<string, string>, model = recordingModel()) {
+async function gateway(env: Record<string, string>, model = recordingModel(), retry = TEST_RETRY) {
   let bub!: BubFramework;
   bub = testFramework([routerDispatch(() => bub), model.plugin], { BUB_TELEGRAM_TOKEN: TOKEN, BUB_TELEGRAM_API_ROOT: telegram.apiRoot, ...env });
   bub.settings.register(telegramSettings);
   const manager = new ChannelManager(bub, {
     enabledChannels: ["telegram"],
-    channels: (messageHandler) => [createTelegramChannel(bub, { messageHandler, retry: { attempts: 4, baseDelayMs: 1 } })],
+    channels: (messageHandler) => [createTelegramChannel(bub, { messageHandler, retry })],
     debounce: { debounceSeconds: 0, maxWaitSeconds: 0 },
     graceSeconds: 5,
   });
@@ -117,6 +123,104 @@ async function gateway(env: Record<string, string>, model = recordingModel()) {
 function texts(method = "sendMessage"): string[] {
   return telegram.callsOf(method).map((call) => String(call.payload.text));
 }
+
+/** What Telegram accepted (failed tries left out). */
+function delivered(method = "sendMessage"): string[] {
+  return telegram.succeededOf(method).map((call) => String(call.payload.text));
+}
+
+/** Starting the channel alone (no gateway): resolves or rejects with what start() did. */
+async function startAlone(env: Record<string, string>, retry = TEST_RETRY): Promise<void> {
+  let bub!: BubFramework;
+  bub = testFramework([], { BUB_TELEGRAM_TOKEN: TOKEN, BUB_TELEGRAM_API_ROOT: telegram.apiRoot, BUB_TELEGRAM_ALLOW_ALL: "true", ...env });
+  bub.settings.register(telegramSettings);
+  const manager = new ChannelManager(bub, { enabledChannels: ["telegram"], channels: (messageHandler) => [createTelegramChannel(bub, { messageHandler, retry })] });
+  const stop = new AbortController();
+  const done = manager.run(stop.signal);
+  const ready = manager.ready().then(() => {
+    stop.abort();
+  });
+  await Promise.all([done, ready]);
+}
+
+/**
+ * An HTTP proxy on 127.0.0.1 that serves CONNECT tunnels (what undici's ProxyAgent uses)
+ * and absolute-URI forwarding, only to loopback targets. `requests` lists the request
+ * lines that went through it (`POST /bot<token>/getMe`).
+ */
+async function startProxy() {
+  const requests: string[] = [];
+  const tunnels: string[] = [];
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  };
+  const server = createServer((request, response) => {
+    const target = new URL(request.url ?? "/");
+    if (target.hostname !== "127.0.0.1") return void response.writeHead(403).end();
+    requests.push(`${request.method} ${target.pathname}`);
+    const upstream = httpRequest(target, { method: request.method, headers: request.headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    upstream.on("error", () => response.destroy());
+    request.pipe(upstream);
+  });
+  server.on("connection", track);
+  server.on("connect", (request, client: Socket, head: Buffer) => {
+    const [host, port] = String(request.url).split(":");
+    if (host !== "127.0.0.1") return void client.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+    tunnels.push(String(request.url));
+    const upstream = connect(Number(port), host, () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      // The target is plain HTTP, so the tunnelled request lines can be read.
+      const sniff = (chunk: Buffer) => {
+        for (const match of chunk.toString("latin1").matchAll(/^(GET|POST) (\S+) HTTP\/1\.1\r$/gm)) requests.push(`${match[1]} ${match[2]}`);
+      };
+      if (head.length > 0) {
+        sniff(head);
+        upstream.write(head);
+      }
+      client.on("data", sniff);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    track(upstream);
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    tunnels,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Runs `body` with proxy environment variables set, restoring them afterwards. */
+async function withEnv(vars: Record<string, string | undefined>, body: () => Promise<void>): Promise<void> {
+  const saved = Object.fromEntries(Object.keys(vars).map((name) => [name, process.env[name]]));
+  const set = (values: Record<string, string | undefined>) => {
+    for (const [name, value] of Object.entries(values)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+  set(vars);
+  try {
+    await body();
+  } finally {
+    set(saved);
+  }
+}
+
+const NO_PROXY_ENV = { HTTP_PROXY: undefined, http_proxy: undefined, HTTPS_PROXY: undefined, https_proxy: undefined, NO_PROXY: undefined, no_proxy: undefined };
 
 describe("Telegram channel against the Bot API", () => {
   it("refuses to start without an allowlist, saying how to set one", async () => {
@@ -245,29 +349,143 @@ describe("Telegram channel against the Bot API", () => {
     await bot.close();
   });
 
-  it("retries a reply after 429 retry_after and after a 500", async () => {
+  it("delivers a reply that got a 429 with retry_after once, exactly once", async () => {
     const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
     telegram.fail("sendMessage", { status: 429, retryAfter: 0 });
-    telegram.fail("sendMessage", { status: 500 });
     telegram.sendText({ chatId: 7, userId: 7, text: "persist" });
-    await telegram.waitForCalls("sendMessage", 3);
+    await telegram.waitForCalls("sendMessage", 2);
     await bot.manager.idle();
-    assert.deepEqual(texts(), ["echo: persist", "echo: persist", "echo: persist"]);
-    assert.ok(logs.some((log) => /sendMessage failed \(429/.test(log.message)));
+    assert.deepEqual(telegram.callsOf("sendMessage").map((call) => call.status), [429, 200]);
+    assert.deepEqual(delivered(), ["echo: persist"]);
+    assert.ok(logs.some((log) => log.level === "warn" && /telegram\.api sendMessage answered 429 Too Many Requests \(retry_after 0 s\)/.test(log.message)));
+    assert.ok(!logs.some((log) => log.level === "error"), "nothing was undeliverable");
     await bot.close();
   });
 
-  it("logs a reply that cannot be delivered with its session, and keeps serving", async () => {
+  it("retries a reply after a 5xx answer (auto-retry waits 3 s first)", async () => {
     const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
-    for (let index = 0; index < 4; index++) telegram.fail("sendMessage", { status: 502 });
-    telegram.sendText({ chatId: 7, userId: 7, text: "doomed" });
-    await telegram.waitForCalls("sendMessage", 4);
+    telegram.fail("sendMessage", { status: 502 });
+    telegram.sendText({ chatId: 7, userId: 7, text: "again please" });
+    await telegram.waitForCalls("sendMessage", 2);
     await bot.manager.idle();
-    assert.ok(logs.some((log) => log.level === "error" && /telegram\.send undeliverable session_id=telegram:7 chat_id=7/.test(log.message)));
-    telegram.sendText({ chatId: 7, userId: 7, text: "again" });
-    await telegram.waitForCalls("sendMessage", 5);
-    assert.equal(texts().at(-1), "echo: again");
+    assert.deepEqual(telegram.callsOf("sendMessage").map((call) => call.status), [502, 200]);
+    assert.deepEqual(delivered(), ["echo: again please"]);
     await bot.close();
+  });
+
+  it("does not wait out a retry_after above the limit: one line with the session, and it keeps serving", async () => {
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
+    telegram.fail("sendMessage", { status: 429, retryAfter: 3600 });
+    telegram.sendText({ chatId: 7, userId: 7, text: "doomed" });
+    await telegram.waitForCalls("sendMessage", 1);
+    await bot.manager.idle();
+    const errors = logs.filter((log) => log.level === "error").map((log) => log.message);
+    assert.deepEqual(errors, ["telegram.send undeliverable session_id=telegram:7 chat_id=7 part=1/1: sendMessage answered 429 Too Many Requests"]);
+    telegram.sendText({ chatId: 7, userId: 7, text: "again" });
+    await telegram.waitForCalls("sendMessage", 2);
+    assert.deepEqual(delivered(), ["echo: again"]);
+    await bot.close();
+  });
+
+  it("does not retry a 400, and logs Telegram's description", async () => {
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
+    telegram.fail("sendMessage", { status: 400, description: "Bad Request: chat not found" });
+    telegram.sendText({ chatId: 7, userId: 7, text: "where" });
+    await telegram.waitForCalls("sendMessage", 1);
+    await bot.manager.idle();
+    assert.equal(telegram.callsOf("sendMessage").length, 1);
+    assert.ok(logs.some((log) => log.level === "error" && log.message === "telegram.send undeliverable session_id=telegram:7 chat_id=7 part=1/1: sendMessage answered 400 Bad Request: chat not found"));
+    await bot.close();
+  });
+
+  it("gives up on a reply whose connection keeps failing once the deadline passes", async () => {
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" }, recordingModel(), { ...TEST_RETRY, deadlineSeconds: 0.5 });
+    for (let index = 0; index < 5; index++) telegram.fail("sendMessage", { network: true });
+    const started = Date.now();
+    telegram.sendText({ chatId: 7, userId: 7, text: "unlucky" });
+    await telegram.waitForCalls("sendMessage", 1);
+    await bot.manager.idle();
+    assert.ok(Date.now() - started < 3000, "the deadline cut auto-retry's 3 s backoff short");
+    const error = logs.find((log) => log.level === "error");
+    assert.match(error?.message ?? "", /^telegram\.send undeliverable session_id=telegram:7 chat_id=7 part=1\/1: Call to 'sendMessage' gave up after 0\.5 s of retries$/);
+    assert.ok(logs.some((log) => log.level === "warn" && /telegram\.api sendMessage failed: Network request for 'sendMessage' failed!/.test(log.message)));
+    assert.deepEqual(delivered(), []);
+    await bot.close();
+  });
+
+  it("fails to start, within the deadline, when the Bot API cannot be reached", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await withEnv(NO_PROXY_ENV, async () => {
+      await assert.rejects(startAlone({ BUB_TELEGRAM_API_ROOT: `http://127.0.0.1:${port}` }, { ...TEST_RETRY, deadlineSeconds: 0.5 }), (error: Error) => {
+        assert.match(error.message, new RegExp(`^Could not reach the Telegram Bot API at http://127\\.0\\.0\\.1:${port} via direct \\(`));
+        assert.doesNotMatch(error.message, /123:TEST/, "the token is not in the message");
+        return true;
+      });
+    });
+  });
+});
+
+describe("Telegram through a proxy", () => {
+  it("sends getMe, sendMessage and file downloads through BUB_TELEGRAM_PROXY", async () => {
+    const proxy = await startProxy();
+    try {
+      const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7", BUB_TELEGRAM_PROXY: proxy.url });
+      const bytes = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 9]);
+      telegram.addFile("pic", bytes);
+      telegram.sendMessage({ chatId: 7, from: { id: 7 }, fields: { photo: [{ file_id: "pic", file_unique_id: "pic", width: 1, height: 1, file_size: bytes.byteLength }] } });
+      await telegram.waitForCalls("sendMessage", 1);
+      await bot.close();
+      const { port } = new URL(telegram.apiRoot);
+      assert.ok(proxy.tunnels.every((target) => target === `127.0.0.1:${port}`) && proxy.tunnels.length > 0);
+      for (const line of [`POST /bot${TOKEN}/getMe`, `POST /bot${TOKEN}/getFile`, `GET /file/bot${TOKEN}/photos/pic.jpg`, `POST /bot${TOKEN}/sendMessage`]) {
+        assert.ok(proxy.requests.includes(line), `${line} went through the proxy (saw ${proxy.requests.join(", ")})`);
+      }
+      assert.equal(telegram.downloads, 1);
+      assert.ok(logs.some((log) => log.message.includes(`(api ${telegram.apiRoot}, proxy ${proxy.url})`)));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("uses HTTP_PROXY from the environment, and NO_PROXY bypasses it", async () => {
+    const proxy = await startProxy();
+    try {
+      await withEnv({ ...NO_PROXY_ENV, HTTP_PROXY: proxy.url }, async () => {
+        const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
+        telegram.sendText({ chatId: 7, userId: 7, text: "via env" });
+        await telegram.waitForCalls("sendMessage", 1);
+        await bot.close();
+      });
+      assert.ok(proxy.requests.includes(`POST /bot${TOKEN}/sendMessage`));
+      const seen = proxy.requests.length;
+      await withEnv({ ...NO_PROXY_ENV, HTTP_PROXY: proxy.url, NO_PROXY: "127.0.0.1" }, async () => {
+        const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
+        telegram.sendText({ chatId: 7, userId: 7, text: "direct" });
+        await telegram.waitForCalls("sendMessage", 2);
+        await bot.close();
+      });
+      assert.equal(proxy.requests.length, seen, "nothing more went through the proxy");
+      assert.deepEqual(delivered(), ["echo: via env", "echo: direct"]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("refuses a SOCKS proxy with a clear message, sending nothing", async () => {
+    await withEnv(NO_PROXY_ENV, async () => {
+      await assert.rejects(startAlone({ BUB_TELEGRAM_PROXY: "socks5://user:secret@127.0.0.1:1080" }), (error: Error) => {
+        assert.match(error.message, /BUB_TELEGRAM_PROXY is a SOCKS proxy \(socks5:\/\/127\.0\.0\.1:1080\), and SOCKS proxies are not supported: use an HTTP proxy/);
+        assert.doesNotMatch(error.message, /secret/);
+        return true;
+      });
+      await withEnv({ HTTPS_PROXY: "socks5h://127.0.0.1:1080" }, async () => {
+        await assert.rejects(startAlone({}), /HTTPS_PROXY is a SOCKS proxy/);
+      });
+    });
+    assert.equal(telegram.calls.length, 0);
   });
 });
 

@@ -9,7 +9,8 @@
  * // BUB_TELEGRAM_API_ROOT=telegram.apiRoot
  * telegram.sendText({ chatId: 1, userId: 1, text: "hello" });
  * const [reply] = await telegram.waitForCalls("sendMessage", 1);
- * telegram.fail("sendMessage", { status: 429, retryAfter: 0 });
+ * telegram.fail("sendMessage", { status: 429, retryAfter: 0 }); // once, then it succeeds
+ * telegram.fail("sendMessage", { status: 502 });
  * await telegram.close();
  * ```
  */
@@ -20,9 +21,14 @@ import type { AddressInfo } from "node:net";
 export interface RecordedCall {
   method: string;
   payload: Record<string, unknown>;
+  /** The HTTP status the fake answered with (0: it dropped the connection). */
+  status: number;
 }
 
-/** A scripted failure for the next call of a method. */
+/**
+ * A scripted failure for the next call of a method: a 429 with `parameters.retry_after`
+ * (seconds), another error status (5xx, 400, ...), or a dropped connection.
+ */
 export type FakeFailure = { status: 429; retryAfter: number } | { status: number; description?: string } | { network: true };
 
 /** A Telegram user as the fake sends it. */
@@ -77,6 +83,8 @@ export interface FakeTelegram {
   waitForCalls(method: string, count: number): Promise<RecordedCall[]>;
   /** Calls of one method. */
   callsOf(method: string): RecordedCall[];
+  /** Calls of one method that were answered with success (what Telegram delivered). */
+  succeededOf(method: string): RecordedCall[];
   /** How many file downloads were served. */
   readonly downloads: number;
   close(): Promise<void>;
@@ -105,8 +113,12 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     });
   };
 
+  // The recorded call each response answers, so its status can be filled in.
+  const answered = new WeakMap<ServerResponse, RecordedCall>();
   const json = (response: ServerResponse, status: number, body: unknown) => {
     if (response.writableEnded || response.destroyed) return;
+    const call = answered.get(response);
+    if (call) call.status = status;
     response.writeHead(status, { "content-type": "application/json" });
     response.end(JSON.stringify(body));
   };
@@ -133,7 +145,9 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
 
   const handleMethod = (method: string, payload: Record<string, unknown>, response: ServerResponse) => {
     if (method !== "getUpdates") {
-      calls.push({ method, payload });
+      const call: RecordedCall = { method, payload, status: 0 };
+      answered.set(response, call);
+      calls.push(call);
       notify();
     }
     const failure = failures.get(method)?.shift();
@@ -274,6 +288,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       return new Promise((resolve) => waiters.push({ method, count, resolve }));
     },
     callsOf,
+    succeededOf: (method) => callsOf(method).filter((call) => call.status === 200),
     async close() {
       for (const poll of polls) {
         clearTimeout(poll.timer);
