@@ -159,6 +159,8 @@ export async function createLanguageModel(target: ModelTarget, fetch?: FetchFunc
   switch (target.family) {
     case "openrouter": {
       const { createOpenRouter } = await loadProviderModule("openrouter");
+      // As for openai and anthropic: a server of one's own may need no key.
+      if (!target.apiKey && target.baseURL) options.apiKey = "";
       return createOpenRouter({ compatibility: "strict", ...options }).chat(target.ref.model) as LanguageModelV4;
     }
     case "openai": {

@@ -7,6 +7,7 @@ import { BubError } from "../../src/kernel/errors.ts";
 import { parseModelId } from "../../src/llm/model-id.ts";
 import { createLanguageModel, providerEnvName, resolveModelTarget } from "../../src/llm/providers.ts";
 import { defaultModelSettings, providerValue } from "../../src/llm/settings.ts";
+import { reply, startFakeOpenAI } from "../support/fake-openai.ts";
 
 const noEnv = {};
 
@@ -131,6 +132,26 @@ describe("createLanguageModel", () => {
     const compatible = await createLanguageModel(resolveModelTarget("local:qwen3", { ...settings, api_base: { local: "http://127.0.0.1:9/v1" } }, noEnv));
     assert.equal(compatible.provider, "local.chat");
     for (const model of [anthropic, openrouter, compatible]) assert.equal(model.specificationVersion, "v4");
+  });
+
+  it("reaches a server of one's own without a key, OpenRouter included", async () => {
+    const server = await startFakeOpenAI();
+    try {
+      for (const id of ["openrouter:openrouter/free", "openai:gpt-4o-mini", "local:any"]) {
+        server.script(reply.text(`ok ${id}`));
+        const model = await createLanguageModel(resolveModelTarget(id, defaultModelSettings({ api_base: server.url }), noEnv));
+        const { stream } = await model.doStream({ prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
+        let text = "";
+        for await (const part of stream) {
+          if (part.type === "error") assert.fail(`${id}: ${String((part.error as Error).message ?? part.error)}`);
+          if (part.type === "text-delta") text += part.delta;
+        }
+        assert.equal(text, `ok ${id}`);
+      }
+      assert.equal(server.requests.length, 3);
+    } finally {
+      await server.close();
+    }
   });
 
   it("imports a provider package only when a model of that provider is built", async () => {

@@ -3,7 +3,8 @@
  *
  * Every test scripts the replies it needs, in order; each incoming
  * `POST /v1/chat/completions` consumes the next one and is recorded (headers and JSON body)
- * so the test can assert exactly what the client sent.
+ * so the test can assert exactly what the client sent. `POST /v1/responses` (the OpenAI
+ * Responses API, see `fake-openai-responses.ts`) takes its replies from the same queue.
  *
  * ```ts
  * const server = await startFakeOpenAI();
@@ -15,6 +16,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { invalidResponsesRequest, responsesBody, responsesEvents, type ResponsesBody, type StoredItems } from "./fake-openai-responses.ts";
 
 /** Token usage in OpenAI field names; `total_tokens` defaults to the sum. */
 export interface FakeUsage {
@@ -266,6 +268,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const waiters: { index: number; resolve: (request: RecordedRequest) => void }[] = [];
+  const stored: StoredItems = new Map();
   let sequence = 0;
 
   const server = createServer((request, response) => {
@@ -282,7 +285,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const raw = await readBody(request);
     const path = (request.url ?? "/").split("?")[0]!;
-    if (request.method !== "POST" || path !== "/v1/chat/completions") {
+    const responses = path === "/v1/responses";
+    if (request.method !== "POST" || (path !== "/v1/chat/completions" && !responses)) {
       sendJson(response, 404, { error: { message: `No route for ${request.method} ${path}`, type: "not_found" } });
       return;
     }
@@ -299,6 +303,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       if (waiter.index < requests.length) waiter.resolve(requests[waiter.index]!);
       else waiters.push(waiter);
     }
+    const invalid = responses ? invalidResponsesRequest(body as unknown as ResponsesBody, stored) : null;
+    if (invalid) {
+      sendJson(response, 400, { error: { message: invalid, type: "invalid_request_error", param: "input", code: null } });
+      return;
+    }
     const next = queue.shift();
     if (next === undefined) {
       sendJson(response, 500, { error: { message: "no scripted reply", type: "fake_server_error" } });
@@ -312,17 +321,17 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return;
     }
     if (scripted.delayMs) await delay(scripted.delayMs);
-    const id = `chatcmpl-fake-${++sequence}`;
+    const id = `${responses ? "resp" : "chatcmpl"}-fake-${++sequence}`;
     if (scripted.dropAfterChunks === 0) {
       request.socket.destroy();
       return;
     }
     if (body.stream !== true) {
-      sendJson(response, 200, completionBody(scripted, body, id));
+      sendJson(response, 200, responses ? responsesBody(scripted, body, id, stored) : completionBody(scripted, body, id));
       return;
     }
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-    const chunks = streamChunks(scripted, body, id);
+    const chunks = responses ? responsesEvents(scripted, body, id, stored) : streamChunks(scripted, body, id);
     let sent = 0;
     for (const chunk of chunks) {
       if (scripted.dropAfterChunks !== undefined && sent >= scripted.dropAfterChunks) {
@@ -331,10 +340,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         request.socket.destroy();
         return;
       }
-      response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      response.write(`${responses ? `event: ${String(chunk.type)}\n` : ""}data: ${JSON.stringify(chunk)}\n\n`);
       sent++;
     }
-    response.end("data: [DONE]\n\n");
+    response.end(responses ? undefined : "data: [DONE]\n\n");
   }
 
   await new Promise<void>((resolve, reject) => {
