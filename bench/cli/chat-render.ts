@@ -1,54 +1,52 @@
-// How the chat REPL keeps up: (1) time from `bub chat` start to the prompt being ready,
-// (2) live Markdown rendering of a model streaming 2,000 tokens/s.
-// Build first (npm run build), then run: node bench/cli/chat-render.ts [runs]
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+// How the installed chat REPL keeps up: (1) time from `bub chat` start to the prompt being
+// ready, against `node -e 0` with the same Node, run alternately; (2) live Markdown rendering
+// of a model streaming 2,000 tokens/s, in process, with the installed package's own
+// terminal, printer and renderer (dist/, not src/).
+// Packs the checkout and installs the tarball into a temporary prefix first (what users run).
+//
+//   node bench/cli/chat-render.ts [runs=15]
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { fileURLToPath } from "node:url";
-import { Terminal } from "../../src/channels/cli/terminal.ts";
-import { TurnPrinter } from "../../src/channels/cli/turn-printer.ts";
-import { loadMarkdownRenderer } from "../../src/channels/cli/markdown.ts";
+import { pathToFileURL } from "node:url";
+import { expectSuccess, installBub, interleave, median, nodeBaseline, printMachine, printRatio, printSamples, roundsArg, spawnTimed, tempDir, userEnv } from "../support/processes.ts";
 
-const runs = Number(process.argv[2] ?? 10);
-// The package's bin (the esbuild bundle), what `npx bub chat` runs.
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { bin: { bub: string } };
-const bin = fileURLToPath(new URL(`../../${pkg.bin.bub}`, import.meta.url));
-if (!existsSync(bin)) throw new Error(`${pkg.bin.bub} is missing: run \`npm run build\` first`);
+/** The target for start → prompt ready set when the bench was written. */
+const TARGET_MS = 150;
+const runs = roundsArg(2, 15);
+const { prefix, bin } = await installBub();
+printMachine();
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
+// (1) `bub chat` with open piped input: the clock stops when the welcome block (printed
+// right before the prompt) is out, then `,quit` ends the session.
+const home = tempDir("home");
+const CHAT = "bub chat: start → prompt ready";
+const samples = await interleave(
+  [
+    nodeBaseline(home),
+    {
+      label: CHAT,
+      async run(rss) {
+        const env = userEnv(home, { BUB_HOME: tempDir("bub-home") });
+        const result = await spawnTimed(bin, ["chat"], { env, cwd: home, rss, timeoutMs: 30_000, stopWhen: (stdout) => (stdout.includes("',quit' to leave") ? ",quit\n" : undefined) });
+        return expectSuccess(CHAT, result);
+      },
+    },
+  ],
+  { runs, warmup: 2, rssRuns: 3 },
+);
+printSamples(samples, 32);
+printRatio(samples, CHAT, "node -e 0");
+const ready = median(samples.get(CHAT)!.wallMs);
+console.log(`${CHAT}: median ${ready.toFixed(1)} ms, target ≤ ${TARGET_MS} ms: ${ready <= TARGET_MS ? "met" : "NOT MET"}`);
 
-/** Spawns `bub chat` with open piped input; resolves when the welcome block (printed right before the prompt) is out. */
-function promptReady(): Promise<number> {
-  const home = mkdtempSync(join(tmpdir(), "bub-bench-chat-"));
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(process.execPath, [bin, "chat"], { env: { PATH: process.env.PATH, HOME: home, BUB_HOME: home }, stdio: ["pipe", "pipe", "inherit"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("',quit' to leave")) {
-        const elapsed = performance.now() - start;
-        child.stdin.end(",quit\n");
-        child.once("exit", () => resolve(elapsed));
-      }
-    });
-    child.once("error", reject);
-  });
-}
-
-const startup: number[] = [];
-for (let index = 0; index < runs + 2; index++) {
-  const elapsed = await promptReady();
-  if (index >= 2) startup.push(elapsed);
-}
-console.log(`bub chat start → prompt ready: median ${median(startup).toFixed(1)} ms, min ${Math.min(...startup).toFixed(1)} ms over ${runs} runs`);
-
-// 2,000 tokens in one second, ~4 characters each, as Markdown with paragraphs, lists and code.
+// (2) 2,000 tokens in one second, ~4 characters each, as Markdown with paragraphs, lists and code.
+const dist = join(prefix, "node_modules", "bub-ts", "dist", "channels", "cli");
+const load = <T>(file: string) => import(pathToFileURL(join(dist, file)).href) as Promise<T>;
+const [{ Terminal }, { TurnPrinter }, { loadMarkdownRenderer }] = await Promise.all([
+  load<typeof import("../../src/channels/cli/terminal.ts")>("terminal.js"),
+  load<typeof import("../../src/channels/cli/turn-printer.ts")>("turn-printer.js"),
+  load<typeof import("../../src/channels/cli/markdown.ts")>("markdown.js"),
+]);
 const markdown = await loadMarkdownRenderer();
 const output = Object.assign(new PassThrough(), { isTTY: true, columns: 100, rows: 40 });
 let bytes = 0;

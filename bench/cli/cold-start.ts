@@ -1,39 +1,51 @@
-// Cold start of `bub --help` as a whole process: median wall time and peak memory.
-// Build first (npm run build), then run: node bench/cli/cold-start.ts [runs]
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+// Cold start of the installed `bub --help` as a whole process, against `node -e 0` with the
+// same Node. Packs the checkout and installs the tarball into a temporary prefix (what users
+// run), then runs `node -e 0`, `bub --help` with a fresh BUB_HOME (no config.yml), `bub
+// --help` with a config.yml as `bub onboard` writes it and `bub --version` in turn, round
+// after round. Budget: `bub --help` ≤ 2.0× `node -e 0`, with and without config.yml.
+//
+//   node bench/cli/cold-start.ts [runs=30]
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { expectSuccess, installBub, interleave, nodeBaseline, printMachine, printRatio, printSamples, roundsArg, spawnTimed, tempDir, userEnv, type BenchCase } from "../support/processes.ts";
 
-// The package's bin (the esbuild bundle, dist/bin/bub.js).
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { bin: { bub: string } };
-const bin = fileURLToPath(new URL(`../../${pkg.bin.bub}`, import.meta.url));
-if (!existsSync(bin)) throw new Error(`${pkg.bin.bub} is missing: run \`npm run build\` first`);
-const runs = Number(process.argv[2] ?? 30);
-const env = { PATH: process.env.PATH, HOME: mkdtempSync(join(tmpdir(), "bub-bench-")), BUB_HOME: mkdtempSync(join(tmpdir(), "bub-bench-home-")) };
-const timeBin = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+const BUDGET = 2.0;
+const runs = roundsArg(2, 30);
+const { bin } = await installBub();
+printMachine();
 
-function measure(args: string[]): { wall: number[]; peakKiB: number[] } {
-  const wall: number[] = [];
-  const peakKiB: number[] = [];
-  for (let index = 0; index < runs + 3; index++) {
-    const start = process.hrtime.bigint();
-    const result = timeBin
-      ? spawnSync(timeBin, ["-f", "%M", process.execPath, ...args], { env, encoding: "utf8" })
-      : spawnSync(process.execPath, args, { env, encoding: "utf8" });
-    const elapsed = Number(process.hrtime.bigint() - start) / 1e6;
-    if (result.status !== 0) throw new Error(`run failed: ${result.stderr}`);
-    if (index < 3) continue; // warm-up (fills the compile cache)
-    wall.push(elapsed);
-    if (timeBin) peakKiB.push(Number(result.stderr.trim().split("\n").at(-1)));
-  }
-  return { wall, peakKiB };
+// A user's HOME and working folder without a package.json (plugin discovery reads one).
+const home = tempDir("home");
+// What `bub onboard` writes for the openai provider with a key and the telegram channel.
+const configured = join(home, "configured");
+mkdirSync(configured);
+writeFileSync(join(configured, "config.yml"), "model: openai:gpt-4o-mini\napi_key: sk-bench\nenabled_channels: telegram\nstream_output: false\n");
+let fresh = 0;
+
+function bub(label: string, args: string[], bubHome: () => string, expect: RegExp): BenchCase {
+  return {
+    label,
+    async run(rss) {
+      const result = expectSuccess(label, await spawnTimed(bin, args, { env: userEnv(home, { BUB_HOME: bubHome() }), cwd: home, rss }));
+      if (!expect.test(result.stdout) || result.stderr !== "") throw new Error(`${label}: unexpected output:\n${result.stdout}\n${result.stderr}`);
+      return result;
+    },
+  };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-for (const [label, args] of [["node -e 0", ["-e", "0"]], ["bub --help", [bin, "--help"]], ["bub --version", [bin, "--version"]]] as const) {
-  const { wall, peakKiB } = measure([...args]);
-  const memory = peakKiB.length ? `, peak RSS ${(median(peakKiB) / 1024).toFixed(1)} MiB` : "";
-  console.log(`${label.padEnd(14)} median ${median(wall).toFixed(1)} ms over ${runs} runs${memory}`);
-}
+const HELP = "bub --help (fresh BUB_HOME, no config.yml)";
+const HELP_CONFIG = "bub --help (config.yml from onboard)";
+const samples = await interleave(
+  [
+    nodeBaseline(home),
+    // A BUB_HOME that does not exist yet, new for every run: a first start.
+    bub(HELP, ["--help"], () => join(home, `fresh-${++fresh}`), /^Usage: bub/m),
+    bub(HELP_CONFIG, ["--help"], () => configured, /^Usage: bub/m),
+    bub("bub --version", ["--version"], () => configured, /^\d+\.\d+\.\d+/),
+  ],
+  { runs, warmup: 3, rssRuns: 5 },
+);
+printSamples(samples);
+printRatio(samples, HELP, "node -e 0", BUDGET);
+printRatio(samples, HELP_CONFIG, "node -e 0", BUDGET);
+printRatio(samples, "bub --version", "node -e 0");

@@ -1,5 +1,4 @@
-import { defineSettings } from "../kernel/settings.ts";
-import type { SettingsOf } from "../kernel/settings-fields.ts";
+import { defineSettings, type SettingsOf } from "../config/settings.ts";
 import type { agentSchema, channelSchema, spillSchema } from "./schemas.ts";
 
 /** Resolved agent settings. */
@@ -22,20 +21,20 @@ export function providerScopedEnv(env: NodeJS.ProcessEnv): Record<string, unknow
 }
 
 /** The builtin settings sections; their schemas load only when first resolved. */
-export const agentSettings = defineSettings<AgentSettings>({
+export const agentSettings = defineSettings<typeof agentSchema>({
   id: "agent",
   section: null,
   schema: async () => (await import("./schemas.ts")).agentSchema,
   fromEnv: providerScopedEnv,
 });
 
-export const channelSettings = defineSettings<ChannelSettings>({
+export const channelSettings = defineSettings<typeof channelSchema>({
   id: "channels",
   section: null,
   schema: async () => (await import("./schemas.ts")).channelSchema,
 });
 
-export const spillSettings = defineSettings<SpillSettings>({
+export const spillSettings = defineSettings<typeof spillSchema>({
   id: "spill",
   section: "spill",
   schema: async () => (await import("./schemas.ts")).spillSchema,

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Command, type CommanderError, type OutputConfiguration } from "commander";
 import { BubFramework } from "../builtin/framework.ts";
-import { loadDotEnv } from "../kernel/settings.ts";
+import { loadDotEnv } from "../config/settings.ts";
 import { describeError } from "../kernel/errors.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
 
@@ -48,9 +48,13 @@ export function commandFromArgs(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** Turns any failure into one readable paragraph (plus the stack with BUB_DEBUG=1). */
+/**
+ * Turns any failure into one readable paragraph (plus the stack with BUB_DEBUG=1). A
+ * configuration error already says where the problem is and what to do, so its message is
+ * printed as it is, without the `[config]` kind.
+ */
 export function formatFailure(error: unknown): string {
-  const message = describeError(error);
+  const message = error instanceof Error && (error.name === "ConfigError" || error.name === "YamlError") ? error.message : describeError(error);
   const stack = process.env.BUB_DEBUG && error instanceof Error && error.stack ? `\n${error.stack}` : "";
   return `bub: ${message}${stack}\n`;
 }

@@ -9,8 +9,8 @@ import { createLogger } from "./log.ts";
 import { BubError, toErrorKind } from "./errors.ts";
 import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
 import type { StreamState } from "./stream.ts";
-import { Settings, emptyConfigFile, mergeConfig } from "./settings.ts";
-import { readConfigFile } from "./config-file.ts";
+import { Settings, emptyConfigFile, mergeConfig } from "../config/settings.ts";
+import { readConfigFile } from "../config/config-file.ts";
 import { discoverPlugins, importPluginModule, nameFromModule, parsePluginList } from "./plugins.ts";
 import { isTapeContext, type TapeContext, type TapeHandle, type TapeSidecar, type TapeStore } from "./tape-contract.ts";
 import {

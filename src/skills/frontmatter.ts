@@ -2,16 +2,7 @@
  * SKILL.md frontmatter: parsing (a YAML mapping between the first two `---` lines) and the
  * Agent Skills validation rules, each failure explained in one phrase.
  */
-import { createRequire } from "node:module";
-import { parseSimpleYaml } from "./simple-yaml.ts";
-
-/**
- * The `yaml` package, loaded on first use only: frontmatter beyond {@link parseSimpleYaml} and
- * structured config values in skill bodies are rare, and loading it costs every start ~7 ms.
- */
-export function yamlPackage(): typeof import("yaml") {
-  return createRequire(import.meta.url)("yaml") as typeof import("yaml");
-}
+import { parseYaml, YamlError } from "../config/yaml.ts";
 
 /** Longest allowed skill name. */
 export const MAX_SKILL_NAME_LENGTH = 64;
@@ -23,23 +14,27 @@ export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 /** What parsing found: the keys (lowercased), or why there are none. */
 export type FrontmatterResult = { readonly ok: true; readonly data: Record<string, unknown> } | { readonly ok: false; readonly problem: string };
 
-/** Parses the frontmatter of a SKILL.md (leading and trailing whitespace ignored). */
+/**
+ * Parses the frontmatter of a SKILL.md (leading blank lines and surrounding whitespace
+ * ignored). Malformed YAML is a problem naming the line and column in the file:
+ * `frontmatter is not valid YAML: line 3, column 7: <what is wrong>`.
+ */
 export function parseFrontmatter(content: string): FrontmatterResult {
-  const lines = content.trim().split(/\r?\n/);
-  if (lines.length === 0 || lines[0]!.trim() !== "---") {
+  const lines = content.trimEnd().split(/\r?\n/);
+  const open = lines.findIndex((line) => line.trim() !== "");
+  if (open < 0 || lines[open]!.trim() !== "---") {
     return { ok: false, problem: "no frontmatter: the file must start with a '---' line" };
   }
-  const close = lines.findIndex((line, index) => index > 0 && line.trim() === "---");
+  const close = lines.findIndex((line, index) => index > open && line.trim() === "---");
   if (close < 0) return { ok: false, problem: "frontmatter is not closed: add a '---' line after it" };
-  const text = lines.slice(1, close).join("\n");
-  let parsed: unknown = parseSimpleYaml(text);
-  if (parsed === undefined) {
-    try {
-      parsed = yamlPackage().parse(text);
-    } catch (error) {
-      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      return { ok: false, problem: `frontmatter is not valid YAML (${message})` };
-    }
+  const text = lines.slice(open + 1, close).join("\n");
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text, { file: "SKILL.md", firstLine: open + 2 });
+  } catch (error) {
+    if (!(error instanceof YamlError)) return { ok: false, problem: `frontmatter could not be parsed (${error instanceof Error ? error.message : String(error)})` };
+    const where = error.line === null ? "" : `line ${error.line}${error.column === null ? "" : `, column ${error.column}`}: `;
+    return { ok: false, problem: `frontmatter is not valid YAML: ${where}${error.problem}` };
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return { ok: false, problem: "frontmatter is not a YAML mapping of keys to values" };

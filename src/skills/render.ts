@@ -8,7 +8,8 @@
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Skill } from "./discovery.ts";
-import { stripFrontmatter, yamlPackage } from "./frontmatter.ts";
+import { stringify } from "yaml";
+import { stripFrontmatter } from "./frontmatter.ts";
 
 /** Looks up a configured value by dotted path (`telegram.token`); undefined when missing. */
 export type ConfigLookup = (path: string) => unknown;
@@ -23,7 +24,7 @@ function configText(value: unknown): string {
   if (typeof value === "string") return value;
   if (typeof value === "boolean") return value ? "true" : "false";
   if (typeof value === "number" || typeof value === "bigint") return String(value);
-  return yamlPackage().stringify(value).trim();
+  return stringify(value).trim();
 }
 
 /** Replaces each `${config.x.y}` with the configured value (missing → ""). */

@@ -4,14 +4,6 @@
 import { z } from "zod";
 import type { TurnState } from "../kernel/types.ts";
 
-// zod compiles a parser for each object schema on its first parse (`new Function`); a turn
-// parses each schema only a few times, so compiling costs more than it saves (~10 ms of a
-// one-shot `bub run`). Every turn loads this module before its first model call (the model
-// step imports it), so this applies before the AI SDK provider validates streamed chunks
-// with zod and before the tool executor validates arguments. (The same zod instance serves
-// `zod` and `zod/v4`, so the setting covers the provider packages too.)
-z.config({ jitless: true });
-
 /** What a context tool receives besides its arguments. */
 export interface ToolContext<TTape = unknown> {
   /** The active (forked) session tape; its type belongs to the tape layer. */

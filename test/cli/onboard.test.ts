@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { BubFramework } from "../../src/builtin/framework.ts";
-import { readConfigFile } from "../../src/kernel/config-file.ts";
+import { readConfigFile } from "../../src/config/config-file.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { runOnboard, splitModel, type OnboardPrompts } from "../../src/builtin/commands/onboard.ts";
 import { tempDir } from "../support/temp.ts";

@@ -57,13 +57,41 @@ describe("bub command line", () => {
     assert.match(result.stderr, /unknown command 'no-such-command'/);
   });
 
-  it("exits 1 with one readable line for a broken config file", async () => {
+  it("exits 1 with one readable line for a broken config file, whatever the command", async () => {
     const dir = await tempDir();
     try {
-      await writeFile(join(dir.path, "config.yml"), "model: [unclosed\n");
-      const result = await run(process.execPath, [bin, "hooks"], { env: { PATH: process.env.PATH, BUB_HOME: dir.path } }).catch((error) => error as { code: number; stderr: string });
+      const file = join(dir.path, "config.yml");
+      await writeFile(file, "model: a:b\nmax_steps: 3\n  fallback_models: [x\n");
+      for (const args of [["hooks"], ["run", "hi"], ["--help"]]) {
+        const result = await run(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH, BUB_HOME: dir.path } }).catch((error) => error as { code: number; stderr: string });
+        assert.equal((result as { code: number }).code, 1, args.join(" "));
+        assert.equal(
+          (result as { stderr: string }).stderr,
+          `bub: ${file} line 2, column 12: nested mappings are not allowed in compact mappings (quote a value that contains ': ', or indent the next line less) — fix the file or run bub onboard\n`,
+        );
+      }
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("exits 1 listing every invalid setting, each with its variable or key, value and what is allowed", async () => {
+    const dir = await tempDir();
+    try {
+      const file = join(dir.path, "config.yml");
+      await writeFile(file, "max_tokens: -1\nadmission: later\n");
+      const result = await run(process.execPath, [bin, "run", "hi"], { env: { PATH: process.env.PATH, BUB_HOME: dir.path, BUB_MAX_STEPS: "abc" } }).catch((error) => error as { code: number; stderr: string });
       assert.equal((result as { code: number }).code, 1);
-      assert.match((result as { stderr: string }).stderr, /^bub: .*config\.yml line \d+ is not valid YAML.*run `bub onboard`/m);
+      assert.equal(
+        (result as { stderr: string }).stderr,
+        [
+          "bub: 3 invalid settings — fix them, or remove them to use the defaults:",
+          "  - BUB_MAX_STEPS=abc: expected a whole number greater than 0",
+          `  - max_tokens: -1 (${file} line 1): expected a whole number greater than 0`,
+          `  - admission: "later" (${file} line 2): expected one of concurrent, follow_up, steer`,
+          "",
+        ].join("\n"),
+      );
     } finally {
       await dir.cleanup();
     }

@@ -311,7 +311,7 @@ describe("loadConfig", () => {
       const { writeFile } = await import("node:fs/promises");
       await writeFile(`${dir.path}/config.yml`, "model: a:b\n  bad: [\n");
       const bub = new BubFramework({ home: dir.path, env: {} });
-      await assert.rejects(bub.loadConfig(), (error: Error) => /config\.yml line \d+ is not valid YAML/.test(error.message));
+      await assert.rejects(bub.loadConfig(), (error: Error) => /config\.yml line 1, column 8: .* — fix the file or run bub onboard$/.test(error.message));
     } finally {
       await dir.cleanup();
     }

@@ -63,7 +63,7 @@ describe("skill discovery", () => {
     const cases: [string, string, RegExp][] = [
       ["no-front", "Just text", /no frontmatter: the file must start with a '---' line/],
       ["unclosed", "---\nname: unclosed\ndescription: x", /frontmatter is not closed/],
-      ["bad-yaml", "---\nname: [unclosed\n---", /frontmatter is not valid YAML/],
+      ["bad-yaml", "---\nname: x\ndescription: it's: bad\n---", /problem=frontmatter is not valid YAML: line 3, column 14: nested mappings are not allowed in compact mappings \(quote a value that contains ': '/],
       ["list-yaml", "---\n- a\n- b\n---", /frontmatter is not a YAML mapping/],
       ["wrong-dir", valid("other-name"), /'name' "other-name" does not match its directory name "wrong-dir"/],
       ["Upper", valid("Upper"), /'name' "Upper" must be lowercase letters and digits joined by single hyphens/],
@@ -118,6 +118,15 @@ describe("frontmatter", () => {
     assert.equal(frontmatterProblem("a-b", { name: "a-b", description: "ok", metadata: null }), null);
     assert.equal(frontmatterProblem("a--b", { name: "a--b", description: "ok" }), `'name' "a--b" must be lowercase letters and digits joined by single hyphens`);
     assert.equal(frontmatterProblem("x", { name: "x".repeat(65), description: "ok" }), "'name' is longer than 64 characters");
+  });
+
+  it("reports malformed YAML with the line and column in the file, counting the lines before it", () => {
+    const parsed = parseFrontmatter("\n\n---\nname: a\n\tdescription: b\n---\nbody");
+    assert.deepEqual(parsed, { ok: false, problem: "frontmatter is not valid YAML: line 5, column 1: tabs are not allowed as indentation (indent with spaces, not tabs)" });
+    assert.deepEqual(parseFrontmatter("---\nname: a\ndescription: |\n  two\n  lines\nmetadata:\n  n: '1'\n---"), {
+      ok: true,
+      data: { name: "a", description: "two\nlines\n", metadata: { n: "1" } },
+    });
   });
 
   it("strips only the first frontmatter block", () => {

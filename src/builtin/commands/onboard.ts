@@ -118,7 +118,7 @@ export interface OnboardOptions {
 export async function runOnboard(framework: BubFramework, options: OnboardOptions = {}): Promise<number> {
   const io = options.io ?? { stdout: process.stdout, stderr: process.stderr };
   const prompts = options.prompts ?? ((await import("@clack/prompts")) as unknown as OnboardPrompts);
-  const [{ readConfigFile, writeConfigFile }, { mergeConfig }] = await Promise.all([import("../../kernel/config-file.ts"), import("../../kernel/settings.ts")]);
+  const [{ readConfigFile, writeConfigFile }, { mergeConfig }] = await Promise.all([import("../../config/config-file.ts"), import("../../config/settings.ts")]);
   io.stdout.write(`${BANNER}v${options.version ?? "?"}\n\nWelcome to Bub! Let's get you set up.\n`);
   try {
     const existing = structuredClone((await readConfigFile(framework.configFile)).data);

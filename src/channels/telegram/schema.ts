@@ -1,8 +1,5 @@
 import { z } from "zod";
 
-// Parsed once at gateway start, before any turn loads src/tools/tool.ts: no parser compiling (see there).
-z.config({ jitless: true });
-
 /** Telegram channel settings (YAML `telegram:`; env `BUB_TELEGRAM_*`). */
 export const telegramSchema = z.object({
   token: z.string().default(""),

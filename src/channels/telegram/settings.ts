@@ -1,12 +1,11 @@
-import type { z } from "zod";
-import { defineSettings } from "../../kernel/settings.ts";
+import { defineSettings, type SettingsOf } from "../../config/settings.ts";
 import type { telegramSchema } from "./schema.ts";
 
 /** Resolved Telegram settings. */
-export type TelegramSettings = z.infer<typeof telegramSchema>;
+export type TelegramSettings = SettingsOf<typeof telegramSchema>;
 
 /** The `telegram` settings section (env prefix `BUB_TELEGRAM_`); zod loads only when it is first resolved. */
-export const telegramSettings = defineSettings<TelegramSettings>({
+export const telegramSettings = defineSettings<typeof telegramSchema>({
   id: "telegram",
   section: "telegram",
   schema: async () => (await import("./schema.ts")).telegramSchema,

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Settings, defineSettings, emptyConfigFile } from "../../src/kernel/settings.ts";
+import { Settings, defineSettings, emptyConfigFile } from "../../src/config/settings.ts";
 import { agentSettings, channelSettings } from "../../src/builtin/settings.ts";
 
 function settings(env: NodeJS.ProcessEnv = {}): Settings {

@@ -1,0 +1,47 @@
+import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { stringify } from "yaml";
+import { ConfigError, emptyConfigFile, type ConfigFile } from "./settings.ts";
+import { parseYamlDocument, YamlError } from "./yaml.ts";
+
+/** What every `config.yml` problem message ends with. */
+const FIX = "fix the file or run bub onboard";
+
+/**
+ * Reads `config.yml`. A missing or empty file is an empty config. Malformed YAML, or a top
+ * level that is not a mapping, is a {@link ConfigError} whose message is one line:
+ * `<file> line L, column C: <what is wrong> — fix the file or run bub onboard`.
+ */
+export async function readConfigFile(path: string): Promise<ConfigFile> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8"); // sync: read once at startup, before anything else runs
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyConfigFile(path);
+    throw new ConfigError(`${path}: cannot read the file (${(error as Error).message}) — check its permissions or run bub onboard`);
+  }
+  if (text.trim() === "") return emptyConfigFile(path);
+  let parsed;
+  try {
+    parsed = parseYamlDocument(text, { file: path, fix: FIX });
+  } catch (error) {
+    if (error instanceof YamlError) throw new ConfigError(error.message, { file: error.file, line: error.line, column: error.column });
+    throw error;
+  }
+  const data = parsed.value;
+  if (data === null || data === undefined) return emptyConfigFile(path);
+  if (typeof data !== "object" || Array.isArray(data)) {
+    const what = Array.isArray(data) ? "a list" : `a single ${typeof data} value`;
+    throw new ConfigError(`${path} line 1, column 1: the file must be a YAML mapping of settings (key: value), not ${what} — ${FIX}`);
+  }
+  return { path, data: data as Record<string, unknown>, lineOf: (keyPath) => parsed.lineOf(keyPath) };
+}
+
+/** Writes `data` as YAML (key order kept), atomically: a temp file renamed over the old one. */
+export async function writeConfigFile(path: string, data: Record<string, unknown>): Promise<void> {
+  const { writeFile, mkdir, rename } = await import("node:fs/promises");
+  await mkdir(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, stringify(data), { mode: 0o600 });
+  await rename(temp, path);
+}
