@@ -5,7 +5,7 @@
 import type { BubFramework } from "../kernel/framework.ts";
 import type { Envelope } from "../kernel/envelope.ts";
 import { isThenable, type Awaitable } from "../kernel/runtime.ts";
-import type { AdmitDecision, TurnSnapshot } from "../kernel/types.ts";
+import type { AdmitDecision, Channel, TurnSnapshot } from "../kernel/types.ts";
 
 /** The values of the `BUB_ADMISSION` setting. */
 export type AdmissionPolicy = "concurrent" | "follow_up" | "steer";
@@ -17,6 +17,17 @@ export type AdmissionPolicy = "concurrent" | "follow_up" | "steer";
  */
 export interface ImmediateChannelAdmission {
   channelAdmission(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null>;
+}
+
+/**
+ * The channel's own admission policy for a message (its `admitMessage` answer), or null when
+ * it has none or gives no decision. Synchronous unless the channel answers with a promise.
+ */
+export function channelOwnAdmission(channel: Channel | undefined, sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null> {
+  if (!channel?.admitMessage) return null;
+  const decision = channel.admitMessage({ sessionId, message, turn });
+  if (isThenable(decision)) return Promise.resolve(decision).then((answer) => answer ?? null);
+  return decision ?? null;
 }
 
 /** The configured `BUB_ADMISSION` policy (`concurrent` when the setting is not loaded or unknown). */

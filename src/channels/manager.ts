@@ -1,18 +1,26 @@
 /**
  * The channel manager: starts the enabled channels, turns what they receive into turns
  * (debounce, admission, scheduling), routes outbound messages and streams back to the
- * right channel, and shuts everything down gracefully.
+ * right channel, and shuts everything down gracefully. Each of those lives in its own
+ * module; this one wires them into the framework's {@link ChannelRouter}.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createLogger } from "../kernel/log.ts";
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
-import { AsyncStreamEvents } from "../kernel/stream.ts";
-import { isThenable, type Awaitable } from "../kernel/runtime.ts";
+import type { AsyncStreamEvents } from "../kernel/stream.ts";
+import type { Awaitable } from "../kernel/runtime.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnResult, TurnSnapshot, TurnState } from "../kernel/types.ts";
-import type { ImmediateChannelAdmission } from "./admission.ts";
-import { BufferedMessageHandler, systemClock, type DebounceClock, type DebounceWindows } from "./debounce.ts";
-import { ChannelMessage } from "./message.ts";
+import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnSnapshot } from "../kernel/types.ts";
+import { channelOwnAdmission, type ImmediateChannelAdmission } from "./admission.ts";
+import type { DebounceClock, DebounceWindows } from "./debounce.ts";
+import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
+import { InboundQueue } from "./inbound-queue.ts";
+import { OutboundRouter } from "./outbound.ts";
+import { selectChannels } from "./selection.ts";
+import { graceExpired, stopChannels } from "./shutdown.ts";
+import { TurnAdmission } from "./turn-admission.ts";
+import { TurnRunner } from "./turn-runner.ts";
+
+export { currentTurnSignal } from "./session-turns.ts";
 
 const log = createLogger("bub:channels");
 
@@ -36,138 +44,6 @@ export interface ChannelManagerOptions {
   debounce?: Partial<DebounceWindows>;
   /** Clock for debounce timers (tests). */
   clock?: DebounceClock;
-}
-
-/** A session's turns: the ones running and the admitted messages waiting for them. */
-interface SessionTurns {
-  readonly sessionId: string;
-  readonly active: RunningTurns;
-  readonly pending: Envelope[];
-}
-
-/**
- * The running turns of one session, in start order. Usually none or one: kept in a field,
- * so starting and ending a turn allocates nothing (a Set reallocates its table each time).
- */
-class RunningTurns {
-  #first: TurnTask | null = null;
-  /** Turns after the first, when several run side by side. */
-  #rest: TurnTask[] | null = null;
-
-  get size(): number {
-    return this.#first === null ? 0 : 1 + (this.#rest === null ? 0 : this.#rest.length);
-  }
-
-  add(task: TurnTask): void {
-    if (this.#first === null) this.#first = task;
-    else (this.#rest ??= []).push(task);
-  }
-
-  delete(task: TurnTask): void {
-    if (this.#first === task) {
-      this.#first = this.#rest !== null && this.#rest.length > 0 ? this.#rest.shift()! : null;
-      return;
-    }
-    const index = this.#rest === null ? -1 : this.#rest.indexOf(task);
-    if (index >= 0) this.#rest!.splice(index, 1);
-  }
-
-  /** How many are not cancelled. */
-  liveCount(): number {
-    if (this.#first === null) return 0;
-    let count = this.#first.cancelled ? 0 : 1;
-    if (this.#rest !== null) for (const task of this.#rest) if (!task.cancelled) count++;
-    return count;
-  }
-
-  /** A copy, in start order. */
-  toArray(): TurnTask[] {
-    if (this.#first === null) return [];
-    return this.#rest === null ? [this.#first] : [this.#first, ...this.#rest];
-  }
-}
-
-const RESOLVED: Promise<void> = Promise.resolve();
-const RESOLVED_TRUE: Promise<boolean> = Promise.resolve(true);
-const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
-
-function returnTrue(): boolean {
-  return true;
-}
-
-/**
- * One running turn. The abort controller and the `done` promise are made only when asked
- * for (a turn's signal by {@link currentTurnSignal}, `done` by quit and shutdown): most
- * turns end without either.
- */
-class TurnTask {
-  readonly message: Envelope;
-  readonly turns: SessionTurns;
-  cancelled = false;
-  /** The manager stopped waiting for it: it finished, or was cancelled. */
-  ended = false;
-  #controller: AbortController | null = null;
-  #done: PromiseWithResolvers<void> | null = null;
-
-  constructor(message: Envelope, turns: SessionTurns) {
-    this.message = message;
-    this.turns = turns;
-  }
-
-  get signal(): AbortSignal {
-    return (this.#controller ??= new AbortController()).signal;
-  }
-
-  abort(reason: unknown): void {
-    (this.#controller ??= new AbortController()).abort(reason);
-  }
-
-  /** Resolves once the manager stopped waiting for the turn. */
-  get done(): Promise<void> {
-    if (this.ended) return RESOLVED;
-    return (this.#done ??= Promise.withResolvers<void>()).promise;
-  }
-
-  /** Marks the turn ended; false when it already was. */
-  end(): boolean {
-    if (this.ended) return false;
-    this.ended = true;
-    this.#done?.resolve();
-    return true;
-  }
-}
-
-// processInbound only reads its options: one object per value instead of one per turn.
-const STREAMED = Object.freeze({ streamOutput: true });
-const NOT_STREAMED = Object.freeze({ streamOutput: false });
-
-const turnScope = new AsyncLocalStorage<TurnTask>();
-
-/**
- * The abort signal of the turn the caller runs in (under a {@link ChannelManager}), or null.
- * It aborts when the turn is cancelled by `quit(session)` or at the end of a shutdown's grace
- * period; long-running work (model calls, tools) should stop when it does.
- */
-export function currentTurnSignal(): AbortSignal | null {
-  return turnScope.getStore()?.signal ?? null;
-}
-
-function settingNumber(framework: BubFramework, key: string, fallback: number): number {
-  const value = framework.settings.getValue(key, fallback);
-  return typeof value === "number" && Number.isFinite(value) ? value : fallback;
-}
-
-function threadIdOf(message: Envelope): string | null {
-  const context = fieldOf(message, "context");
-  if (typeof context !== "object" || context === null) return null;
-  const thread = (context as Record<string, unknown>).thread_id;
-  return thread === undefined || thread === null || thread === "" ? null : String(thread);
-}
-
-function setSessionId(message: Envelope, sessionId: string): void {
-  if (typeof message !== "object" || message === null || Object.isFrozen(message)) return;
-  if (message instanceof ChannelMessage) message.sessionId = sessionId;
-  else (message as Record<string, unknown>).session_id = sessionId;
 }
 
 /**
@@ -208,15 +84,10 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
    */
   readonly handleMessage: MessageHandler;
   readonly #options: ChannelManagerOptions;
-  readonly #debouncers = new Map<string, BufferedMessageHandler>();
-  readonly #sessions = new Map<string, SessionTurns>();
-  /** Messages waiting for admission, flat: message, then its admitted callback (or null). */
-  #inbound: unknown[] = [];
-  /** Index of the next message in {@link #inbound}. */
-  #head = 0;
-  /** A message is being admitted (synchronously or not): the others wait in {@link #inbound}. */
-  #pumping = false;
-  #started = false;
+  readonly #runner: TurnRunner;
+  readonly #queue: InboundQueue;
+  readonly #debouncers: ChannelDebouncers;
+  readonly #outbound: OutboundRouter;
   #accepting = true;
   #stopController = new AbortController();
   #idleWaiters: (() => void)[] = [];
@@ -227,26 +98,22 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
   constructor(framework: BubFramework, options: ChannelManagerOptions = {}) {
     this.framework = framework;
     this.#options = options;
+    const checkIdle = () => this.#checkIdle();
+    this.#runner = new TurnRunner(framework, { streamOutput: options.streamOutput, onSettled: checkIdle });
+    this.#queue = new InboundQueue(new TurnAdmission(framework, this.#runner), checkIdle);
+    this.#debouncers = new ChannelDebouncers((batch) => this.#queue.enqueue(batch, null), () => debounceWindows(framework, options.debounce), options.clock);
     this.handleMessage = (message) => this.#receive(message);
     this.channels = framework.getChannels(this.handleMessage);
     const given = typeof options.channels === "function" ? options.channels(this.handleMessage) : options.channels;
     for (const channel of given ?? []) this.channels.set(channel.name, channel);
+    this.#outbound = new OutboundRouter(this.channels, (channel) => this.#startedChannels.includes(channel));
   }
 
   /** The channels this manager runs, in precedence order (see {@link ChannelManagerOptions.enabledChannels}). */
   enabledChannels(): Channel[] {
     const configured = this.#options.enabledChannels ?? String(this.framework.settings.getValue("enabled_channels", "all")).split(",");
-    const names = configured.map((name) => name.trim()).filter((name) => name !== "");
-    const excluded = new Set(names.filter((name) => name.startsWith("!")).map((name) => name.slice(1).trim()));
-    const included = new Set(names.filter((name) => !name.startsWith("!")));
-    const usable = [...this.channels.values()].filter((channel) => channel.enabled !== false && !excluded.has(channel.name));
-    if (included.has("all")) return usable.filter((channel) => channel.kind !== "interface");
-    const chosen = usable.filter((channel) => included.has(channel.name));
-    if (!chosen.some((channel) => channel.kind !== "lifecycle")) return chosen;
-    return [...chosen, ...usable.filter((channel) => channel.kind === "lifecycle" && !included.has(channel.name))];
+    return selectChannels(this.channels.values(), configured);
   }
-
-  // ---- receiving ----------------------------------------------------------------------
 
   /** Resolves once the message is admitted (started, queued, steered or dropped) or buffered by debounce. */
   #receive(message: Envelope): Promise<void> {
@@ -260,313 +127,13 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
       log.warn(`channel.manager is shutting down; message for session ${String(fieldOf(message, "session_id") ?? "?")} not taken`);
       return Promise.resolve();
     }
-    if (!channel.needsDebounce) return this.#take(message);
-    const key = `${channelName}\u0000${String(fieldOf(message, "session_id") ?? fieldOf(message, "chat_id") ?? "default")}`;
-    let debouncer = this.#debouncers.get(key);
-    if (!debouncer) {
-      debouncer = new BufferedMessageHandler((batch) => this.#enqueue(batch, null), this.#debounceWindows(), this.#options.clock ?? systemClock);
-      this.#debouncers.set(key, debouncer);
-    }
-    debouncer.handle(message);
+    if (!channel.needsDebounce) return this.#queue.take(message);
+    this.#debouncers.handle(channelName, message);
     return Promise.resolve();
   }
 
-  #debounceWindows(): DebounceWindows {
-    const given = this.#options.debounce ?? {};
-    return {
-      debounceSeconds: given.debounceSeconds ?? settingNumber(this.framework, "debounce_seconds", 1),
-      maxWaitSeconds: given.maxWaitSeconds ?? settingNumber(this.framework, "max_wait_seconds", 10),
-      activeTimeWindow: given.activeTimeWindow ?? settingNumber(this.framework, "active_time_window", 60),
-    };
-  }
-
-  /**
-   * A message from a channel without debounce. With nothing ahead of it, it is admitted
-   * (and its turn started) right away, and when that took no promise the caller gets an
-   * already settled one; otherwise it waits its turn in the queue.
-   */
-  #take(message: Envelope): Promise<void> {
-    if (!this.#started || this.#pumping || this.#head < this.#inbound.length) return new Promise((resolve) => this.#enqueue(message, resolve));
-    // Taken while admitting it: a message handed in meanwhile (by a hook) queues behind it.
-    this.#pumping = true;
-    const pending = this.#admitOne(message);
-    if (pending !== undefined) return pending.then(this.#resume);
-    this.#pumping = false;
-    this.#pump();
-    return RESOLVED;
-  }
-
-  #enqueue(message: Envelope, admitted: (() => void) | null): void {
-    this.#inbound.push(message, admitted);
-    this.#pump();
-  }
-
-  /** Continues the queue after an admission that took a promise. */
-  readonly #resume = (): void => {
-    this.#pumping = false;
-    this.#pump();
-  };
-
-  /**
-   * Admits queued messages one at a time, in arrival order: synchronously for as long as
-   * admissions answer synchronously; an admission that returns a promise is waited for
-   * before the next message.
-   */
-  #pump(): void {
-    if (!this.#started || this.#pumping) return;
-    this.#pumping = true;
-    const inbound = this.#inbound;
-    while (this.#head < inbound.length) {
-      const message = inbound[this.#head] as Envelope;
-      const admitted = inbound[this.#head + 1] as (() => void) | null;
-      inbound[this.#head] = inbound[this.#head + 1] = undefined;
-      this.#head += 2;
-      const pending = this.#admitOne(message);
-      if (pending !== undefined) {
-        void pending.then(() => {
-          admitted?.();
-          this.#resume();
-        });
-        return;
-      }
-      admitted?.();
-    }
-    if (this.#head > 0) {
-      this.#inbound = [];
-      this.#head = 0;
-    }
-    this.#pumping = false;
-    this.#checkIdle();
-  }
-
-  /** Admits one message and starts its turn when it should run now; a promise only when admission took one. Never throws or rejects. */
-  #admitOne(message: Envelope): Promise<void> | undefined {
-    let turns: Awaitable<SessionTurns | null>;
-    try {
-      turns = this.#admit(message);
-      if (!isThenable(turns)) {
-        if (turns) this.#schedule(turns, message);
-        return undefined;
-      }
-    } catch (error) {
-      log.error("channel.manager failed to admit a message", error);
-      return undefined;
-    }
-    return Promise.resolve(turns).then(
-      (admitted) => {
-        if (admitted) this.#schedule(admitted, message);
-      },
-      (error: unknown) => log.error("channel.manager failed to admit a message", error),
-    ).catch((error: unknown) => log.error("channel.manager failed to admit a message", error));
-  }
-
-  // ---- admission ----------------------------------------------------------------------
-
-  #sessionTurns(sessionId: string): SessionTurns {
-    let turns = this.#sessions.get(sessionId);
-    if (!turns) {
-      turns = { sessionId, active: new RunningTurns(), pending: [] };
-      this.#sessions.set(sessionId, turns);
-    }
-    return turns;
-  }
-
-  #dropIfIdle(turns: SessionTurns): void {
-    if (turns.active.size === 0 && turns.pending.length === 0 && this.#sessions.get(turns.sessionId) === turns) this.#sessions.delete(turns.sessionId);
-  }
-
-  #admissionState(sessionId: string, message: Envelope): TurnState {
-    const state: TurnState = { session_id: sessionId };
-    const thread = threadIdOf(message);
-    if (thread) state._runtime_thread_id = thread;
-    return state;
-  }
-
-  #snapshot(turns: SessionTurns, state: TurnState): TurnSnapshot {
-    const inbox = this.framework.steeringInbox;
-    const runningCount = turns.active.liveCount();
-    return {
-      sessionId: turns.sessionId,
-      isRunning: runningCount > 0,
-      runningCount,
-      pendingCount: turns.pending.length,
-      steeringCount: inbox ? inbox.messageCount(state) : 0,
-    };
-  }
-
-  /**
-   * The session's turns when the message should start a turn now; null when it was dropped,
-   * queued or steered. Synchronous when the `resolveSession` and `admitMessage` hooks are.
-   */
-  #admit(message: Envelope): Awaitable<SessionTurns | null> {
-    let sessionId: Awaitable<string>;
-    try {
-      sessionId = this.framework.sessionOf(message);
-    } catch (error) {
-      return this.#unresolved(error, message);
-    }
-    if (!isThenable(sessionId)) return this.#admitIn(sessionId, message);
-    return Promise.resolve(sessionId).then(
-      (resolved) => this.#admitIn(resolved, message),
-      (error: unknown) => this.#unresolved(error, message),
-    );
-  }
-
-  async #unresolved(error: unknown, message: Envelope): Promise<null> {
-    log.error("channel.manager could not resolve the session of a message; dropped", error);
-    await this.framework.notifyError("resolve_session", error, message);
-    return null;
-  }
-
-  #admitIn(sessionId: string, message: Envelope): Awaitable<SessionTurns | null> {
-    setSessionId(message, sessionId);
-    const turns = this.#sessionTurns(sessionId);
-    const state = this.#admissionState(sessionId, message);
-    let decision: Awaitable<AdmitDecision | null>;
-    try {
-      decision = this.framework.admissionOf(sessionId, message, this.#snapshot(turns, state));
-    } catch (error) {
-      return this.#admissionFailed(error, turns, message);
-    }
-    if (!isThenable(decision)) return this.#decide(decision, turns, message, state);
-    return Promise.resolve(decision).then(
-      (decided) => this.#decide(decided, turns, message, state),
-      (error: unknown) => this.#admissionFailed(error, turns, message),
-    );
-  }
-
-  async #admissionFailed(error: unknown, turns: SessionTurns, message: Envelope): Promise<SessionTurns> {
-    log.error(`channel.manager admission failed for session ${turns.sessionId}; processing the message`, error);
-    await this.framework.notifyError("admit_message", error, message);
-    return turns;
-  }
-
-  #decide(decision: AdmitDecision | null, turns: SessionTurns, message: Envelope, state: TurnState): SessionTurns | null {
-    if (this.#apply(decision, turns, message, state)) return turns;
-    this.#dropIfIdle(turns);
-    return null;
-  }
-
-  #apply(decision: AdmitDecision | null, turns: SessionTurns, message: Envelope, state: TurnState): boolean {
-    if (decision === null) return true;
-    const busy = turns.active.size > 0;
-    switch (decision.action) {
-      case "process":
-        return true;
-      case "drop":
-        log.info(`channel.manager admission drop session_id=${turns.sessionId}${decision.reason ? ` reason=${decision.reason}` : ""}`);
-        return false;
-      case "steer":
-        if (busy && this.framework.steerMessage(message, turns.sessionId, state, decision.reason)) {
-          log.info(`channel.manager admission steer session_id=${turns.sessionId}`);
-          return false;
-        }
-        // Nothing can take it now: it waits for the running turn like a follow-up.
-        return this.#followUp(turns, message, busy);
-      case "follow_up":
-        return this.#followUp(turns, message, busy);
-      default:
-        log.warn(`channel.manager unknown admission action '${String((decision as { action: unknown }).action)}'; processing the message`);
-        return true;
-    }
-  }
-
-  #followUp(turns: SessionTurns, message: Envelope, busy: boolean): boolean {
-    // Invariant: a session with pending messages always has a running turn that will start them.
-    if (!busy) return true;
-    turns.pending.push(message);
-    log.info(`channel.manager admission follow_up session_id=${turns.sessionId} pending=${turns.pending.length}`);
-    return false;
-  }
-
-  // ---- scheduling ---------------------------------------------------------------------
-
-  /**
-   * Starts a turn for the message. `inJob`: the caller is the tail of a promise job (a
-   * turn's continuation, once it ended), where nothing runs after this in the job.
-   */
-  #schedule(turns: SessionTurns, message: Envelope, inJob = false): void {
-    // The session may have gone idle (and been forgotten) since admission: re-register it.
-    if (this.#sessions.get(turns.sessionId) !== turns) turns = this.#sessionTurns(turns.sessionId);
-    const task = new TurnTask(message, turns);
-    turns.active.add(task);
-    if (inJob) {
-      // A context entered in a promise job ends with the job, and nothing else of this job
-      // runs after the turn's start: enterWith makes the turn's context once, where run()
-      // makes it and then a copy of the caller's to restore (Node 24: two Map copies).
-      turnScope.enterWith(task);
-      ChannelManager.#runTurn(this, task);
-    } else {
-      // A static method with arguments rather than a closure per turn.
-      turnScope.run(task, ChannelManager.#runTurn, this, task);
-    }
-  }
-
-  /**
-   * Runs a turn (inside its {@link turnScope}). The turn's end is handled in a promise job
-   * (#finish relies on it), and a failed turn just ends: processInbound already logged it
-   * and told onError.
-   */
-  static #runTurn(manager: ChannelManager, task: TurnTask): void {
-    let turn: Promise<TurnResult>;
-    try {
-      turn = manager.framework.processInbound(task.message, manager.#streamOutput() ? STREAMED : NOT_STREAMED);
-    } catch (error) {
-      turn = Promise.reject(error);
-    }
-    turn.then(
-      (result) => manager.#finish(task, result.state),
-      () => manager.#finish(task, null),
-    );
-  }
-
-  /**
-   * The turn ended (or was cancelled): promote its unread steering, start the session's next
-   * message. Always the last thing its promise job does (the end of #runTurn, or the
-   * microtask #cancel queues), which #next relies on.
-   */
-  #finish(task: TurnTask, resultState: TurnState | null): void {
-    if (!task.end()) return; // cancelled earlier; what it did after that is not waited for
-    const turns = task.turns;
-    turns.active.delete(task);
-    try {
-      if (task.cancelled) log.info(`channel.manager turn cancelled session_id=${turns.sessionId}`);
-      else this.#promoteSteering(turns, task.message, resultState);
-    } finally {
-      this.#next(turns);
-    }
-  }
-
-  /** Steering messages the turn left unread go to the front of the session's pending queue. */
-  #promoteSteering(turns: SessionTurns, message: Envelope, resultState: TurnState | null): void {
-    const inbox = this.framework.steeringInbox;
-    if (!inbox) return;
-    let leftovers: Envelope[] = [];
-    if (resultState) leftovers = inbox.drainMessages(resultState.session_id === undefined || resultState.session_id === null ? { ...resultState, session_id: turns.sessionId } : resultState);
-    const unread = inbox.drainMessages(this.#admissionState(turns.sessionId, message));
-    if (unread.length > 0) leftovers = leftovers.length > 0 ? [...leftovers, ...unread] : unread;
-    if (leftovers.length === 0) return;
-    log.info(`channel.manager ${leftovers.length} unread steering message(s) queued as follow-ups session_id=${turns.sessionId}`);
-    turns.pending.unshift(...leftovers);
-  }
-
-  /** Starts the session's next pending message once nothing of it runs (called last in a promise job: see #finish). */
-  #next(turns: SessionTurns): void {
-    if (turns.active.size === 0 && turns.pending.length > 0) {
-      const next = turns.pending.shift()!;
-      this.#schedule(turns, next, true);
-      return;
-    }
-    this.#dropIfIdle(turns);
-    this.#checkIdle();
-  }
-
-  #streamOutput(): boolean {
-    return this.#options.streamOutput ?? this.framework.settings.getValue("stream_output", false) === true;
-  }
-
   #isIdle(): boolean {
-    return this.#head === this.#inbound.length && !this.#pumping && this.#sessions.size === 0;
+    return this.#queue.idle && this.#runner.sessionCount === 0;
   }
 
   #checkIdle(): void {
@@ -587,53 +154,19 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
 
   /** A session's current turn snapshot (for tools and status displays). */
   snapshot(sessionId: string): TurnSnapshot {
-    const turns = this.#sessions.get(sessionId) ?? { sessionId, active: new RunningTurns(), pending: [] };
-    return this.#snapshot(turns, { session_id: sessionId });
+    return this.#runner.snapshotOf(sessionId);
   }
 
   // ---- ChannelRouter ------------------------------------------------------------------
 
-  #targetOf(message: Envelope): Channel | null {
-    const output = fieldOf(message, "output_channel");
-    const target = typeof output === "string" && output !== "" ? output : fieldOf(message, "channel");
-    if (typeof target !== "string" || target === "") return null;
-    const channel = this.channels.get(target);
-    return channel && this.#isStarted(channel) ? channel : null;
-  }
-
-  #isStarted(channel: Channel): boolean {
-    return this.#startedChannels.includes(channel);
-  }
-
   /** Sends an outbound to its `output_channel` (else `channel`); false when there is no such running channel. */
   dispatchOutput(message: Envelope): Promise<boolean> {
-    // Not an async function: one reaction on the channel's send instead of a suspended
-    // function per outbound. Failures still come back as a rejection.
-    try {
-      const channel = this.#targetOf(message);
-      if (!channel) return RESOLVED_FALSE;
-      const context = fieldOf(message, "context");
-      const kind = fieldOf(message, "kind");
-      const outbound = new ChannelMessage({
-        sessionId: String(fieldOf(message, "session_id") || `${channel.name}:default`),
-        channel: channel.name,
-        chatId: String(fieldOf(message, "chat_id") || "default"),
-        content: String(fieldOf(message, "content") ?? ""),
-        context: typeof context === "object" && context !== null ? { ...(context as Record<string, unknown>) } : {},
-        kind: kind === "command" || kind === "error" ? kind : "normal",
-      });
-      const sent = channel.send(outbound);
-      return isThenable(sent) ? Promise.resolve(sent).then(returnTrue) : RESOLVED_TRUE;
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#outbound.dispatch(message);
   }
 
   /** Lets the message's channel render or transform a turn's stream. */
   wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents {
-    const channel = this.#targetOf(message);
-    if (!channel?.streamEvents) return stream;
-    return new AsyncStreamEvents(channel.streamEvents(message, stream), stream.state);
+    return this.#outbound.wrapStream(message, stream);
   }
 
   /** The admission policy of the message's own channel, if it has one. */
@@ -643,31 +176,12 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
 
   /** {@link admitChannelMessage} without a promise when the channel answers synchronously (or has no policy). */
   channelAdmission(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null> {
-    const channel = this.channels.get(String(fieldOf(message, "channel") ?? ""));
-    if (!channel?.admitMessage) return null;
-    const decision = channel.admitMessage({ sessionId, message, turn });
-    if (isThenable(decision)) return Promise.resolve(decision).then((answer) => answer ?? null);
-    return decision ?? null;
+    return channelOwnAdmission(this.channels.get(String(fieldOf(message, "channel") ?? "")), sessionId, message, turn);
   }
 
   /** Stops a session: forgets its pending messages and cancels its running turns (except the caller's own). */
-  async quit(sessionId: string): Promise<void> {
-    const turns = this.#sessions.get(sessionId);
-    if (!turns) return;
-    turns.pending.length = 0;
-    const current = turnScope.getStore();
-    const cancelled = turns.active.toArray().filter((task) => task !== current);
-    for (const task of cancelled) this.#cancel(task);
-    await Promise.all(cancelled.map((task) => task.done));
-    this.#dropIfIdle(turns);
-    log.info(`channel.manager quit session_id=${sessionId}, cancelled ${cancelled.length} tasks`);
-  }
-
-  #cancel(task: TurnTask): void {
-    task.cancelled = true;
-    task.abort(new Error("turn cancelled"));
-    // Stop waiting for it at once (in a microtask, as a settled turn would).
-    queueMicrotask(() => this.#finish(task, null));
+  quit(sessionId: string): Promise<void> {
+    return this.#runner.quit(sessionId);
   }
 
   // ---- lifecycle ----------------------------------------------------------------------
@@ -699,10 +213,9 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
             await channel.start(stop);
             this.#startedChannels.push(channel);
           }
-          this.#started = true;
           this.#ready.resolve();
           log.info(`channel.manager started listening channels=${this.#startedChannels.map((channel) => channel.name).join(",")}`);
-          this.#pump();
+          this.#queue.start();
           if (!stop.aborted) await new Promise<void>((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
         } catch (error) {
           this.#ready.reject(error);
@@ -740,38 +253,15 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
 
   async #drain(): Promise<void> {
     this.#stopTaking();
-    for (const debouncer of this.#debouncers.values()) debouncer.flush();
-    this.#debouncers.clear();
-    this.#started = true;
-    this.#pump();
+    this.#debouncers.flushAll();
+    this.#queue.start();
     const graceMs = (this.#options.graceSeconds ?? 30) * 1000;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), graceMs);
-    });
-    const finished = await Promise.race([this.idle().then(() => false), timedOut]);
-    clearTimeout(timer);
-    if (finished) {
-      let cancelled = 0;
-      for (const turns of this.#sessions.values()) {
-        if (turns.pending.length > 0) log.warn(`channel.manager shutdown: ${turns.pending.length} pending message(s) not run session_id=${turns.sessionId}`);
-        turns.pending.length = 0;
-        for (const task of turns.active.toArray()) {
-          this.#cancel(task);
-          cancelled++;
-        }
-      }
-      await Promise.all([...this.#sessions.values()].flatMap((turns) => turns.active.toArray().map((task) => task.done)));
+    if (await graceExpired(this.idle(), graceMs)) {
+      const cancelled = await this.#runner.cancelAll();
       log.warn(`channel.manager cancelled ${cancelled} in-flight tasks after the ${graceMs / 1000}s grace period`);
     }
-    this.#sessions.clear();
-    for (const channel of this.#startedChannels.splice(0).reverse()) {
-      try {
-        await channel.stop();
-      } catch (error) {
-        log.error(`channel.manager failed to stop channel '${channel.name}'`, error);
-      }
-    }
+    this.#runner.clear();
+    await stopChannels(this.#startedChannels.splice(0).reverse());
     this.#checkIdle();
     log.info("channel.manager stopped");
   }

@@ -1,9 +1,28 @@
 /**
- * The builtin steering inbox: messages handed to a turn that is already running, held in
- * memory until the agent loop drains them between model steps.
+ * Steering: messages handed to a turn that is already running. The builtin inbox holds them
+ * in memory until the agent loop drains them between model steps; {@link steeringStateOf}
+ * is the state the channel manager files and counts a message's steering under.
  */
-import type { Envelope } from "../kernel/envelope.ts";
+import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import type { SteeringInbox, TurnState } from "../kernel/types.ts";
+
+function threadIdOf(message: Envelope): string | null {
+  const context = fieldOf(message, "context");
+  if (typeof context !== "object" || context === null) return null;
+  const thread = (context as Record<string, unknown>).thread_id;
+  return thread === undefined || thread === null || thread === "" ? null : String(thread);
+}
+
+/**
+ * The turn state a message of session `sessionId` is admitted with: the session id, and the
+ * message's `context.thread_id` (when it has one) as `_runtime_thread_id`.
+ */
+export function steeringStateOf(sessionId: string, message: Envelope): TurnState {
+  const state: TurnState = { session_id: sessionId };
+  const thread = threadIdOf(message);
+  if (thread) state._runtime_thread_id = thread;
+  return state;
+}
 
 /**
  * The key a turn state files its steering messages under: the thread id when the turn has

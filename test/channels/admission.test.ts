@@ -1,9 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { builtinAdmission, decisionForPolicy } from "../../src/channels/admission.ts";
+import { builtinAdmission, channelOwnAdmission, decisionForPolicy } from "../../src/channels/admission.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
 import type { AdmitDecision, ChannelRouter } from "../../src/kernel/types.ts";
-import { testFramework } from "./support.ts";
+import { RecordingChannel, testFramework } from "./support.ts";
 
 const turn = { sessionId: "t:1", isRunning: true, runningCount: 1, pendingCount: 0, steeringCount: 0 };
 const args = { sessionId: "t:1", message: { channel: "t", content: "x" }, turn };
@@ -37,5 +37,28 @@ describe("builtinAdmission", () => {
     assert.equal(decisionForPolicy("concurrent"), null);
     assert.equal(decisionForPolicy("follow_up"), decisionForPolicy("follow_up"));
     assert.deepEqual(decisionForPolicy("steer"), { action: "steer", reason: "BUB_ADMISSION=steer" });
+  });
+});
+
+describe("channelOwnAdmission", () => {
+  it("is null without a channel, or for a channel without a policy or without an answer", () => {
+    assert.equal(channelOwnAdmission(undefined, "t:1", args.message, turn), null);
+    assert.equal(channelOwnAdmission({ name: "t", start: async () => {}, stop: async () => {}, send: async () => {} }, "t:1", args.message, turn), null);
+    assert.equal(channelOwnAdmission(new RecordingChannel("t"), "t:1", args.message, turn), null);
+  });
+
+  it("answers synchronously when the channel does, and passes it the session, message and snapshot", () => {
+    const channel = new RecordingChannel("t");
+    const seen: unknown[] = [];
+    channel.policy = (snapshot) => (seen.push(snapshot), { action: "drop" });
+    assert.deepEqual(channelOwnAdmission(channel, "t:1", args.message, turn), { action: "drop" });
+    assert.deepEqual(seen, [turn]);
+  });
+
+  it("answers with a promise when the channel does, null for an empty answer", async () => {
+    const channel = { name: "t", start: async () => {}, stop: async () => {}, send: async () => {}, admitMessage: async () => undefined };
+    const answer = channelOwnAdmission(channel, "t:1", args.message, turn);
+    assert.ok(answer instanceof Promise);
+    assert.equal(await answer, null);
   });
 });

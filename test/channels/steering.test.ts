@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createSteeringInbox } from "../../src/channels/steering.ts";
+import { createSteeringInbox, steeringStateOf } from "../../src/channels/steering.ts";
+import { ChannelMessage } from "../../src/channels/message.ts";
 
 describe("in-memory steering inbox", () => {
   it("keys messages by thread id, then session id, then 'default'", () => {
@@ -21,5 +22,18 @@ describe("in-memory steering inbox", () => {
     assert.deepEqual(inbox.drainMessages({ session_id: "s" }), ["a", "b", "c"]);
     assert.deepEqual(inbox.drainMessages({ session_id: "s" }), []);
     assert.equal(inbox.messageCount({ session_id: "s" }), 0);
+  });
+});
+
+describe("steeringStateOf", () => {
+  it("files a message under its session, and its context's thread id when it has one", () => {
+    assert.deepEqual(steeringStateOf("s", { content: "x" }), { session_id: "s" });
+    assert.deepEqual(steeringStateOf("s", { context: { thread_id: 42 } }), { session_id: "s", _runtime_thread_id: "42" });
+    const threaded = new ChannelMessage({ sessionId: "t:1", channel: "t", chatId: "1", content: "x", context: { thread_id: "th" } });
+    assert.deepEqual(steeringStateOf("t:1", threaded), { session_id: "t:1", _runtime_thread_id: "th" });
+  });
+
+  it("ignores an empty or missing thread id and a context that is not an object", () => {
+    for (const context of [{ thread_id: "" }, { thread_id: null }, {}, "thread", null]) assert.deepEqual(steeringStateOf("s", { context }), { session_id: "s" });
   });
 });

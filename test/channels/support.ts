@@ -1,13 +1,14 @@
 /**
- * Helpers for channel tests: a framework with test plugins, a recording channel, and a model
- * whose turns finish only when the test says so.
+ * Helpers for channel tests: a framework with test plugins, a recording channel, a model
+ * whose turns finish only when the test says so, and a running channel manager.
  */
 import { BubFramework } from "../../src/kernel/framework.ts";
 import { contentOf, type Envelope, type Prompt } from "../../src/kernel/envelope.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import type { AdmitDecision, Channel, ChannelKind, TurnSnapshot, TurnState } from "../../src/kernel/types.ts";
 import { createSteeringInbox } from "../../src/channels/steering.ts";
-import { currentTurnSignal } from "../../src/channels/manager.ts";
+import { ChannelManager, currentTurnSignal } from "../../src/channels/manager.ts";
+import { ChannelMessage } from "../../src/channels/message.ts";
 
 /** A promise with its resolve/reject handles. */
 export interface Deferred<T> {
@@ -155,4 +156,39 @@ export class RecordingChannel implements Channel {
 /** Routes every outbound through the framework's bound router (what the builtin plugin does). */
 export function routerDispatch(framework: () => BubFramework): BubPlugin {
   return { name: "dispatch", dispatchOutbound: async ({ message }) => framework().dispatchViaChannelRouter(message) };
+}
+
+/** A message of session `<channel>:<chat>` (default `test:1`), filed under `thread` when given. */
+export function message(content: string, options: { chat?: string; channel?: string; thread?: string } = {}): ChannelMessage {
+  const channel = options.channel ?? "test";
+  const chatId = options.chat ?? "1";
+  return new ChannelMessage({ sessionId: `${channel}:${chatId}`, channel, chatId, content, context: options.thread ? { thread_id: options.thread } : {} });
+}
+
+/** A model answering "ok" after one microtask, recording each session's prompts in order. */
+export function instantModel(): { seen: Map<string, string[]>; model: BubPlugin } {
+  const seen = new Map<string, string[]>();
+  const model: BubPlugin = {
+    name: "instant",
+    runModel: async ({ prompt, sessionId }) => {
+      const list = seen.get(sessionId) ?? [];
+      list.push(String(prompt));
+      seen.set(sessionId, list);
+      await Promise.resolve();
+      return "ok";
+    },
+  };
+  return { seen, model };
+}
+
+/** A manager over one recording channel (default `test`), already running; `stop.abort()` then `await done` ends it. */
+export async function running(plugins: BubPlugin[], options: { env?: NodeJS.ProcessEnv; graceSeconds?: number; channel?: RecordingChannel } = {}) {
+  let bub!: BubFramework;
+  bub = testFramework([routerDispatch(() => bub), ...plugins], options.env);
+  const channel = options.channel ?? new RecordingChannel("test");
+  const manager = new ChannelManager(bub, { channels: [channel], enabledChannels: [channel.name], graceSeconds: options.graceSeconds ?? 30 });
+  const stop = new AbortController();
+  const done = manager.run(stop.signal);
+  await manager.ready();
+  return { bub, manager, channel, stop, done };
 }

@@ -1,0 +1,113 @@
+/**
+ * What the channel manager keeps per session: the turns running and the admitted messages
+ * waiting for them, and the async scope that tells code which turn it runs in.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Envelope } from "../kernel/envelope.ts";
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** A session's turns: the ones running and the admitted messages waiting for them. */
+export interface SessionTurns {
+  readonly sessionId: string;
+  readonly active: RunningTurns;
+  readonly pending: Envelope[];
+}
+
+/** A fresh, empty {@link SessionTurns}. */
+export function emptySessionTurns(sessionId: string): SessionTurns {
+  return { sessionId, active: new RunningTurns(), pending: [] };
+}
+
+/**
+ * One running turn. The abort controller and the `done` promise are made only when asked
+ * for (a turn's signal by {@link currentTurnSignal}, `done` by quit and shutdown).
+ */
+export class TurnTask {
+  readonly message: Envelope;
+  readonly turns: SessionTurns;
+  cancelled = false;
+  /** The manager stopped waiting for it: it finished, or was cancelled. */
+  ended = false;
+  #controller: AbortController | null = null;
+  #done: PromiseWithResolvers<void> | null = null;
+
+  constructor(message: Envelope, turns: SessionTurns) {
+    this.message = message;
+    this.turns = turns;
+  }
+
+  /** Aborts when the turn is cancelled. */
+  get signal(): AbortSignal {
+    return (this.#controller ??= new AbortController()).signal;
+  }
+
+  abort(reason: unknown): void {
+    (this.#controller ??= new AbortController()).abort(reason);
+  }
+
+  /** Resolves once the manager stopped waiting for the turn. */
+  get done(): Promise<void> {
+    if (this.ended) return RESOLVED;
+    return (this.#done ??= Promise.withResolvers<void>()).promise;
+  }
+
+  /** Marks the turn ended; false when it already was. */
+  end(): boolean {
+    if (this.ended) return false;
+    this.ended = true;
+    this.#done?.resolve();
+    return true;
+  }
+}
+
+/** The running turns of one session, in start order (usually none or one). */
+export class RunningTurns {
+  #first: TurnTask | null = null;
+  /** Turns after the first, when several run side by side. */
+  #rest: TurnTask[] | null = null;
+
+  get size(): number {
+    return this.#first === null ? 0 : 1 + (this.#rest === null ? 0 : this.#rest.length);
+  }
+
+  add(task: TurnTask): void {
+    if (this.#first === null) this.#first = task;
+    else (this.#rest ??= []).push(task);
+  }
+
+  delete(task: TurnTask): void {
+    if (this.#first === task) {
+      this.#first = this.#rest !== null && this.#rest.length > 0 ? this.#rest.shift()! : null;
+      return;
+    }
+    const index = this.#rest === null ? -1 : this.#rest.indexOf(task);
+    if (index >= 0) this.#rest!.splice(index, 1);
+  }
+
+  /** How many are not cancelled. */
+  liveCount(): number {
+    if (this.#first === null) return 0;
+    let count = this.#first.cancelled ? 0 : 1;
+    if (this.#rest !== null) for (const task of this.#rest) if (!task.cancelled) count++;
+    return count;
+  }
+
+  /** A copy, in start order. */
+  toArray(): TurnTask[] {
+    if (this.#first === null) return [];
+    return this.#rest === null ? [this.#first] : [this.#first, ...this.#rest];
+  }
+}
+
+/** The turn the current async context runs in (set by the turn runner). */
+export const turnScope = new AsyncLocalStorage<TurnTask>();
+
+/**
+ * The abort signal of the turn the caller runs in (under a `ChannelManager`), or null.
+ * It aborts when the turn is cancelled by `quit(session)` or at the end of a shutdown's grace
+ * period; long-running work (model calls, tools) should stop when it does.
+ */
+export function currentTurnSignal(): AbortSignal | null {
+  return turnScope.getStore()?.signal ?? null;
+}

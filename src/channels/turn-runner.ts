@@ -1,0 +1,202 @@
+/**
+ * Runs admitted messages as turns, per session: starts a turn inside its turn scope, and when
+ * it ends moves the steering it left unread to the front of the session's pending queue and
+ * starts the next pending message. Cancels turns for `quit` and at the end of a shutdown.
+ */
+import { createLogger } from "../kernel/log.ts";
+import type { Envelope } from "../kernel/envelope.ts";
+import type { BubFramework } from "../kernel/framework.ts";
+import type { TurnResult, TurnSnapshot, TurnState } from "../kernel/types.ts";
+import { emptySessionTurns, TurnTask, turnScope, type SessionTurns } from "./session-turns.ts";
+import { steeringStateOf } from "./steering.ts";
+
+const log = createLogger("bub:channels");
+
+const STREAMED = Object.freeze({ streamOutput: true });
+const NOT_STREAMED = Object.freeze({ streamOutput: false });
+
+/** Options of {@link TurnRunner}. */
+export interface TurnRunnerOptions {
+  /** Run turns with streaming model output. Defaults to the `BUB_STREAM_OUTPUT` setting, read per turn. */
+  streamOutput?: boolean;
+  /** Called when a turn ended and its session had nothing more to run. */
+  onSettled?: () => void;
+}
+
+/**
+ * The sessions with running turns or pending messages, and the turns themselves. A session
+ * is known while it has either; once both are gone it is forgotten.
+ */
+export class TurnRunner {
+  readonly #framework: BubFramework;
+  readonly #options: TurnRunnerOptions;
+  readonly #sessions = new Map<string, SessionTurns>();
+
+  constructor(framework: BubFramework, options: TurnRunnerOptions = {}) {
+    this.#framework = framework;
+    this.#options = options;
+  }
+
+  /** How many sessions have running turns or pending messages. */
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  /** The session's turns, registering the session when it is not known. */
+  sessionTurns(sessionId: string): SessionTurns {
+    let turns = this.#sessions.get(sessionId);
+    if (!turns) {
+      turns = emptySessionTurns(sessionId);
+      this.#sessions.set(sessionId, turns);
+    }
+    return turns;
+  }
+
+  /** Forgets the session when nothing of it runs or waits. */
+  dropIfIdle(turns: SessionTurns): void {
+    if (turns.active.size === 0 && turns.pending.length === 0 && this.#sessions.get(turns.sessionId) === turns) this.#sessions.delete(turns.sessionId);
+  }
+
+  /** The snapshot admission sees; `state` is the message's steering state. */
+  snapshot(turns: SessionTurns, state: TurnState): TurnSnapshot {
+    const inbox = this.#framework.steeringInbox;
+    const runningCount = turns.active.liveCount();
+    return {
+      sessionId: turns.sessionId,
+      isRunning: runningCount > 0,
+      runningCount,
+      pendingCount: turns.pending.length,
+      steeringCount: inbox ? inbox.messageCount(state) : 0,
+    };
+  }
+
+  /** A session's current snapshot, known or not. */
+  snapshotOf(sessionId: string): TurnSnapshot {
+    return this.snapshot(this.#sessions.get(sessionId) ?? emptySessionTurns(sessionId), { session_id: sessionId });
+  }
+
+  /**
+   * Starts a turn for the message. `inJob`: the caller is the tail of a promise job (a
+   * turn's continuation, once it ended), where nothing runs after this in the job.
+   */
+  schedule(turns: SessionTurns, message: Envelope, inJob = false): void {
+    // The session may have gone idle (and been forgotten) since admission: re-register it.
+    if (this.#sessions.get(turns.sessionId) !== turns) turns = this.sessionTurns(turns.sessionId);
+    const task = new TurnTask(message, turns);
+    turns.active.add(task);
+    if (inJob) {
+      // A context entered in a promise job ends with the job, and nothing else of this job
+      // runs after the turn's start.
+      turnScope.enterWith(task);
+      TurnRunner.#runTurn(this, task);
+    } else {
+      turnScope.run(task, TurnRunner.#runTurn, this, task);
+    }
+  }
+
+  /**
+   * Runs a turn (inside its {@link turnScope}). The turn's end is handled in a promise job
+   * (#finish relies on it), and a failed turn just ends: processInbound already logged it
+   * and told onError.
+   */
+  static #runTurn(runner: TurnRunner, task: TurnTask): void {
+    let turn: Promise<TurnResult>;
+    try {
+      turn = runner.#framework.processInbound(task.message, runner.#streamOutput() ? STREAMED : NOT_STREAMED);
+    } catch (error) {
+      turn = Promise.reject(error);
+    }
+    turn.then(
+      (result) => runner.#finish(task, result.state),
+      () => runner.#finish(task, null),
+    );
+  }
+
+  #streamOutput(): boolean {
+    return this.#options.streamOutput ?? this.#framework.settings.getValue("stream_output", false) === true;
+  }
+
+  /**
+   * The turn ended (or was cancelled): promote its unread steering, start the session's next
+   * message. Always the last thing its promise job does (the end of #runTurn, or the
+   * microtask #cancel queues), which #next relies on.
+   */
+  #finish(task: TurnTask, resultState: TurnState | null): void {
+    if (!task.end()) return; // cancelled earlier; what it did after that is not waited for
+    const turns = task.turns;
+    turns.active.delete(task);
+    try {
+      if (task.cancelled) log.info(`channel.manager turn cancelled session_id=${turns.sessionId}`);
+      else this.#promoteSteering(turns, task.message, resultState);
+    } finally {
+      this.#next(turns);
+    }
+  }
+
+  /** Steering messages the turn left unread go to the front of the session's pending queue. */
+  #promoteSteering(turns: SessionTurns, message: Envelope, resultState: TurnState | null): void {
+    const inbox = this.#framework.steeringInbox;
+    if (!inbox) return;
+    let leftovers: Envelope[] = [];
+    if (resultState) leftovers = inbox.drainMessages(resultState.session_id === undefined || resultState.session_id === null ? { ...resultState, session_id: turns.sessionId } : resultState);
+    const unread = inbox.drainMessages(steeringStateOf(turns.sessionId, message));
+    if (unread.length > 0) leftovers = leftovers.length > 0 ? [...leftovers, ...unread] : unread;
+    if (leftovers.length === 0) return;
+    log.info(`channel.manager ${leftovers.length} unread steering message(s) queued as follow-ups session_id=${turns.sessionId}`);
+    turns.pending.unshift(...leftovers);
+  }
+
+  /** Starts the session's next pending message once nothing of it runs (called last in a promise job: see #finish). */
+  #next(turns: SessionTurns): void {
+    if (turns.active.size === 0 && turns.pending.length > 0) {
+      const next = turns.pending.shift()!;
+      this.schedule(turns, next, true);
+      return;
+    }
+    this.dropIfIdle(turns);
+    this.#options.onSettled?.();
+  }
+
+  #cancel(task: TurnTask): void {
+    task.cancelled = true;
+    task.abort(new Error("turn cancelled"));
+    // Stop waiting for it at once (in a microtask, as a settled turn would).
+    queueMicrotask(() => this.#finish(task, null));
+  }
+
+  /** Forgets a session's pending messages and cancels its running turns (except the caller's own). */
+  async quit(sessionId: string): Promise<void> {
+    const turns = this.#sessions.get(sessionId);
+    if (!turns) return;
+    turns.pending.length = 0;
+    const current = turnScope.getStore();
+    const cancelled = turns.active.toArray().filter((task) => task !== current);
+    for (const task of cancelled) this.#cancel(task);
+    await Promise.all(cancelled.map((task) => task.done));
+    this.dropIfIdle(turns);
+    log.info(`channel.manager quit session_id=${sessionId}, cancelled ${cancelled.length} tasks`);
+  }
+
+  /**
+   * Forgets every pending message (logging each session that had some) and cancels every
+   * running turn; resolves with how many were cancelled once none is waited for.
+   */
+  async cancelAll(): Promise<number> {
+    let cancelled = 0;
+    for (const turns of this.#sessions.values()) {
+      if (turns.pending.length > 0) log.warn(`channel.manager shutdown: ${turns.pending.length} pending message(s) not run session_id=${turns.sessionId}`);
+      turns.pending.length = 0;
+      for (const task of turns.active.toArray()) {
+        this.#cancel(task);
+        cancelled++;
+      }
+    }
+    await Promise.all([...this.#sessions.values()].flatMap((turns) => turns.active.toArray().map((task) => task.done)));
+    return cancelled;
+  }
+
+  /** Forgets every session. */
+  clear(): void {
+    this.#sessions.clear();
+  }
+}
