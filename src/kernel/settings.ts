@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { BubError } from "./errors.ts";
-import { refreshLogLevel } from "./log.ts";
+import { expandReferences, isWholeReference } from "./config-refs.ts";
+import { createLogger, refreshLogLevel } from "./log.ts";
+
+const log = createLogger("config");
 
 /**
  * What the settings store needs of a schema: its fields by key (`shape`) and `safeParse`.
@@ -176,10 +179,16 @@ export class Settings {
   readonly #values = new Map<string, { readonly found: boolean; readonly value: unknown }>();
   #file: ConfigFile;
   #env: NodeJS.ProcessEnv;
+  readonly #expand: boolean;
 
-  constructor(file: ConfigFile, env: NodeJS.ProcessEnv = process.env) {
+  /**
+   * `expandReferences: false` keeps `${NAME}` references in the file's values as written
+   * (see config-refs.ts); by default they are replaced from `env`.
+   */
+  constructor(file: ConfigFile, env: NodeJS.ProcessEnv = process.env, options: { expandReferences?: boolean } = {}) {
     this.#file = file;
     this.#env = env;
+    this.#expand = options.expandReferences ?? true;
   }
 
   /** The config file in use. */
@@ -262,18 +271,32 @@ export class Settings {
     }
     const fromFile = this.#fileSection(section);
     for (const key of Object.keys(schema.shape)) {
-      if (fromFile[key] !== undefined) {
-        values[key] = isRecord(values[key]) && isRecord(fromFile[key]) ? { ...(values[key] as object), ...(fromFile[key] as object) } : fromFile[key];
-        sources.set(key, { kind: "file", file: this.#file.path, line: this.#file.lineOf([...prefixPath, key]) });
-      }
       const variable = section.envPrefix + key.toUpperCase();
       const raw = this.#env[variable];
+      const fileValue = raw === undefined ? this.#fromFile(fromFile[key], schema.shape[key], [...prefixPath, key]) : fromFile[key];
+      if (fileValue !== undefined) {
+        values[key] = isRecord(values[key]) && isRecord(fileValue) ? { ...(values[key] as object), ...(fileValue as object) } : fileValue;
+        sources.set(key, { kind: "file", file: this.#file.path, line: this.#file.lineOf([...prefixPath, key]) });
+      }
       if (raw !== undefined) {
         values[key] = parseEnvValue(raw, schema.shape[key]);
         sources.set(key, { kind: "env", variable });
       }
     }
     return { values, sources };
+  }
+
+  /** A value from the file with its `${NAME}` references replaced; undefined when one names an unset variable. */
+  #fromFile(value: unknown, field: unknown, path: readonly string[]): unknown {
+    if (value === undefined || !this.#expand) return value;
+    const { value: expanded, missing } = expandReferences(value, this.#env);
+    if (missing.length > 0) {
+      const line = this.#file.lineOf(path);
+      log.warn(
+        `'${path.join(".")}' in ${this.#file.path}${line ? ` line ${line}` : ""} refers to ${missing.map((name) => `\${${name}}`).join(", ")}, not set in the environment; ${expanded === undefined ? "the setting is ignored" : "the entries naming it are ignored"}. Set the variable or change the file.`,
+      );
+    }
+    return isWholeReference(value) && typeof expanded === "string" ? parseEnvValue(expanded, field) : expanded;
   }
 
   #parse(section: SettingsSection<unknown>, schema: SettingsSchema<unknown>, values: Record<string, unknown>, sources: Map<string, Source>): unknown {
@@ -292,10 +315,11 @@ export class Settings {
 
   /**
    * Validates `data` (a whole config file's content) against every registered section,
-   * ignoring the environment. Returns `data` unchanged; throws {@link ConfigError}.
+   * ignoring the environment (`${NAME}` references are checked as the strings they are).
+   * Returns `data` unchanged; throws {@link ConfigError}.
    */
   async validate(data: Record<string, unknown>, file = "config"): Promise<Record<string, unknown>> {
-    const probe = new Settings({ path: file, data, lineOf: () => null }, {});
+    const probe = new Settings({ path: file, data, lineOf: () => null }, {}, { expandReferences: false });
     for (const section of this.#sections.values()) {
       probe.register(section);
       probe.#schemas.set(section.id, await this.#schemaOf(section));
