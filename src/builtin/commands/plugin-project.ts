@@ -79,7 +79,12 @@ async function writeIfChanged(file: string, text: string): Promise<boolean> {
  */
 export async function linkRuntime(dir: string, runtime: RuntimePackage): Promise<void> {
   const file = join(dir, "package.json");
-  const manifest = JSON.parse(await readFile(file, "utf8")) as { dependencies?: Record<string, string> };
+  let manifest: { dependencies?: Record<string, string> };
+  try {
+    manifest = JSON.parse(await readFile(file, "utf8")) as typeof manifest;
+  } catch (error) {
+    throw new Error(`Cannot read the plugin project's ${file}: ${(error as Error).message}. Fix or remove the file and run the command again.`);
+  }
   const listed = manifest.dependencies?.["bub-ts"];
   if (listed !== undefined && listed !== RUNTIME_SPEC) return;
   const stub = join(dir, ".bub-ts");
