@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import type { z } from "zod";
 import { BubError } from "../kernel/errors.ts";
-import { refreshLogLevel } from "../kernel/log.ts";
+import { createLogger, refreshLogLevel } from "../kernel/log.ts";
+import { expandReferences, isWholeReference } from "./config-refs.ts";
+
+const log = createLogger("bub:config");
 
 /**
  * A settings group's schema: a zod 4 object schema (`z.object({...})`). Its keys are the
@@ -378,9 +381,16 @@ export class Settings {
   #file: ConfigFile;
   #env: NodeJS.ProcessEnv;
 
-  constructor(file: ConfigFile, env: NodeJS.ProcessEnv = process.env) {
+  readonly #expand: boolean;
+
+  /**
+   * `expandReferences: false` keeps `${NAME}` references in the file's values as written
+   * (see config-refs.ts); by default they are replaced from `env`.
+   */
+  constructor(file: ConfigFile, env: NodeJS.ProcessEnv = process.env, options: { expandReferences?: boolean } = {}) {
     this.#file = file;
     this.#env = env;
+    this.#expand = options.expandReferences ?? true;
   }
 
   /** The config file in use. */
@@ -500,18 +510,32 @@ export class Settings {
     }
     const fromFile = this.#fileSection(section);
     for (const key of Object.keys(schema.shape)) {
-      if (fromFile[key] !== undefined) {
-        values[key] = isRecord(values[key]) && isRecord(fromFile[key]) ? { ...(values[key] as object), ...(fromFile[key] as object) } : fromFile[key];
-        sources.set(key, { kind: "file", file: this.#file.path, line: this.#file.lineOf([...prefixPath, key]) });
-      }
       const variable = envVariable(section, key);
       const raw = this.#env[variable];
+      const fileValue = raw === undefined ? this.#fromFile(fromFile[key], schema.shape[key], [...prefixPath, key]) : fromFile[key];
+      if (fileValue !== undefined) {
+        values[key] = isRecord(values[key]) && isRecord(fileValue) ? { ...(values[key] as object), ...(fileValue as object) } : fileValue;
+        sources.set(key, { kind: "file", file: this.#file.path, line: this.#file.lineOf([...prefixPath, key]) });
+      }
       if (raw !== undefined) {
         values[key] = parseEnvValue(raw, schema.shape[key]);
         sources.set(key, { kind: "env", variable, raw });
       }
     }
     return { values, sources };
+  }
+
+  /** A value from the file with its `${NAME}` references replaced; undefined when one names an unset variable. */
+  #fromFile(value: unknown, field: unknown, path: readonly string[]): unknown {
+    if (value === undefined || !this.#expand) return value;
+    const { value: expanded, missing } = expandReferences(value, this.#env);
+    if (missing.length > 0) {
+      const line = this.#file.lineOf(path);
+      log.warn(
+        `'${path.join(".")}' in ${this.#file.path}${line ? ` line ${line}` : ""} refers to ${missing.map((name) => `\${${name}}`).join(", ")}, not set in the environment; ${expanded === undefined ? "the setting is ignored" : "the entries naming it are ignored"}. Set the variable or change the file.`,
+      );
+    }
+    return isWholeReference(value) && typeof expanded === "string" ? parseEnvValue(expanded, field) : expanded;
   }
 
   /** One line per problem: where the value came from, the value, and what is allowed. */

@@ -159,8 +159,8 @@ export function nameFromModule(module: string): string {
   return base === "index" ? basename(resolve(module, "..")) : base;
 }
 
-/** This running copy's library entry, ../index.(ts|js) next to this module. */
-function selfIndexUrl(): URL {
+/** This running copy's library entry, ../index.(ts|js) next to this module (what `import "bub-ts"` in a plugin gets). */
+export function selfIndexUrl(): URL {
   return new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url);
 }
 

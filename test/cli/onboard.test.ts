@@ -6,6 +6,7 @@ import { BubFramework } from "../../src/builtin/framework.ts";
 import { readConfigFile } from "../../src/config/config-file.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { runOnboard, splitModel, type OnboardPrompts } from "../../src/builtin/commands/onboard.ts";
+import { answersFromOptions, checkAnswers, modelFromAnswers } from "../../src/builtin/commands/onboard-flags.ts";
 import { tempDir } from "../support/temp.ts";
 
 const CANCEL = Symbol("cancel");
@@ -142,5 +143,110 @@ describe("bub onboard", () => {
     assert.deepEqual(splitModel("openrouter:openrouter/free"), { provider: "openrouter", name: "openrouter/free" });
     assert.deepEqual(splitModel("just-a-model"), { provider: "openrouter", name: "just-a-model" });
     assert.deepEqual(splitModel("broken:"), { provider: "openrouter", name: "broken:" });
+  });
+});
+
+/** Prompts that fail the test when anything is asked. */
+const silent = scripted({}).prompts;
+
+describe("bub onboard with the answers as options", () => {
+  it("writes every answer given, asks nothing and keeps the rest of the file", async () => {
+    const { dir, framework } = await setup("max_steps: 5\nmodel: anthropic:claude-x\ntelegram:\n  proxy: socks5://p:1\n", channelPlugin);
+    try {
+      const { io, out, err } = capture();
+      const answers = {
+        model: "openai:gpt-4o-mini",
+        apiKeyEnv: "MY_KEY",
+        apiBase: "http://127.0.0.1:9/v1",
+        channels: "tg",
+        streamOutput: true,
+        telegramTokenEnv: "TG_TOKEN",
+        telegramAllowUsers: "alice,42",
+        telegramAllowChats: "-100",
+      };
+      assert.equal(await runOnboard(framework, { prompts: silent, io, answers, interactive: false }), 0, err());
+      assert.doesNotMatch(out(), /Welcome/, "no banner without questions");
+      assert.match(out(), /^Saved config to .*config\.yml\n$/);
+      assert.deepEqual((await readConfigFile(framework.configFile)).data, {
+        max_steps: 5,
+        model: "openai:gpt-4o-mini",
+        telegram: { proxy: "socks5://p:1", token: "${TG_TOKEN}", allow_users: "alice,42", allow_chats: "-100" },
+        api_key: "${MY_KEY}",
+        api_base: "http://127.0.0.1:9/v1",
+        enabled_channels: "tg",
+        stream_output: true,
+        tgplugin: { greeting: "hi" },
+      });
+      assert.match(await readFile(framework.configFile, "utf8"), /api_key: \$\{MY_KEY\}\n/, "a reference, not a secret");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("changes only what is given when config.yml already names a model", async () => {
+    const { dir, framework } = await setup("model: anthropic:claude-x\napi_key: old\n");
+    try {
+      assert.equal(await runOnboard(framework, { io: capture().io, answers: { apiKey: "sk-new" }, interactive: false }), 0);
+      assert.deepEqual((await readConfigFile(framework.configFile)).data, { model: "anthropic:claude-x", api_key: "sk-new" });
+      assert.equal(await runOnboard(framework, { io: capture().io, answers: { model: "claude-y" }, interactive: false }), 0);
+      assert.equal((await readConfigFile(framework.configFile)).data.model, "anthropic:claude-y", "a bare name keeps the provider");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  for (const [title, existing, answers, message] of [
+    ["no model when config.yml has none", "", { apiKey: "k" }, /^bub: --model is required when config\.yml names no model yet/],
+    ["--provider without --model", "model: a:b\n", { provider: "openai" }, /^bub: --provider needs --model too/],
+    ["--api-key with --api-key-env", "", { model: "a:b", apiKey: "k", apiKeyEnv: "K" }, /^bub: give --api-key or --api-key-env, not both\n$/],
+    ["a secret where a variable name belongs", "", { model: "a:b", apiKeyEnv: "sk-or-v1-abc" }, /^bub: --api-key-env takes the name of an environment variable \(such as MY_KEY\), not its value\n$/],
+    ["--telegram-token with --telegram-token-env", "", { model: "a:b", telegramToken: "1:x", telegramTokenEnv: "T" }, /not both/],
+    ["an unknown channel", "", { model: "a:b", channels: "tg,nope" }, /^bub: --channels names unknown channel 'nope' \(choose from: all, tg, telegram\)\n$/],
+  ] as const) {
+    it(`refuses ${title} with one line and exit 2, writing nothing`, async () => {
+      const { dir, framework } = await setup(existing, channelPlugin);
+      try {
+        const { io, err, out } = capture();
+        assert.equal(await runOnboard(framework, { io, answers, interactive: false }), 2);
+        assert.match(err(), message);
+        assert.equal(err().trim().split("\n").length, 1, err());
+        assert.doesNotMatch(err(), /sk-or-v1-abc/, "a mistaken secret is not echoed");
+        assert.equal(out(), "");
+        assert.equal(await readFile(framework.configFile, "utf8").catch(() => ""), existing);
+      } finally {
+        await dir.cleanup();
+      }
+    });
+  }
+
+  it("asks only the questions the options leave open", async () => {
+    const { dir, framework } = await setup("", channelPlugin);
+    try {
+      const { prompts, asked } = scripted({ "LLM provider": "groq", Channels: ["tg"], "Stream output": false });
+      const answers = { model: "llama-3", apiKeyEnv: "GROQ_KEY", apiBase: "http://h/v1" };
+      assert.equal(await runOnboard(framework, { prompts, io: capture().io, answers }), 0);
+      assert.deepEqual(asked.map((question) => question.message.split(" ")[0]), ["LLM", "Channels", "Stream"]);
+      const written = (await readConfigFile(framework.configFile)).data;
+      assert.equal(written.model, "groq:llama-3");
+      assert.equal(written.api_key, "${GROQ_KEY}");
+      assert.equal(written.api_base, "http://h/v1");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("reads commander's options and splits --model", () => {
+    assert.deepEqual(answersFromOptions({ model: " openai:gpt-x ", apiKey: "", streamOutput: false, yes: true, telegramAllowUsers: "1" }), {
+      model: "openai:gpt-x",
+      streamOutput: false,
+      telegramAllowUsers: "1",
+    });
+    assert.deepEqual(modelFromAnswers({ model: "openai:gpt-x" }), { provider: "openai", name: "gpt-x" });
+    assert.deepEqual(modelFromAnswers({ model: "gpt-x" }), { name: "gpt-x" });
+    assert.deepEqual(modelFromAnswers({ provider: "ollama", model: "llama3:8b" }), { provider: "ollama", name: "llama3:8b" });
+    assert.deepEqual(modelFromAnswers({ provider: "ollama", model: "ollama:llama3:8b" }), { provider: "ollama", name: "llama3:8b" });
+    assert.deepEqual(modelFromAnswers({ provider: "openai" }), { provider: "openai" });
+    assert.throws(() => checkAnswers({ provider: "open ai" }), /not a provider id/);
+    assert.doesNotThrow(() => checkAnswers({ apiKeyEnv: "MY_KEY_2", telegramTokenEnv: "_T" }));
   });
 });

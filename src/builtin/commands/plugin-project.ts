@@ -2,12 +2,19 @@
  * The managed plugin project (`BUB_PROJECT`, default `<BUB_HOME>/bub-project`): an npm
  * package whose dependencies are the installed plugins. `bub install`, `bub update` and
  * `bub uninstall` run npm in it; plugin discovery reads it on the next start.
+ *
+ * Plugins declare `bub-ts` as a peer dependency, and bub-ts is not fetched from a registry:
+ * the project depends on `bub-ts` as `file:.bub-ts`, a small package in the project that
+ * carries the running copy's version and re-exports its library entry (see
+ * {@link linkRuntime}), so npm links it and finds every plugin's peer satisfied.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { expandHome } from "../../config/paths.ts";
+import { selfIndexUrl } from "../../kernel/plugins.ts";
 
 /** Runs npm with `args` in `cwd` and resolves with its exit code. */
 export type NpmRunner = (args: readonly string[], options: { cwd: string }) => Promise<number>;
@@ -32,6 +39,71 @@ export interface ProjectContext {
   cwd: string;
   npm: NpmRunner;
   io: ProjectIO;
+  /** The bub-ts plugins resolve to; default the running copy ({@link runningPackage}). */
+  runtime?: RuntimePackage;
+}
+
+/** A bub-ts installation, as the project's `bub-ts` dependency stands in for it. */
+export interface RuntimePackage {
+  /** Its package root (the folder with its package.json). */
+  root: string;
+  version: string;
+  /** URL of its library entry (what `import "bub-ts"` loads). */
+  entry: string;
+}
+
+/** The running copy of bub-ts. */
+export function runningPackage(): RuntimePackage {
+  const entry = selfIndexUrl();
+  const root = fileURLToPath(new URL("..", entry));
+  const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+  return { root, version, entry: entry.href };
+}
+
+/** The project's `bub-ts` dependency when bub manages it. */
+export const RUNTIME_SPEC = "file:.bub-ts";
+
+async function writeIfChanged(file: string, text: string): Promise<boolean> {
+  const old = await readFile(file, "utf8").catch(() => null);
+  if (old === text) return false;
+  await writeFile(file, text);
+  return true;
+}
+
+/**
+ * Points the project's `bub-ts` at `runtime`: writes `<dir>/.bub-ts` (a package named
+ * bub-ts with the runtime's version whose entry re-exports the runtime's) and lists it as
+ * `"bub-ts": "file:.bub-ts"`, so npm links it instead of fetching a `bub-ts` that plugins
+ * name as their peer. Files are rewritten only when the runtime changed. A project that
+ * already lists `bub-ts` otherwise (its own checkout, say) is left alone.
+ */
+export async function linkRuntime(dir: string, runtime: RuntimePackage): Promise<void> {
+  const file = join(dir, "package.json");
+  let manifest: { dependencies?: Record<string, string> };
+  try {
+    manifest = JSON.parse(await readFile(file, "utf8")) as typeof manifest;
+  } catch (error) {
+    throw new Error(`Cannot read the plugin project's ${file}: ${(error as Error).message}. Fix or remove the file and run the command again.`);
+  }
+  const listed = manifest.dependencies?.["bub-ts"];
+  if (listed !== undefined && listed !== RUNTIME_SPEC) return;
+  const stub = join(dir, ".bub-ts");
+  await mkdir(stub, { recursive: true });
+  const pkg = {
+    name: "bub-ts",
+    version: runtime.version,
+    description: `Stands in for the bub-ts that runs these plugins (${runtime.root}); bub rewrites it when that changes.`,
+    private: true,
+    type: "module",
+    main: "./index.js",
+    exports: { ".": "./index.js", "./package.json": "./package.json" },
+  };
+  await writeIfChanged(join(stub, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
+  await writeIfChanged(join(stub, "index.js"), `// The bub-ts that runs these plugins; bub rewrites this file when that changes.\nexport * from ${JSON.stringify(runtime.entry)};\n`);
+  if (listed === undefined) {
+    manifest.dependencies = { ...manifest.dependencies, "bub-ts": RUNTIME_SPEC };
+    await writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`);
+  }
 }
 
 /** A runner that spawns `command` (default `BUB_NPM` or `npm`) with inherited output. */
@@ -106,24 +178,38 @@ export async function runNpm(context: ProjectContext, dir: string, args: readonl
   return code;
 }
 
-/** The plugins packages in the project declare (`"bub": { "plugins": {...} }`), for the summary line. */
-export async function declaredPluginNames(dir: string): Promise<string[]> {
-  let manifest: { dependencies?: Record<string, string> };
+/** The packages the project lists (dependencies, optional and dev dependencies), sorted; none when it has no package.json. */
+export async function projectDependencies(dir: string): Promise<string[]> {
+  type Manifest = { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  let manifest: Manifest;
   try {
-    manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as typeof manifest;
+    manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as Manifest;
   } catch {
     return [];
   }
-  const names: string[] = [];
-  for (const dependency of Object.keys(manifest.dependencies ?? {}).sort()) {
+  return [...new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.optionalDependencies ?? {}), ...Object.keys(manifest.devDependencies ?? {})])].sort();
+}
+
+/**
+ * Every plugin the project's installed packages declare (`"bub": { "plugins": {...} }`),
+ * with the dependency name npm knows the package by, in dependency order.
+ */
+export async function declaredPlugins(dir: string): Promise<{ plugin: string; dependency: string }[]> {
+  const found: { plugin: string; dependency: string }[] = [];
+  for (const dependency of await projectDependencies(dir)) {
     try {
       const pkg = JSON.parse(await readFile(join(dir, "node_modules", dependency, "package.json"), "utf8")) as { bub?: { plugins?: Record<string, unknown> } };
-      names.push(...Object.keys(pkg.bub?.plugins ?? {}).map((plugin) => `${plugin} (${dependency})`));
+      found.push(...Object.keys(pkg.bub?.plugins ?? {}).map((plugin) => ({ plugin, dependency })));
     } catch {
       // Not installed (yet): nothing to list.
     }
   }
-  return names;
+  return found;
+}
+
+/** The plugins packages in the project declare, as `plugin (package)`, for the summary line. */
+export async function declaredPluginNames(dir: string): Promise<string[]> {
+  return (await declaredPlugins(dir)).map(({ plugin, dependency }) => `${plugin} (${dependency})`);
 }
 
 /** Prints where the project is and which plugins it now provides. */
@@ -146,6 +232,7 @@ export function processContext(defaultProject: string): ProjectContext {
 export async function runInProject(context: ProjectContext, options: ProjectCommandOptions, args: readonly string[]): Promise<number> {
   const dir = projectDirOf(context, options);
   if (await ensureProject(dir)) context.io.stdout.write(`Created the plugin project at ${dir}\n`);
+  await linkRuntime(dir, context.runtime ?? runningPackage());
   const code = await runNpm(context, dir, args);
   if (code === 0) await printSummary(context, dir);
   return code;
