@@ -9,11 +9,12 @@ import type { Envelope } from "../../kernel/envelope.ts";
 import { fieldOf } from "../../kernel/envelope.ts";
 import type { AsyncStreamEvents, StreamEvent } from "../../kernel/stream.ts";
 import type { AdmitDecision, Channel, MessageHandler, TurnSnapshot } from "../../kernel/types.ts";
-import { withToolCallReporter } from "../../tools/reporting.ts";
 import { ChannelMessage } from "../message.ts";
+import { completeCommand, displayToolName } from "./completion.ts";
 import { formatErrorPanel, formatWelcome, promptLabel, type CliMode } from "./format.ts";
 import { appendHistory, historyFile, loadHistory } from "./history.ts";
-import { loadMarkdownRenderer, type MarkdownRenderer } from "./markdown.ts";
+import { InFlightTurns } from "./in-flight.ts";
+import { LiveRendering, printTurn } from "./render-turn.ts";
 import { Terminal, type TerminalInput, type TerminalOutput } from "./terminal.ts";
 import { SPINNER_LABEL, TurnPrinter } from "./turn-printer.ts";
 
@@ -54,12 +55,6 @@ export interface CliChannelOptions {
 
 const LEAVE_COMMANDS = new Set([",quit", ",exit"]);
 const STEER_REASON = "cli session is already generating";
-const ABORTED = Symbol("aborted");
-
-interface ActiveStream {
-  readonly message: Envelope;
-  readonly controller: AbortController;
-}
 
 /** See the module comment. Build it with {@link createCliChannel}. */
 export class CliChannel implements Channel {
@@ -75,11 +70,8 @@ export class CliChannel implements Channel {
   #mode: CliMode = "agent";
   #expandThinking = false;
   #terminal: Terminal | null = null;
-  #markdown: Promise<MarkdownRenderer> | null = null;
-  #prepared: Promise<void> | null = null;
-  readonly #awaiting = new Set<Envelope>();
-  readonly #streams = new Set<ActiveStream>();
-  #idleWaiters: (() => void)[] = [];
+  readonly #rendering = new LiveRendering();
+  readonly #turns = new InFlightTurns((busy) => this.#showBusy(busy));
   #restoreLogs: (() => void) | null = null;
   #history: string | null = null;
   #historyWrites: Promise<void> = Promise.resolve();
@@ -127,7 +119,7 @@ export class CliChannel implements Channel {
 
   /** True while a submitted turn has not finished. */
   get busy(): boolean {
-    return this.#awaiting.size > 0 || this.#streams.size > 0;
+    return this.#turns.busy;
   }
 
   /** Resolves when the person has left the REPL (or the channel was stopped). */
@@ -137,8 +129,7 @@ export class CliChannel implements Channel {
 
   /** Resolves once no turn is running. */
   whenIdle(): Promise<void> {
-    if (!this.busy) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#turns.whenIdle();
   }
 
   #label(): string {
@@ -163,7 +154,7 @@ export class CliChannel implements Channel {
       interactive: options.interactive,
       color: options.color,
       history: past.reverse(),
-      completer: (line: string) => this.#complete(line),
+      completer: (line: string) => completeCommand(line, this.#options.toolNames?.() ?? []),
     });
     this.#terminal = terminal;
     const model = typeof options.model === "function" ? await options.model() : (options.model ?? "(default)");
@@ -184,12 +175,7 @@ export class CliChannel implements Channel {
     terminal.showPrompt();
     // The renderer, log-update and the tool names load once the prompt is up: it must not wait for them.
     setImmediate(() => {
-      if (terminal.interactive) {
-        this.#markdown ??= loadMarkdownRenderer();
-        this.#prepared ??= terminal.prepare();
-        this.#markdown.catch(() => {});
-        this.#prepared.catch(() => {});
-      }
+      this.#rendering.preload(terminal);
       this.#options.toolNames?.();
     });
   }
@@ -200,25 +186,6 @@ export class CliChannel implements Channel {
       const detail = error === undefined ? "" : `: ${error instanceof Error ? error.message : String(error)}`;
       this.#terminal.printAbove(this.#terminal.style("gray", `${level.toUpperCase()} ${namespace} ${message}${detail}`));
     };
-  }
-
-  #complete(line: string): [string[], string] {
-    if (!line.startsWith(",")) return [[], line];
-    const names = [...new Set([...(this.#options.toolNames?.() ?? []), "help", "thinking", "quit", "exit"])];
-    const candidates = names.map((name) => `,${name}`).sort((a, b) => {
-      const [sectionA, nameA] = [a.slice(0, a.lastIndexOf(".") + 1), a];
-      const [sectionB, nameB] = [b.slice(0, b.lastIndexOf(".") + 1), b];
-      return sectionA === sectionB ? nameA.localeCompare(nameB) : sectionA.localeCompare(sectionB);
-    });
-    const hits = candidates.filter((candidate) => candidate.startsWith(line));
-    return [hits, line];
-  }
-
-  /** A model-facing tool name (`fs_read`) as its runtime name (`fs.read`) when one is known. */
-  #displayToolName(name: string): string {
-    const names = [...(this.#options.toolNames?.() ?? [])];
-    if (names.includes(name)) return name;
-    return names.find((candidate) => candidate.replaceAll(".", "_") === name) ?? name;
   }
 
   #toggleMode(): void {
@@ -256,43 +223,27 @@ export class CliChannel implements Channel {
       content,
       kind: content.startsWith(",") ? "command" : "normal",
       lifespan: {
-        enter: () => {
-          this.#awaiting.add(message);
-          this.#updateBusy();
-        },
-        exit: () => {
-          this.#awaiting.delete(message);
-          this.#updateBusy();
-        },
+        enter: () => this.#turns.submitted(message),
+        exit: () => this.#turns.ended(message),
       },
     });
-    if (!steering) {
-      this.#awaiting.add(message);
-      this.#updateBusy();
-    }
+    if (!steering) this.#turns.submitted(message);
     try {
       if (!this.#handler) throw new Error("the cli channel has no message handler: run it through a channel manager");
       await this.#handler(message);
     } catch (error) {
-      this.#awaiting.delete(message);
-      this.#updateBusy();
+      this.#turns.ended(message);
       terminal.printAbove(formatErrorPanel(error instanceof Error ? error.message : String(error), terminal.width, terminal.style, terminal.interactive));
     }
   }
 
-  #updateBusy(): void {
+  /** Shows whether a turn is in flight: the spinner starts when one begins. */
+  #showBusy(busy: boolean): void {
     const terminal = this.#terminal;
-    const busy = this.busy;
-    if (terminal && !terminal.closed) {
-      const wasBusy = terminal.busy;
-      terminal.setBusy(busy);
-      if (busy && !wasBusy) terminal.setSpinner(SPINNER_LABEL);
-    }
-    if (!busy) {
-      const waiters = this.#idleWaiters;
-      this.#idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
+    if (!terminal || terminal.closed) return;
+    const wasBusy = terminal.busy;
+    terminal.setBusy(busy);
+    if (busy && !wasBusy) terminal.setSpinner(SPINNER_LABEL);
   }
 
   async #onInterrupt(): Promise<void> {
@@ -303,11 +254,9 @@ export class CliChannel implements Channel {
       terminal.printAbove(terminal.style("gray", "Interrupted. Use ',quit' to exit."));
       return;
     }
-    const hadStreams = this.#streams.size > 0;
-    for (const stream of this.#streams) stream.controller.abort();
-    this.#awaiting.clear();
-    if (!hadStreams) terminal.printAbove(terminal.style("yellow", "Interrupted."));
-    this.#updateBusy();
+    this.#turns.interrupt((hadStreams) => {
+      if (!hadStreams) terminal.printAbove(terminal.style("yellow", "Interrupted."));
+    });
     await this.#framework.quitViaChannelRouter(this.#sessionId).catch(() => {});
   }
 
@@ -318,9 +267,7 @@ export class CliChannel implements Channel {
       // Piped input ends before its turns do: let them finish first.
       await this.whenIdle();
     } else if (this.busy) {
-      for (const stream of this.#streams) stream.controller.abort();
-      this.#awaiting.clear();
-      this.#updateBusy();
+      this.#turns.interrupt();
       await this.#framework.quitViaChannelRouter(this.#sessionId).catch(() => {});
     }
     // The channel manager stops this channel once its turns are done; alone, stop now.
@@ -332,7 +279,7 @@ export class CliChannel implements Channel {
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
-    for (const stream of this.#streams) stream.controller.abort();
+    this.#turns.abortStreams();
     const terminal = this.#terminal;
     if (terminal && !terminal.closed) {
       terminal.printAbove(terminal.style("gray", "Bye."));
@@ -349,11 +296,7 @@ export class CliChannel implements Channel {
     const terminal = this.#terminal;
     const content = String(fieldOf(message, "content") ?? "");
     if (!terminal || content.trim() === "") return;
-    // A failed turn may never exit its lifespan: an error ends the wait for it.
-    if (this.#streams.size === 0) {
-      this.#awaiting.clear();
-      this.#updateBusy();
-    }
+    this.#turns.failed();
     terminal.printAbove(formatErrorPanel(content, terminal.width, terminal.style, terminal.interactive));
   }
 
@@ -367,49 +310,19 @@ export class CliChannel implements Channel {
       yield* stream;
       return;
     }
-    const active: ActiveStream = { message, controller: new AbortController() };
-    this.#streams.add(active);
-    this.#updateBusy();
-    if (terminal.interactive) {
-      this.#markdown ??= loadMarkdownRenderer();
-      this.#prepared ??= terminal.prepare();
-    }
-    const markdown = this.#markdown ? await this.#markdown.catch(() => null) : null;
-    await this.#prepared?.catch(() => {});
+    const active = this.#turns.openStream(message);
+    const markdown = await this.#rendering.ready(terminal);
     const printer = new TurnPrinter(terminal, {
       kind: String(fieldOf(message, "kind") ?? "normal"),
       expandThinking: this.#expandThinking,
       markdown,
       throttleMs: this.#options.throttleMs ?? 50,
-      toolName: (name) => this.#displayToolName(name),
-    });
-    printer.begin();
-    const source = withToolCallReporter(printer, stream)[Symbol.asyncIterator]();
-    const aborted = new Promise<typeof ABORTED>((resolve) => {
-      if (active.controller.signal.aborted) resolve(ABORTED);
-      active.controller.signal.addEventListener("abort", () => resolve(ABORTED), { once: true });
+      toolName: (name) => displayToolName(name, this.#options.toolNames?.() ?? []),
     });
     try {
-      for (;;) {
-        const pending = source.next();
-        pending.catch(() => {});
-        const next = await Promise.race([pending, aborted]);
-        if (next === ABORTED) {
-          source.return?.(undefined).catch(() => {});
-          printer.interrupted();
-          return;
-        }
-        if (next.done) return;
-        if (printer.handle(next.value)) yield next.value;
-      }
+      yield* printTurn(printer, stream, active.controller.signal);
     } finally {
-      printer.finish();
-      this.#streams.delete(active);
-      if (!this.#awaiting.delete(message)) {
-        const oldest = this.#awaiting.values().next();
-        if (!oldest.done) this.#awaiting.delete(oldest.value);
-      }
-      this.#updateBusy();
+      this.#turns.closeStream(active);
     }
   }
 }
