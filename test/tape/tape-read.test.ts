@@ -1,0 +1,64 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { closeSync, fstatSync, openSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { TapeQuery } from "../../src/kernel/tape-contract.ts";
+import { TapeIndex } from "../../src/tape/tape-index.ts";
+import { readTape } from "../../src/tape/tape-read.ts";
+import { captureLogs, tempDir } from "./support/helpers.ts";
+
+const DATE = "2026-01-02T03:04:05.000000+00:00";
+const line = (id: number, kind = "message", payload: Record<string, unknown> = { role: "user", content: `m${id}` }) => JSON.stringify({ id, kind, payload, meta: {}, date: DATE });
+const anchor = (id: number, name: string) => line(id, "anchor", { name });
+
+/** Reads `query` from a tape file holding `text`; the ids found, in order. */
+function idsOf(text: string, query: Omit<TapeQuery, "tape">, index?: TapeIndex): number[] {
+  const path = join(tempDir("read"), "t.jsonl");
+  writeFileSync(path, text);
+  const fd = openSync(path, "r");
+  try {
+    const used = index ?? new TapeIndex(path);
+    used.update(fd, fstatSync(fd).size);
+    return readTape(fd, used, { tape: "t", ...query }).map((entry) => entry.id);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe("readTape", () => {
+  const text = `${line(1)}\n${anchor(2, "a")}\n${line(3)}\n${anchor(4, "b")}\n${line(5)}\n${line(6)}`;
+
+  it("reads the anchor slice of a query, oldest first", () => {
+    assert.deepEqual(idsOf(text, {}), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(idsOf(text, { afterAnchor: "a" }), [3, 4, 5, 6]);
+    assert.deepEqual(idsOf(text, { lastAnchor: true }), [5, 6]);
+    assert.deepEqual(idsOf(text, { betweenAnchors: { start: "a", end: "b" } }), [3]);
+  });
+
+  it("reads a text search newest first, through an entry that has no newline yet, and stops at the limit", () => {
+    assert.deepEqual(idsOf(text, { text: "2026", limit: 3 }), [6, 5, 4]);
+    assert.deepEqual(idsOf(text, { text: "2026", limit: 1 }), [6]);
+    assert.deepEqual(idsOf(text, { text: "2026", afterAnchor: "b" }), [6, 5]);
+    assert.deepEqual(idsOf(text, { text: "m3" }), [3]);
+  });
+
+  it("still checks the anchors of a query with limit 0", () => {
+    assert.deepEqual(idsOf(text, { limit: 0 }), []);
+    assert.throws(() => idsOf(text, { limit: 0, afterAnchor: "missing" }), /missing/);
+  });
+
+  it("skips a malformed line it reads, recording it in the index", () => {
+    const logs = captureLogs();
+    try {
+      const path = join(tempDir("read"), "t.jsonl");
+      const index = new TapeIndex(path);
+      assert.deepEqual(idsOf(`${line(1)}\n{oops\n\n${line(2)}\n`, {}, index), [1, 2]);
+      assert.deepEqual(
+        logs.records.map((record) => record.level),
+        ["warn"],
+      );
+    } finally {
+      logs.restore();
+    }
+  });
+});
