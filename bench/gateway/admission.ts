@@ -9,6 +9,7 @@
 import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { kernelFramework } from "../../test/support/framework.ts";
 
 if (typeof globalThis.gc !== "function") {
   const child = spawnSync(process.execPath, ["--expose-gc", ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" });
@@ -66,7 +67,7 @@ interface Setup {
 }
 
 async function setup(): Promise<Setup> {
-  const bub = new BubFramework({ home: "/nonexistent-bub-home", workspace: "/tmp", env: { BUB_ADMISSION: "follow_up" } });
+  const bub = kernelFramework({ env: { BUB_ADMISSION: "follow_up" } });
   bub.settings.register(channelSettings);
   // What the builtin plugin contributes to a gateway turn, minus the agent: admission from
   // BUB_ADMISSION, the in-memory steering inbox, and outbounds routed to their channel.

@@ -3,9 +3,10 @@
 // Run: node bench/kernel/pipeline.ts
 import { BubFramework } from "../../src/kernel/framework.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
+import { kernelFramework } from "../../test/support/framework.ts";
 
 function makeFramework(): BubFramework {
-  const bub = new BubFramework({ home: "/nonexistent", workspace: "/tmp", env: {} });
+  const bub = kernelFramework();
   const builtinLike: BubPlugin = {
     resolveSession: ({ message }) => `${(message as { channel: string }).channel}:${(message as { chat_id: string }).chat_id}`,
     loadState: ({ sessionId }) => ({ session_id: sessionId }),

@@ -18,7 +18,7 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
   let loading: Promise<AgentPart> | null = null;
   const part = (): Promise<AgentPart> =>
     (loading ??= (async () => {
-      const [{ createAgentHooks }, { toolRegistry }, { runCommaCommand }, { buildSkillsPrompt }] = await Promise.all([
+      const [{ createAgentHooks }, { toolsOf }, { runCommaCommand }, { buildSkillsPrompt }] = await Promise.all([
         import("./agent-plugin.ts"),
         import("../tools/global.ts"),
         import("../tools/commands.ts"),
@@ -26,7 +26,7 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
       ]);
       const config = (path: string) => framework.settings.getValue(path, undefined);
       loaded = createAgentHooks(framework, {
-        tools: toolRegistry,
+        tools: toolsOf(framework),
         runCommand: runCommaCommand,
         skillsPrompt: ({ promptText, workspace, allowedSkills }) => buildSkillsPrompt(promptText, { workspace, allowedSkills, config }),
       });

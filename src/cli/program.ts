@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Command, type CommanderError, type OutputConfiguration } from "commander";
-import { BubFramework } from "../builtin/framework.ts";
+import { createBub } from "../builtin/create.ts";
+import type { BubFramework } from "../kernel/framework.ts";
 import { loadDotEnv } from "../config/settings.ts";
 import { describeError } from "../kernel/errors.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
@@ -108,8 +109,7 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
   let app: Command;
   let framework: BubFramework;
   try {
-    framework = new BubFramework({ workspace: workspaceFromArgs(argv) });
-    await framework.loadPlugins();
+    framework = await createBub({ workspace: workspaceFromArgs(argv) });
     app = await createProgram(framework, io, argv);
   } catch (error) {
     io.stderr.write(formatFailure(error));

@@ -1,7 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
-import { expandHome } from "../config/paths.ts";
 import { HookRuntime, isThenable, type Awaitable } from "./runtime.ts";
 import { runModel, runModelStream } from "./model-adapters.ts";
 import { AgentHooks } from "./agent-hooks.ts";
@@ -9,9 +5,10 @@ import { createLogger } from "./log.ts";
 import { BubError, toErrorKind } from "./errors.ts";
 import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
 import type { StreamState } from "./stream.ts";
-import { Settings, emptyConfigFile, mergeConfig } from "../config/settings.ts";
-import { readConfigFile } from "../config/config-file.ts";
-import { discoverPlugins, importPluginModule, nameFromModule, parsePluginList } from "./plugins.ts";
+import type { SettingsStore } from "./settings-contract.ts";
+import type { PluginSource } from "./plugin-source.ts";
+import { PluginRegistry, type PluginExport, type PluginStatus } from "./plugin-registry.ts";
+import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
 import { isTapeContext, type TapeContext, type TapeHandle, type TapeSidecar, type TapeStore } from "./tape-contract.ts";
 import {
   isAdmitDecision,
@@ -25,67 +22,24 @@ import {
   type TurnSnapshot,
   type TurnState,
 } from "./types.ts";
-import type { BubPlugin, HookArgs, Provided } from "./hooks.ts";
+import type { BubPlugin, HookArgs } from "./hooks.ts";
 
 const log = createLogger("bub:framework");
 
-/** Options for {@link BubFramework}. */
+/** Options for {@link BubFramework}; `createBub()` fills them from `BUB_*` settings and config.yml. */
 export interface BubFrameworkOptions {
-  /** Directory the agent works in. Defaults to the current directory. */
-  workspace?: string;
-  /** Bub's home (tapes, history, plugin project, config). Defaults to `BUB_HOME` or `~/.bub`. */
-  home?: string;
-  /** The YAML config file. Defaults to `<home>/config.yml`. */
-  configFile?: string;
-  /** Environment to read settings from. Defaults to `process.env`. */
+  /** Directory the agent works in. */
+  workspace: string;
+  /** Bub's home (tapes, history, plugin project, config). */
+  home: string;
+  /** Environment the plugins read. Defaults to `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** The settings store every plugin reads its settings from. */
+  settings: SettingsStore;
+  /** Finds the plugins registered after the builtin one; none without it. */
+  plugins?: PluginSource;
   /** The plugin registered first, under the name `builtin`. */
-  builtin?: BubPlugin | ((framework: BubFramework) => BubPlugin | Promise<BubPlugin>);
-}
-
-/** How one plugin fared while loading. */
-export interface PluginStatus {
-  readonly name: string;
-  readonly ok: boolean;
-  readonly source: "builtin" | "project" | "workspace" | "config" | "manual";
-  readonly error?: Error;
-}
-
-/** What a `running()` scope holds: the tape store and steering inbox, resolved once. */
-export interface RunningScope {
-  readonly tapeStore: TapeStore | null;
-  readonly steeringInbox: SteeringInbox | null;
-}
-
-type Exit = (error: unknown) => Promise<void>;
-
-function isIterator(value: unknown): value is Generator<unknown> | AsyncGenerator<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as Generator).next === "function" && typeof (value as Generator).throw === "function";
-}
-
-/** Enters a provider hook's answer: generators yield their value and clean up at exit; disposables are disposed. */
-async function enterProvided<T>(provided: Provided<T> | null | undefined): Promise<{ value: T | null; exit: Exit }> {
-  if (provided === null || provided === undefined) return { value: null, exit: async () => {} };
-  if (isIterator(provided)) {
-    const generator = provided as Generator<T> | AsyncGenerator<T>;
-    const first = await generator.next();
-    const exit: Exit = async (error) => {
-      if (error === undefined) await generator.next();
-      else {
-        try {
-          await generator.throw(error);
-        } catch (thrown) {
-          if (thrown !== error) throw thrown;
-        }
-      }
-    };
-    return { value: first.done ? null : (first.value as T), exit };
-  }
-  const value = provided as T;
-  const disposable = value as Partial<AsyncDisposable & Disposable>;
-  if (typeof disposable[Symbol.asyncDispose] === "function") return { value, exit: async () => disposable[Symbol.asyncDispose]!() };
-  if (typeof disposable[Symbol.dispose] === "function") return { value, exit: async () => disposable[Symbol.dispose]!() };
-  return { value, exit: async () => {} };
+  builtin?: PluginExport<BubFramework>;
 }
 
 const NO_OPTIONS: { streamOutput?: boolean } = Object.freeze({});
@@ -104,123 +58,63 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-function isClass(fn: Function): boolean {
-  return /^class[\s{]/.test(Function.prototype.toString.call(fn));
-}
-
 /**
  * The hook-first kernel: owns the plugins, the turn pipeline and the helpers channels and
- * the agent call. Everything that does real work is a plugin.
+ * the agent call. Everything that does real work is a plugin. `createBub()` builds one
+ * with the builtin plugin, the settings and the plugin discovery wired in.
  *
  * ```ts
- * const framework = new BubFramework({ workspace: process.cwd() });
- * await framework.loadPlugins();
+ * const framework = await createBub({ workspace: process.cwd() });
  * const result = await framework.processInbound({ channel: "cli", chat_id: "local", content: "hi" });
  * ```
  */
 export class BubFramework {
   readonly runtime = new HookRuntime();
   readonly agentHooks = new AgentHooks(this.runtime);
-  readonly settings: Settings;
+  readonly settings: SettingsStore;
   readonly env: NodeJS.ProcessEnv;
   workspace: string;
   readonly home: string;
-  readonly configFile: string;
   readonly #builtin: BubFrameworkOptions["builtin"];
-  readonly #status = new Map<string, PluginStatus>();
-  readonly #scope = new AsyncLocalStorage<RunningScope>();
-  #lastScope: RunningScope | null = null;
-  #openScopes = 0;
+  readonly #source: PluginSource | undefined;
+  readonly #plugins: PluginRegistry<BubFramework>;
+  readonly #scopes = new RunningScopes();
   #router: ChannelRouter | null = null;
-  #configLoaded = false;
 
-  constructor(options: BubFrameworkOptions = {}) {
+  constructor(options: BubFrameworkOptions) {
     this.env = options.env ?? process.env;
-    this.workspace = resolve(options.workspace ?? process.cwd());
-    const home = options.home ?? this.env.BUB_HOME ?? join(homedir(), ".bub");
-    this.home = resolve(expandHome(home));
-    this.configFile = resolve(options.configFile ?? join(this.home, "config.yml"));
-    this.settings = new Settings(emptyConfigFile(this.configFile), this.env);
+    this.workspace = options.workspace;
+    this.home = options.home;
+    this.settings = options.settings;
     this.#builtin = options.builtin;
-  }
-
-  /** The managed plugin project directory (`BUB_PROJECT`, default `<home>/bub-project`). */
-  get projectDir(): string {
-    return resolve(this.env.BUB_PROJECT ?? join(this.home, "bub-project"));
-  }
-
-  /** Reads the config file into {@link settings} (once; again with `force`). */
-  async loadConfig(force = false): Promise<void> {
-    if (this.#configLoaded && !force) return;
-    this.settings.reload(await readConfigFile(this.configFile), this.env);
-    this.#configLoaded = true;
+    this.#source = options.plugins;
+    this.#plugins = new PluginRegistry(this.runtime, this);
   }
 
   /**
    * Registers a plugin object (or a factory, called with the framework) under `name`.
    * Later registrations run first. Returns a function that unregisters it.
    */
-  async registerPlugin(plugin: BubPlugin | ((framework: BubFramework) => BubPlugin | Promise<BubPlugin>), name?: string): Promise<() => void> {
-    const instance = typeof plugin === "function" ? await this.#instantiate(plugin) : plugin;
-    const pluginName = name ?? instance.name ?? `plugin-${this.runtime.plugins.length}`;
-    const unregister = this.runtime.register(instance, pluginName);
-    if (!this.#status.has(pluginName)) this.#status.set(pluginName, { name: pluginName, ok: true, source: "manual" });
-    return unregister;
-  }
-
-  async #instantiate(factory: Function): Promise<BubPlugin> {
-    const made = isClass(factory) ? new (factory as new (framework: BubFramework) => BubPlugin)(this) : await (factory as (framework: BubFramework) => BubPlugin)(this);
-    if (typeof made !== "object" || made === null) throw new TypeError(`plugin factory returned ${made === null ? "null" : typeof made}, expected a plugin object`);
-    return made;
+  registerPlugin(plugin: PluginExport<BubFramework>, name?: string): Promise<() => void> {
+    return this.#plugins.register(plugin, name);
   }
 
   /**
-   * Loads the config file, registers the builtin plugin, then every discovered plugin in
-   * order. A plugin that fails to import or initialise is recorded and skipped.
+   * Registers the builtin plugin, then every plugin the plugin source finds, in order. A
+   * plugin that fails to import or initialise is recorded and skipped.
    */
   async loadPlugins(): Promise<void> {
-    await this.loadConfig();
-    if (this.#builtin) await this.#load("builtin", "builtin", async () => this.#builtin!);
-    const configured = this.settings.file.data.plugins;
-    const listed = [
-      ...parsePluginList(this.env.BUB_PLUGINS),
-      ...(Array.isArray(configured) ? configured.map(String) : typeof configured === "string" ? parsePluginList(configured) : []),
-    ];
-    const { candidates, problems } = await discoverPlugins({ projectDir: this.projectDir, workspace: this.workspace, listed });
-    for (const problem of problems) this.#fail(problem.name, "config", problem.error, "load");
-    for (const candidate of candidates) {
-      const fallbackName = candidate.name ?? nameFromModule(candidate.module);
-      await this.#load(candidate.name, candidate.source, () => importPluginModule(candidate.module), fallbackName);
-    }
-  }
-
-  async #load(name: string | null, source: PluginStatus["source"], importer: () => Promise<unknown>, fallbackName = name ?? "plugin"): Promise<void> {
-    let exported: unknown;
-    try {
-      exported = await importer();
-    } catch (error) {
-      return this.#fail(name ?? fallbackName, source, error, "load");
-    }
-    try {
-      const instance = typeof exported === "function" ? await this.#instantiate(exported) : exported;
-      if (typeof instance !== "object" || instance === null) throw new TypeError(`module exports ${typeof instance}, expected a plugin object or factory`);
-      const pluginName = name ?? (instance as BubPlugin).name ?? fallbackName;
-      this.runtime.register(instance as BubPlugin, pluginName);
-      this.#status.set(pluginName, { name: pluginName, ok: true, source });
-    } catch (error) {
-      this.#fail(name ?? fallbackName, source, error, "initialize");
-    }
-  }
-
-  #fail(name: string, source: PluginStatus["source"], error: unknown, stage: "load" | "initialize"): void {
-    const failure = error instanceof Error ? error : new Error(String(error));
-    log.warn(`Failed to ${stage} plugin '${name}'`, failure);
-    this.#status.set(name, { name, ok: false, source, error: failure });
+    const builtin = this.#builtin;
+    if (builtin) await this.#plugins.load({ name: "builtin", fallbackName: "builtin", origin: "builtin", load: async () => builtin });
+    if (!this.#source) return;
+    const { modules, problems } = await this.#source.discover();
+    for (const problem of problems) this.#plugins.fail(problem, "config");
+    for (const module of modules) await this.#plugins.load(module);
   }
 
   /** Every plugin's load status, in load order. */
   get pluginStatus(): readonly PluginStatus[] {
-    return [...this.#status.values()];
+    return this.#plugins.status;
   }
 
   /** `{ hook: [plugins in call order] }`. */
@@ -366,38 +260,19 @@ export class BubFramework {
    */
   async running<T>(body: (scope: RunningScope) => Promise<T>): Promise<T> {
     const store = await enterProvided(this.runtime.callFirstSync("provideTapeStore", {}));
-    let inbox: { value: SteeringInbox | null; exit: Exit };
+    let inbox: Awaited<ReturnType<typeof enterProvided<SteeringInbox>>>;
     try {
       inbox = await enterProvided(this.runtime.callFirstSync("provideSteeringInbox", {}));
     } catch (error) {
       await store.exit(error);
       throw error;
     }
-    const scope: RunningScope = { tapeStore: store.value, steeringInbox: inbox.value };
-    const previous = this.#lastScope;
-    this.#lastScope = scope;
-    this.#openScopes++;
-    let failure: unknown;
-    try {
-      return await this.#scope.run(scope, () => body(scope));
-    } catch (error) {
-      failure = error;
-      throw error;
-    } finally {
-      this.#openScopes--;
-      if (this.#lastScope === scope) this.#lastScope = previous;
-      try {
-        await inbox.exit(failure);
-      } finally {
-        await store.exit(failure);
-      }
-    }
+    return this.#scopes.run(store, inbox, body);
   }
 
   /** The scope the caller runs in (or the most recent open one). */
   get currentScope(): RunningScope | null {
-    if (this.#openScopes === 0) return null;
-    return this.#scope.getStore() ?? this.#lastScope;
+    return this.#scopes.current;
   }
 
   /** The tape store of the current `running()` scope, or null outside one. */
@@ -436,17 +311,6 @@ export class BubFramework {
     return [...sidecars.values()];
   }
 
-  /** Builds `bub onboard`'s config: each plugin's fragment in registration order, deep-merged, then validated. */
-  async collectOnboardConfig(): Promise<Record<string, unknown>> {
-    const current: Record<string, unknown> = {};
-    for (const fragment of this.runtime.eachSync("onboardConfig", { currentConfig: current }, { order: "registration" })) {
-      if (fragment === null || fragment === undefined) continue;
-      if (!isPlainObject(fragment)) throw new TypeError("hook.onboardConfig must return an object or null");
-      mergeConfig(current, fragment);
-    }
-    return this.settings.validate(current);
-  }
-
   /** The admission decision for a message (null: default concurrent scheduling). */
   async admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
     return this.admissionOf(sessionId, message, turn);
@@ -476,7 +340,7 @@ export class BubFramework {
 
   /** Models offered for a session: lists concatenated in precedence order, the first current model. */
   async getModelOptions(sessionId: string, workspace?: string): Promise<ModelOptions> {
-    const where = workspace ? resolve(expandHome(workspace)) : this.workspace;
+    const where = workspace ?? this.workspace;
     const merged: ModelOptions = { models: [], currentModel: null };
     for (const options of await this.runtime.callMany("provideModelOptions", { sessionId, workspace: where })) {
       if (options === null || options === undefined) continue;

@@ -1,47 +1,36 @@
 /**
- * The process-wide tool registry: the builtin tools plus whatever plugins register. The
- * registry is built on first use, so importing this module costs nothing.
+ * Each framework's tool registry: the builtin tools plus whatever that framework's plugins
+ * register. Two frameworks in one process never see each other's tools.
  */
 import { builtinTools } from "./builtin/index.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import type { Tool } from "./tool.ts";
 
-let registry: ToolRegistry | null = null;
+const registries = new WeakMap<object, ToolRegistry>();
 
-function shared(): ToolRegistry {
-  return (registry ??= createToolRegistry(builtinTools()));
+/**
+ * The {@link ToolRegistry} of `framework`, pre-filled with the builtin tools on first use.
+ * The builtin agent offers these tools; plugins add theirs with {@link registerTool}.
+ */
+export function toolsOf(framework: object): ToolRegistry {
+  let registry = registries.get(framework);
+  if (!registry) registries.set(framework, (registry = createToolRegistry(builtinTools())));
+  return registry;
 }
 
 /**
- * The default {@link ToolRegistry}, pre-filled with the builtin tools. The builtin agent
- * offers these tools; plugins add theirs with {@link registerTool}.
- */
-export const toolRegistry: ToolRegistry = Object.freeze({
-  register: (tool: Tool) => shared().register(tool),
-  get: (name: string) => shared().get(name),
-  has: (name: string) => shared().has(name),
-  list: () => shared().list(),
-  names: () => shared().names(),
-  resolveToolName: (name: string) => shared().resolveToolName(name),
-  resolveToolNames: (names: Iterable<string> | null, exclude?: Iterable<string>) => shared().resolveToolNames(names, exclude),
-  select: (names: Iterable<string> | null) => shared().select(names),
-  modelTools: (names?: Iterable<string> | null) => shared().modelTools(names),
-  renderPrompt: (names?: Iterable<string> | null) => shared().renderPrompt(names),
-});
-
-/**
- * Adds a tool to the default registry (a tool with the same name is replaced). Returns a
+ * Adds a tool to `framework`'s registry (a tool with the same name is replaced). Returns a
  * function that removes it again.
  *
  * ```ts
- * import { defineTool, registerTool } from "bub-ts";
- * import { z } from "zod";
+ * import { defineTool, definePlugin, registerTool } from "bub-ts";
  *
- * const dispose = registerTool(
- *   defineTool({ name: "clock.now", description: "Current UTC time", run: () => new Date().toISOString() }),
- * );
+ * export default (framework) => {
+ *   registerTool(framework, defineTool({ name: "clock.now", description: "Current UTC time", run: () => new Date().toISOString() }));
+ *   return definePlugin({ name: "clock" });
+ * };
  * ```
  */
-export function registerTool(tool: Tool): () => void {
-  return shared().register(tool);
+export function registerTool(framework: object, tool: Tool): () => void {
+  return toolsOf(framework).register(tool);
 }

@@ -33,7 +33,7 @@ export {
   type ToolCallReporter,
 } from "./reporting.ts";
 export { runtimeAgentOf, type RunStreamOptions, type RuntimeAgent } from "./runtime-agent.ts";
-export { registerTool, toolRegistry } from "./global.ts";
+export { registerTool, toolsOf } from "./global.ts";
 export {
   COMMAND_RUN_ID,
   commandArguments,

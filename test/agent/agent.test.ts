@@ -15,6 +15,7 @@ import { createToolRegistry, type ToolRegistry } from "../../src/tools/registry.
 import { defineTool } from "../../src/tools/tool.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
+import { kernelFramework } from "../support/framework.ts";
 
 const echoTool = defineTool({
   name: "text.echo",
@@ -49,7 +50,7 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
   }
 
   async function harness(settings: Partial<ModelSettings> = {}, plugins: Parameters<BubFramework["registerPlugin"]>[0][] = []): Promise<Harness> {
-    const framework = new BubFramework({ workspace: "/tmp", home: "/tmp/bub-agent-test", env: {} });
+    const framework = kernelFramework({ workspace: "/tmp", home: "/tmp/bub-agent-test" });
     const store = createMemoryTapeStore();
     await framework.registerPlugin(
       {

@@ -2,13 +2,14 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BubFramework } from "../../src/builtin/framework.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
 import { DEFAULT_SYSTEM_PROMPT } from "../../src/builtin/system-prompt.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
+import type { BubFramework } from "../../src/kernel/framework.ts";
 
 async function builtinOnly(workspace = "/tmp"): Promise<BubFramework> {
-  const bub = new BubFramework({ workspace, home: "/nonexistent-bub-home", env: {} });
+  const bub = await createBub({ loadPlugins: false,  workspace, home: "/nonexistent-bub-home", env: {} });
   await bub.loadPlugins();
   return bub;
 }

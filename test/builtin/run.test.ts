@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { BubFramework } from "../../src/builtin/framework.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
 import { fieldOf } from "../../src/kernel/envelope.ts";
 import { reply } from "../support/fake-openai.ts";
@@ -33,7 +33,7 @@ describe("a real turn through the builtin plugin", () => {
     const dir = await tempDir();
     try {
       const home = join(dir.path, ".bub");
-      const framework = new BubFramework({ workspace: dir.path, home, env: env(home) });
+      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: env(home) });
       await framework.loadPlugins();
       server.script(reply.text("Hi from the fake model."));
       const message = new ChannelMessage({ sessionId: "cli:local", channel: "cli", chatId: "local", content: "hello", context: { sender_id: "human" } });
@@ -54,7 +54,7 @@ describe("a real turn through the builtin plugin", () => {
     const dir = await tempDir();
     try {
       const home = join(dir.path, ".bub");
-      const framework = new BubFramework({ workspace: dir.path, home, env: { ...env(home), BUB_TAPE_STORE: "sqlite", BUB_SPILL_THRESHOLD: "10" } });
+      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { ...env(home), BUB_TAPE_STORE: "sqlite", BUB_SPILL_THRESHOLD: "10" } });
       await framework.loadPlugins();
       await import("node:fs/promises").then((fs) => fs.writeFile(join(dir.path, "big.txt"), "line of text\n".repeat(20)));
       server.script(reply.toolCalls([{ name: "fs_read", arguments: '{"path":"big.txt"}' }]), reply.text("read it"));
@@ -75,7 +75,7 @@ describe("a real turn through the builtin plugin", () => {
     const dir = await tempDir();
     try {
       const home = join(dir.path, ".bub");
-      const framework = new BubFramework({ workspace: dir.path, home, env: env(home) });
+      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: env(home) });
       await framework.loadPlugins();
       server.script(reply.text("two"), reply.text("three"));
       await framework.running(() => framework.processInbound({ session_id: "s", content: ",model model_id=fake:switched" }));

@@ -9,6 +9,7 @@ import type { AdmitDecision, Channel, ChannelKind, TurnSnapshot, TurnState } fro
 import { createSteeringInbox } from "../../src/channels/steering.ts";
 import { ChannelManager, currentTurnSignal } from "../../src/channels/manager.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
+import { kernelFramework } from "../support/framework.ts";
 
 /** A promise with its resolve/reject handles. */
 export interface Deferred<T> {
@@ -30,7 +31,7 @@ export function deferred<T = void>(): Deferred<T> {
 
 /** A framework (kernel only, no builtin plugin) with the given plugins, first lowest precedence. */
 export function testFramework(plugins: BubPlugin[], env: NodeJS.ProcessEnv = {}): BubFramework {
-  const bub = new BubFramework({ home: "/nonexistent-bub-home", workspace: "/tmp", env });
+  const bub = kernelFramework({ env });
   plugins.forEach((plugin, index) => bub.runtime.register(plugin, plugin.name ?? `p${index}`));
   return bub;
 }

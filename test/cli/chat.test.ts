@@ -2,7 +2,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BubFramework } from "../../src/builtin/framework.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { runChat } from "../../src/builtin/commands/chat.ts";
 import { historyFile, parseHistory } from "../../src/channels/cli/history.ts";
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
@@ -24,7 +24,7 @@ describe("bub chat against a fake OpenAI-compatible model", () => {
       const home = join(dir.path, ".bub");
       await writeFile(join(dir.path, "README.md"), "hello from the readme\n");
       const env = { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test", BUB_HOME: home };
-      const framework = new BubFramework({ workspace: dir.path, home, env });
+      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env });
       await framework.loadPlugins();
       server.script(
         reply.toolCalls([{ id: "call_1", name: "fs_read", arguments: '{"path":"README.md"}' }]),

@@ -2,10 +2,12 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BubFramework } from "../../src/builtin/framework.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { readConfigFile } from "../../src/config/config-file.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
-import { runOnboard, splitModel, type OnboardPrompts } from "../../src/builtin/commands/onboard.ts";
+import { collectOnboardConfig, runOnboard, splitModel, type OnboardPrompts } from "../../src/builtin/commands/onboard.ts";
+import type { BubFramework } from "../../src/kernel/framework.ts";
+import { kernelFramework } from "../support/framework.ts";
 import { answersFromOptions, checkAnswers, modelFromAnswers } from "../../src/builtin/commands/onboard-flags.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -49,12 +51,12 @@ const channelPlugin: BubPlugin = {
 async function setup(existing: string, ...plugins: BubPlugin[]) {
   const dir = await tempDir();
   const home = join(dir.path, "home");
-  const framework = new BubFramework({ workspace: dir.path, home, env: { BUB_HOME: home } });
+  const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { BUB_HOME: home } });
   await framework.loadPlugins();
   for (const plugin of plugins) await framework.registerPlugin(plugin);
   const { mkdir } = await import("node:fs/promises");
   await mkdir(home, { recursive: true });
-  if (existing) await writeFile(framework.configFile, existing);
+  if (existing) await writeFile(framework.settings.file.path, existing);
   return { dir, framework };
 }
 
@@ -82,7 +84,7 @@ describe("bub onboard", () => {
       const channels = asked.find((question) => question.message.startsWith("Channels")) as unknown as { options: { value: string }[]; initialValues: string[] };
       assert.equal(channels.options.some((option) => option.value === "cli"), false, "the cli channel is not offered");
       assert.deepEqual(channels.initialValues, ["tg"]);
-      const written = (await readConfigFile(framework.configFile)).data;
+      const written = (await readConfigFile(framework.settings.file.path)).data;
       assert.deepEqual(written, {
         max_steps: 5,
         model: "together:meta/llama-3",
@@ -103,7 +105,7 @@ describe("bub onboard", () => {
     try {
       const { prompts } = scripted({ "LLM provider": "openrouter", "LLM model": "", "API key": "", "API base": "", Channels: [], "Stream output": false });
       assert.equal(await runOnboard(framework, { prompts, io: capture().io }), 0);
-      const written = (await readConfigFile(framework.configFile)).data;
+      const written = (await readConfigFile(framework.settings.file.path)).data;
       assert.equal(written.model, "openrouter:openrouter/free");
       assert.equal("api_key" in written, false);
       assert.equal("api_base" in written, false);
@@ -118,7 +120,7 @@ describe("bub onboard", () => {
     try {
       const { prompts } = scripted({ "LLM provider": "openai", "LLM model": "gpt-x", "API key": CANCEL });
       assert.equal(await runOnboard(framework, { prompts, io: capture().io }), 1);
-      assert.equal(await readFile(framework.configFile, "utf8"), "max_steps: 5\n");
+      assert.equal(await readFile(framework.settings.file.path, "utf8"), "max_steps: 5\n");
     } finally {
       await dir.cleanup();
     }
@@ -132,7 +134,7 @@ describe("bub onboard", () => {
       const { io, err } = capture();
       assert.equal(await runOnboard(framework, { prompts, io }), 1);
       assert.match(err(), /^Onboarding failed: .*max_steps.*Nothing was written/);
-      assert.equal(await readFile(framework.configFile, "utf8"), "max_steps: 5\n");
+      assert.equal(await readFile(framework.settings.file.path, "utf8"), "max_steps: 5\n");
     } finally {
       await dir.cleanup();
     }
@@ -167,7 +169,7 @@ describe("bub onboard with the answers as options", () => {
       assert.equal(await runOnboard(framework, { prompts: silent, io, answers, interactive: false }), 0, err());
       assert.doesNotMatch(out(), /Welcome/, "no banner without questions");
       assert.match(out(), /^Saved config to .*config\.yml\n$/);
-      assert.deepEqual((await readConfigFile(framework.configFile)).data, {
+      assert.deepEqual((await readConfigFile(framework.settings.file.path)).data, {
         max_steps: 5,
         model: "openai:gpt-4o-mini",
         telegram: { proxy: "socks5://p:1", token: "${TG_TOKEN}", allow_users: "alice,42", allow_chats: "-100" },
@@ -177,7 +179,7 @@ describe("bub onboard with the answers as options", () => {
         stream_output: true,
         tgplugin: { greeting: "hi" },
       });
-      assert.match(await readFile(framework.configFile, "utf8"), /api_key: \$\{MY_KEY\}\n/, "a reference, not a secret");
+      assert.match(await readFile(framework.settings.file.path, "utf8"), /api_key: \$\{MY_KEY\}\n/, "a reference, not a secret");
     } finally {
       await dir.cleanup();
     }
@@ -187,9 +189,9 @@ describe("bub onboard with the answers as options", () => {
     const { dir, framework } = await setup("model: anthropic:claude-x\napi_key: old\n");
     try {
       assert.equal(await runOnboard(framework, { io: capture().io, answers: { apiKey: "sk-new" }, interactive: false }), 0);
-      assert.deepEqual((await readConfigFile(framework.configFile)).data, { model: "anthropic:claude-x", api_key: "sk-new" });
+      assert.deepEqual((await readConfigFile(framework.settings.file.path)).data, { model: "anthropic:claude-x", api_key: "sk-new" });
       assert.equal(await runOnboard(framework, { io: capture().io, answers: { model: "claude-y" }, interactive: false }), 0);
-      assert.equal((await readConfigFile(framework.configFile)).data.model, "anthropic:claude-y", "a bare name keeps the provider");
+      assert.equal((await readConfigFile(framework.settings.file.path)).data.model, "anthropic:claude-y", "a bare name keeps the provider");
     } finally {
       await dir.cleanup();
     }
@@ -212,7 +214,7 @@ describe("bub onboard with the answers as options", () => {
         assert.equal(err().trim().split("\n").length, 1, err());
         assert.doesNotMatch(err(), /sk-or-v1-abc/, "a mistaken secret is not echoed");
         assert.equal(out(), "");
-        assert.equal(await readFile(framework.configFile, "utf8").catch(() => ""), existing);
+        assert.equal(await readFile(framework.settings.file.path, "utf8").catch(() => ""), existing);
       } finally {
         await dir.cleanup();
       }
@@ -226,7 +228,7 @@ describe("bub onboard with the answers as options", () => {
       const answers = { model: "llama-3", apiKeyEnv: "GROQ_KEY", apiBase: "http://h/v1" };
       assert.equal(await runOnboard(framework, { prompts, io: capture().io, answers }), 0);
       assert.deepEqual(asked.map((question) => question.message.split(" ")[0]), ["LLM", "Channels", "Stream"]);
-      const written = (await readConfigFile(framework.configFile)).data;
+      const written = (await readConfigFile(framework.settings.file.path)).data;
       assert.equal(written.model, "groq:llama-3");
       assert.equal(written.api_key, "${GROQ_KEY}");
       assert.equal(written.api_base, "http://h/v1");
@@ -249,4 +251,26 @@ describe("bub onboard with the answers as options", () => {
     assert.throws(() => checkAnswers({ provider: "open ai" }), /not a provider id/);
     assert.doesNotThrow(() => checkAnswers({ apiKeyEnv: "MY_KEY_2", telegramTokenEnv: "_T" }));
   });
+});
+
+describe("collectOnboardConfig", () => {
+  function framework(...plugins: BubPlugin[]): BubFramework {
+    const bub = kernelFramework();
+    plugins.forEach((plugin, index) => bub.runtime.register(plugin, plugin.name ?? `p${index}`));
+    return bub;
+  }
+
+  it("collects onboard config in registration order, passing the same object and deep-merging", async () => {
+    const seen: unknown[] = [];
+    const bub = framework(
+      { name: "first", onboardConfig: ({ currentConfig }) => (seen.push(structuredClone(currentConfig)), { model: "a:b", telegram: { token: "t" } }) },
+      { name: "second", onboardConfig: ({ currentConfig }) => (seen.push(structuredClone(currentConfig)), { telegram: { allow_users: "1" } }) },
+      { name: "third", onboardConfig: () => null },
+    );
+    assert.deepEqual(await collectOnboardConfig(bub), { model: "a:b", telegram: { token: "t", allow_users: "1" } });
+    assert.deepEqual(seen, [{}, { model: "a:b", telegram: { token: "t" } }]);
+    const bad = framework({ name: "bad", onboardConfig: () => "nope" as never });
+    await assert.rejects(collectOnboardConfig(bad), TypeError);
+  });
+
 });

@@ -6,7 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { BubFramework } from "../../src/builtin/framework.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { ensureProject, linkRuntime, runningPackage, toNpmSpec, type NpmRunner, type ProjectContext } from "../../src/builtin/commands/plugin-project.ts";
 import { installPlugins } from "../../src/builtin/commands/install.ts";
 import { updatePlugins } from "../../src/builtin/commands/update.ts";
@@ -180,14 +180,14 @@ describe("install with the real npm and a local plugin package", { skip: hasNpm 
       const context: ProjectContext = { defaultProject: join(home, "bub-project"), cwd: dir.path, npm: quietNpm(), io };
       assert.equal(await installPlugins(context, [greetFixture]), 0);
       assert.match(out(), /Plugins: audit \(bub-plugin-greet\), greet \(bub-plugin-greet\)|Plugins: greet \(bub-plugin-greet\), audit \(bub-plugin-greet\)/);
-      const framework = new BubFramework({ workspace: dir.path, home, env: { BUB_HOME: home } });
+      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { BUB_HOME: home } });
       await framework.loadPlugins();
       const listing = capture();
       await printPlugins(framework, listing.io.stdout);
       assert.match(listing.out(), /ok {5}greet \(project\)/);
       assert.match(listing.out(), /^buildPrompt: greet, builtin$/m);
       assert.equal(await uninstallPlugins({ ...context, io: quiet }, ["bub-plugin-greet"]), 0);
-      const after = new BubFramework({ workspace: dir.path, home, env: { BUB_HOME: home } });
+      const after = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { BUB_HOME: home } });
       await after.loadPlugins();
       assert.equal(after.pluginStatus.some((status) => status.name === "greet"), false);
     } finally {
@@ -209,7 +209,7 @@ describe("install with the real npm and a plugin that declares bub-ts as its pee
       assert.equal(await installPlugins(context, [plugin]), 0, out());
       assert.match(out(), /Plugins: hello \(bub-plugin-hello\)/);
       assert.equal(await readlink(join(project, "node_modules", "bub-ts")), join("..", ".bub-ts"));
-      const framework = new BubFramework({ workspace: dir.path, home, env: { BUB_HOME: home } });
+      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { BUB_HOME: home } });
       await framework.loadPlugins();
       assert.deepEqual(framework.pluginStatus.find((status) => status.name === "hello"), { name: "hello", ok: true, source: "project" });
       assert.deepEqual(framework.hookReport().systemPrompt?.[0], "hello");

@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { BubFramework } from "../../src/builtin/framework.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { commandFromArgs, createProgram } from "../../src/cli/program.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -101,7 +101,7 @@ describe("bub command line", () => {
 describe("building only the command that runs", () => {
   const io = { stdout: { write: () => true }, stderr: { write: () => true } };
   const names = async (argv?: string[]) => {
-    const framework = new BubFramework({ workspace: "/tmp", home: "/nonexistent-bub-home", env: {} });
+    const framework = await createBub({ loadPlugins: false,  workspace: "/tmp", home: "/nonexistent-bub-home", env: {} });
     await framework.loadPlugins();
     return (await createProgram(framework, io, argv)).commands.map((command) => command.name());
   };

@@ -2,17 +2,18 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BubFramework } from "../../src/builtin/framework.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { expandReferences, isWholeReference } from "../../src/config/config-refs.ts";
 import { readConfigFile, writeConfigFile } from "../../src/config/config-file.ts";
 import { agentSettings } from "../../src/builtin/settings.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
+import type { BubFramework } from "../../src/kernel/framework.ts";
 
 async function withConfig(yaml: string, env: NodeJS.ProcessEnv, body: (bub: BubFramework, file: string) => Promise<void>): Promise<void> {
   const dir = await tempDir();
   try {
     await writeFile(join(dir.path, "config.yml"), yaml);
-    const bub = new BubFramework({ home: dir.path, workspace: dir.path, env });
+    const bub = await createBub({ loadPlugins: false,  home: dir.path, workspace: dir.path, env });
     await bub.loadPlugins();
     await body(bub, join(dir.path, "config.yml"));
   } finally {

@@ -6,9 +6,10 @@ import { LAST_ANCHOR, type TapeStore } from "../../src/kernel/tape-contract.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import type { ChannelRouter, SteeringInbox, TurnState } from "../../src/kernel/types.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
+import { kernelFramework } from "../support/framework.ts";
 
 function framework(...plugins: BubPlugin[]): BubFramework {
-  const bub = new BubFramework({ home: "/nonexistent-bub-home", workspace: "/tmp", env: {} });
+  const bub = kernelFramework();
   plugins.forEach((plugin, index) => bub.runtime.register(plugin, plugin.name ?? `p${index}`));
   return bub;
 }
@@ -207,19 +208,6 @@ describe("framework helpers", () => {
     assert.deepEqual(bub.getTapeSidecars().map((s) => (s as unknown as { tag: string }).tag), ["high"]);
   });
 
-  it("collects onboard config in registration order, passing the same object and deep-merging", async () => {
-    const seen: unknown[] = [];
-    const bub = framework(
-      { name: "first", onboardConfig: ({ currentConfig }) => (seen.push(structuredClone(currentConfig)), { model: "a:b", telegram: { token: "t" } }) },
-      { name: "second", onboardConfig: ({ currentConfig }) => (seen.push(structuredClone(currentConfig)), { telegram: { allow_users: "1" } }) },
-      { name: "third", onboardConfig: () => null },
-    );
-    assert.deepEqual(await bub.collectOnboardConfig(), { model: "a:b", telegram: { token: "t", allow_users: "1" } });
-    assert.deepEqual(seen, [{}, { model: "a:b", telegram: { token: "t" } }]);
-    const bad = framework({ name: "bad", onboardConfig: () => "nope" as never });
-    await assert.rejects(bad.collectOnboardConfig(), TypeError);
-  });
-
   it("type-checks admitMessage, continuePrompt, buildTapeContext and provideModelOptions answers", async () => {
     const turn = { sessionId: "s", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 };
     const good = framework({
@@ -301,19 +289,5 @@ describe("framework helpers", () => {
     await assert.rejects(bub.dispatchViaChannelRouter({}), /no route/);
     await bub.quitViaChannelRouter("s");
     assert.deepEqual(quits, ["s"]);
-  });
-});
-
-describe("loadConfig", () => {
-  it("reports malformed YAML with the file and line", async () => {
-    const dir = await tempDir();
-    try {
-      const { writeFile } = await import("node:fs/promises");
-      await writeFile(`${dir.path}/config.yml`, "model: a:b\n  bad: [\n");
-      const bub = new BubFramework({ home: dir.path, env: {} });
-      await assert.rejects(bub.loadConfig(), (error: Error) => /config\.yml line 1, column 8: .* — fix the file or run bub onboard$/.test(error.message));
-    } finally {
-      await dir.cleanup();
-    }
   });
 });

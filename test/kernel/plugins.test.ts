@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { cp, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BubFramework } from "../../src/builtin/framework.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
 
 const fixtures = fileURLToPath(new URL("../fixtures/plugins/", import.meta.url));
@@ -22,7 +22,7 @@ describe("plugin discovery and loading", () => {
   it("discovers plugins declared by the workspace's dependencies, sorted by name, after the builtin", async () => {
     const ws = await workspaceWithPackage();
     try {
-      const bub = new BubFramework({ workspace: ws.path, home: join(ws.path, ".bub"), env: {} });
+      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: join(ws.path, ".bub"), env: {} });
       await bub.loadPlugins();
       assert.deepEqual(bub.pluginStatus.map((s) => [s.name, s.ok, s.source]), [
         ["builtin", true, "builtin"],
@@ -41,7 +41,7 @@ describe("plugin discovery and loading", () => {
     const project = await workspaceWithPackage();
     const ws = await tempDir();
     try {
-      const bub = new BubFramework({ workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PROJECT: project.path } });
+      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PROJECT: project.path } });
       await bub.loadPlugins();
       assert.deepEqual(bub.pluginStatus.map((s) => `${s.name}:${s.source}`), ["builtin:builtin", "audit:project", "greet:project"]);
     } finally {
@@ -53,7 +53,7 @@ describe("plugin discovery and loading", () => {
   it("loads BUB_PLUGINS in order after discovered ones, so a listed .ts plugin overrides buildPrompt", async () => {
     const ws = await workspaceWithPackage();
     try {
-      const bub = new BubFramework({ workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PLUGINS: `${join(fixtures, "shout.ts")}` } });
+      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PLUGINS: `${join(fixtures, "shout.ts")}` } });
       await bub.loadPlugins();
       assert.equal(bub.pluginStatus.at(-1)?.name, "shout");
       const result = await bub.processInbound({ content: "hi", session_id: "s" });
@@ -70,7 +70,7 @@ describe("plugin discovery and loading", () => {
       await cp(join(fixtures, "class-plugin.js"), join(ws.path, "class-plugin.js"));
       await mkdir(join(ws.path, "home"));
       await writeFile(join(ws.path, "home", "config.yml"), "plugins:\n  - ./class-plugin.js\n");
-      const bub = new BubFramework({ workspace: ws.path, home: join(ws.path, "home"), env: {} });
+      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: join(ws.path, "home"), env: {} });
       await bub.loadPlugins();
       const result = await bub.processInbound({ content: "x", session_id: "s" });
       assert.equal(result.state.counterWorkspace, ws.path);
@@ -82,7 +82,7 @@ describe("plugin discovery and loading", () => {
   it("loads TypeScript that Node cannot strip through the fallback loader", async () => {
     const ws = await tempDir();
     try {
-      const bub = new BubFramework({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: join(fixtures, "enum-plugin.ts") } });
+      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: join(fixtures, "enum-plugin.ts") } });
       await bub.loadPlugins();
       assert.equal(bub.pluginStatus.at(-1)?.ok, true, String(bub.pluginStatus.at(-1)?.error));
       const result = await bub.processInbound({ content: "x", session_id: "s" });
@@ -96,7 +96,7 @@ describe("plugin discovery and loading", () => {
     const ws = await tempDir();
     try {
       const listed = ["broken-import.js", "broken-init.js", "shout.ts"].map((file) => join(fixtures, file)).join(",");
-      const bub = new BubFramework({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: listed } });
+      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: listed } });
       const { logs } = await captureLogs(() => bub.loadPlugins());
       const status = Object.fromEntries(bub.pluginStatus.map((s) => [s.name, s]));
       assert.equal(status["broken-import"]?.ok, false);
@@ -114,7 +114,7 @@ describe("plugin discovery and loading", () => {
   it("records a missing package named in BUB_PLUGINS", async () => {
     const ws = await tempDir();
     try {
-      const bub = new BubFramework({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: "no-such-bub-plugin" } });
+      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: "no-such-bub-plugin" } });
       await captureLogs(() => bub.loadPlugins());
       const status = bub.pluginStatus.find((s) => s.name === "no-such-bub-plugin");
       assert.equal(status?.ok, false);

@@ -8,7 +8,7 @@ import type { Tape } from "../../src/tape/index.ts";
 import { createShellManager } from "../../src/tools/builtin/shell-manager.ts";
 import { builtinTools } from "../../src/tools/builtin/index.ts";
 import { parseCommandArguments, runCommaCommand, isCommaCommand } from "../../src/tools/commands.ts";
-import { registerTool, toolRegistry } from "../../src/tools/global.ts";
+import { registerTool, toolsOf } from "../../src/tools/global.ts";
 import { createToolRegistry } from "../../src/tools/registry.ts";
 import { splitShellWords } from "../../src/tools/shell-words.ts";
 import { defineTool, type ToolContext } from "../../src/tools/tool.ts";
@@ -122,13 +122,17 @@ describe("runCommaCommand", () => {
   });
 });
 
-describe("default tool registry", () => {
+describe("a framework's tool registry", () => {
+  const toolRegistry = toolsOf({});
+
   it("holds the builtin tools and takes plugin tools with a disposer", () => {
     assert.ok(toolRegistry.has("bash") && toolRegistry.has("fs.read") && toolRegistry.has("reasoning_effort"));
-    const dispose = registerTool(defineTool({ name: "clock.now", run: () => "now" }));
-    assert.equal(toolRegistry.resolveToolName("clock_now"), "clock.now");
+    const owner = {};
+    const dispose = registerTool(owner, defineTool({ name: "clock.now", run: () => "now" }));
+    assert.equal(toolsOf(owner).resolveToolName("clock_now"), "clock.now");
+    assert.equal(toolRegistry.has("clock.now"), false, "another framework never sees the tool");
     dispose();
-    assert.equal(toolRegistry.has("clock.now"), false);
+    assert.equal(toolsOf(owner).has("clock.now"), false);
   });
 
   it("lists every builtin tool of the spec", () => {

@@ -37,7 +37,7 @@ export async function runChat(framework: BubFramework, options: ChatCommandOptio
       env: streams.env,
       // The manager has prepared the settings before it starts the channel.
       model: () => String(framework.settings.getValue("model", "openrouter:openrouter/free")),
-      toolNames: toolNamesSource(),
+      toolNames: toolNamesSource(framework),
       chatId: options.chatId,
       sessionId: options.sessionId,
       onExit: () => stop.abort(),
@@ -59,12 +59,12 @@ export async function runChat(framework: BubFramework, options: ChatCommandOptio
   return 0;
 }
 
-/** Tool names for `,` completion, from the shared registry (imported on the first call). */
-function toolNamesSource(): () => Iterable<string> {
+/** Tool names for `,` completion, from the framework's registry (imported on the first call). */
+function toolNamesSource(framework: BubFramework): () => Iterable<string> {
   let registry: { names(): string[] } | null = null;
   let loading: Promise<unknown> | null = null;
   return () => {
-    loading ??= import("../../tools/global.ts").then(({ toolRegistry }) => (registry = toolRegistry)).catch(() => {});
+    loading ??= import("../../tools/global.ts").then(({ toolsOf }) => (registry = toolsOf(framework))).catch(() => {});
     return registry?.names() ?? [];
   };
 }

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { ProjectCommandOptions, ProjectContext } from "./plugin-project.ts";
+import { pluginProjectDir } from "../../config/paths.ts";
 
 /** Installs `specs` (none: everything the project lists) and returns the exit code. */
 export async function installPlugins(context: ProjectContext, specs: readonly string[], options: ProjectCommandOptions = {}): Promise<number> {
@@ -31,7 +32,7 @@ Examples:
     )
     .action(async (specs: string[], options: ProjectCommandOptions) => {
       const { processContext } = await import("./plugin-project.ts");
-      const code = await installPlugins(processContext(framework.projectDir), specs, options);
+      const code = await installPlugins(processContext(pluginProjectDir(framework.env, framework.home)), specs, options);
       if (code !== 0) process.exitCode = code;
     });
 }

@@ -8,6 +8,7 @@
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { OnboardAnswers } from "./onboard-flags.ts";
+import { mergeConfig } from "../../config/settings.ts";
 
 /** One choice of a select or multiselect question. */
 export interface PromptOption {
@@ -154,11 +155,7 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
   const io = options.io ?? { stdout: process.stdout, stderr: process.stderr };
   const given = options.answers ?? {};
   const interactive = options.interactive ?? true;
-  const [{ readConfigFile, writeConfigFile }, { mergeConfig }, flags] = await Promise.all([
-    import("../../config/config-file.ts"),
-    import("../../config/settings.ts"),
-    import("./onboard-flags.ts"),
-  ]);
+  const [{ readConfigFile, writeConfigFile }, flags] = await Promise.all([import("../../config/config-file.ts"), import("./onboard-flags.ts")]);
   try {
     flags.checkAnswers(given);
   } catch (error) {
@@ -168,7 +165,7 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
   const prompts = interactive ? (options.prompts ?? ((await import("@clack/prompts")) as unknown as OnboardPrompts)) : null;
   if (prompts) io.stdout.write(`${BANNER}v${options.version ?? "?"}\n\nWelcome to Bub! Let's get you set up.\n`);
   try {
-    const existing = structuredClone((await readConfigFile(framework.configFile)).data);
+    const existing = structuredClone((await readConfigFile(framework.settings.file.path)).data);
     const channelNames = [...framework.getChannels(async () => {}).keys()].filter((name) => name !== "cli");
     let builtin: Record<string, unknown>;
     let fromFlags: Record<string, unknown>;
@@ -188,12 +185,12 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
       prompts?.cancel("Onboarding cancelled; nothing was written.");
       return 1;
     }
-    const fragments = await framework.collectOnboardConfig();
+    const fragments = await collectOnboardConfig(framework);
     const merged = mergeConfig(existing, builtin, fromFlags, fragments);
-    await framework.settings.validate(merged, framework.configFile);
-    await writeConfigFile(framework.configFile, merged);
-    prompts?.outro(`Saved config to ${framework.configFile}`);
-    io.stdout.write(`Saved config to ${framework.configFile}\n`);
+    await framework.settings.validate(merged, framework.settings.file.path);
+    await writeConfigFile(framework.settings.file.path, merged);
+    prompts?.outro(`Saved config to ${framework.settings.file.path}`);
+    io.stdout.write(`Saved config to ${framework.settings.file.path}\n`);
     return 0;
   } catch (error) {
     const { describeError } = await import("../../kernel/errors.ts");
@@ -246,10 +243,21 @@ Examples:
       const interactive = options.yes !== true && (process.stdin.isTTY === true || !hasAnswers(answers));
       if (interactive && !process.stdin.isTTY) {
         throw new Error(
-          `bub onboard asks questions and needs an interactive terminal. Run it in a terminal, pass the answers as options (bub onboard --model provider:name --yes; see bub onboard --help), or write ${framework.configFile} by hand`,
+          `bub onboard asks questions and needs an interactive terminal. Run it in a terminal, pass the answers as options (bub onboard --model provider:name --yes; see bub onboard --help), or write ${framework.settings.file.path} by hand`,
         );
       }
       const code = await runOnboard(framework, { version: version ?? app.version(), answers, interactive });
       if (code !== 0) process.exitCode = code;
     });
+}
+
+/** Every plugin's `onboardConfig` fragment in registration order, deep-merged, then validated. */
+export async function collectOnboardConfig(framework: BubFramework): Promise<Record<string, unknown>> {
+  const current: Record<string, unknown> = {};
+  for (const fragment of framework.runtime.eachSync("onboardConfig", { currentConfig: current }, { order: "registration" })) {
+    if (fragment === null || fragment === undefined) continue;
+    if (typeof fragment !== "object" || Array.isArray(fragment)) throw new TypeError("hook.onboardConfig must return an object or null");
+    mergeConfig(current, fragment as Record<string, unknown>);
+  }
+  return framework.settings.validate(current);
 }

@@ -14,7 +14,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expandHome } from "../../config/paths.ts";
-import { selfIndexUrl } from "../../kernel/plugins.ts";
+import { selfIndexUrl } from "../../plugins/load.ts";
 
 /** Runs npm with `args` in `cwd` and resolves with its exit code. */
 export type NpmRunner = (args: readonly string[], options: { cwd: string }) => Promise<number>;

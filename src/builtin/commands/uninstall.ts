@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { ProjectCommandOptions, ProjectContext } from "./plugin-project.ts";
+import { pluginProjectDir } from "../../config/paths.ts";
 
 /**
  * The npm packages to remove for `names`: a name the project lists as a dependency is that
@@ -66,7 +67,7 @@ Examples:
     )
     .action(async (names: string[], options: ProjectCommandOptions) => {
       const { processContext } = await import("./plugin-project.ts");
-      const code = await uninstallPlugins(processContext(framework.projectDir), names, options);
+      const code = await uninstallPlugins(processContext(pluginProjectDir(framework.env, framework.home)), names, options);
       if (code !== 0) process.exitCode = code;
     });
 }

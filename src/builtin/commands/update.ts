@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { ProjectCommandOptions, ProjectContext } from "./plugin-project.ts";
+import { pluginProjectDir } from "../../config/paths.ts";
 
 /** Updates `packages` (none: every package) within their version ranges; returns the exit code. */
 export async function updatePlugins(context: ProjectContext, packages: readonly string[], options: ProjectCommandOptions = {}): Promise<number> {
@@ -26,7 +27,7 @@ Examples:
     )
     .action(async (packages: string[], options: ProjectCommandOptions) => {
       const { processContext } = await import("./plugin-project.ts");
-      const code = await updatePlugins(processContext(framework.projectDir), packages, options);
+      const code = await updatePlugins(processContext(pluginProjectDir(framework.env, framework.home)), packages, options);
       if (code !== 0) process.exitCode = code;
     });
 }

@@ -9,6 +9,7 @@ import { ChannelManager } from "../../../src/channels/manager.ts";
 import { builtinAdmission } from "../../../src/channels/admission.ts";
 import { createSteeringInbox } from "../../../src/channels/steering.ts";
 import { createCliChannel, type CliChannel, type CliChannelOptions } from "../../../src/channels/cli/index.ts";
+import { kernelFramework } from "../../support/framework.ts";
 
 /** A fake terminal stream pair; `text()` is everything written so far. */
 export function fakeTerminal(tty: boolean, size = { columns: 80, rows: 24 }) {
@@ -50,7 +51,7 @@ export type Script = (prompt: string, state: TurnState) => AsyncGenerator<Stream
 
 /** Framework + manager + CLI channel wired like `bub chat`, with a scripted model. */
 export async function chatSession(script: Script, options: CliChannelOptions & { tty?: boolean; extraPlugins?: BubPlugin[] } = {}) {
-  const framework = new BubFramework({ home: "/nonexistent-bub-home", workspace: "/tmp/demo-ws", env: {} });
+  const framework = kernelFramework({ workspace: "/tmp/demo-ws" });
   const inbox = createSteeringInbox();
   const steered = deferred<Envelope>();
   const observed: SteeringInbox = {

@@ -1,17 +1,20 @@
+/**
+ * Plugin discovery: which plugin modules a start registers, in order: the managed plugin
+ * project, the workspace package and its dependencies, then the listed specifiers.
+ */
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, resolve, basename, extname } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { createRequire, registerHooks } from "node:module";
+import { createRequire } from "node:module";
 import { expandHome } from "../config/paths.ts";
 
 /** Where a discovered plugin came from. */
-export type PluginSource = "project" | "workspace" | "config";
+export type PluginOrigin = "project" | "workspace" | "config";
 
 /** A plugin found by discovery, not yet imported. */
 export interface PluginCandidate {
   /** Name it registers under (the key in `"bub": { "plugins": {...} }`, or derived from the path). */
   readonly name: string | null;
-  readonly source: PluginSource;
+  readonly source: PluginOrigin;
   /** Absolute file path or module specifier to import. */
   readonly module: string;
   /** The package that declared it, when there is one. */
@@ -48,7 +51,7 @@ async function readPackageJson(file: string): Promise<PackageJson | null> {
   }
 }
 
-function declaredPlugins(pkg: PackageJson, dir: string, source: PluginSource): PluginCandidate[] {
+function declaredPlugins(pkg: PackageJson, dir: string, source: PluginOrigin): PluginCandidate[] {
   const plugins = pkg.bub?.plugins;
   if (!plugins || typeof plugins !== "object") return [];
   return Object.entries(plugins).map(([name, path]) => {
@@ -61,7 +64,7 @@ function declaredPlugins(pkg: PackageJson, dir: string, source: PluginSource): P
  * Plugins declared by a package root and by its dependencies (`"bub": { "plugins": ... }`
  * in each package.json), sorted by plugin name.
  */
-async function discoverInPackageRoot(root: string, source: PluginSource, problems: Discovery["problems"]): Promise<PluginCandidate[]> {
+async function discoverInPackageRoot(root: string, source: PluginOrigin, problems: Discovery["problems"]): Promise<PluginCandidate[]> {
   const found: PluginCandidate[] = [];
   let rootPkg: PackageJson | null;
   try {
@@ -157,50 +160,4 @@ export async function discoverPlugins(options: { projectDir: string; workspace: 
 export function nameFromModule(module: string): string {
   const base = basename(module, extname(module));
   return base === "index" ? basename(resolve(module, "..")) : base;
-}
-
-/** This running copy's library entry, ../index.(ts|js) next to this module (what `import "bub-ts"` in a plugin gets). */
-export function selfIndexUrl(): URL {
-  return new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "../index.js", import.meta.url);
-}
-
-let aliasInstalled = false;
-
-/**
- * Makes `import "bub-ts"` inside plugins resolve to this running copy, so a plugin loaded
- * from anywhere shares the host's classes and markers.
- */
-function installSelfAlias(): void {
-  if (aliasInstalled) return;
-  aliasInstalled = true;
-  const self = selfIndexUrl().href;
-  registerHooks({
-    resolve(specifier, context, nextResolve) {
-      if (specifier === "bub-ts") return { url: self, shortCircuit: true };
-      return nextResolve(specifier, context);
-    },
-  });
-}
-
-const TS_FALLBACK_CODES = new Set(["ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING", "ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX", "ERR_UNKNOWN_FILE_EXTENSION", "ERR_INVALID_TYPESCRIPT_SYNTAX"]);
-
-/**
- * Imports a plugin module and returns its default export (or the module itself when it has
- * none). `.ts` files load through Node's type stripping, falling back to jiti for syntax
- * Node cannot strip or files inside node_modules.
- */
-export async function importPluginModule(module: string): Promise<unknown> {
-  installSelfAlias();
-  const url = isAbsolute(module) ? pathToFileURL(module).href : module;
-  let namespace: Record<string, unknown>;
-  try {
-    namespace = (await import(url)) as Record<string, unknown>;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    if (!/\.(c|m)?ts$/.test(module) || !TS_FALLBACK_CODES.has(code)) throw error;
-    const { createJiti } = await import("jiti");
-    const jiti = createJiti(import.meta.url, { moduleCache: false, alias: { "bub-ts": fileURLToPath(selfIndexUrl()) } });
-    namespace = (await jiti.import(module)) as Record<string, unknown>;
-  }
-  return namespace.default !== undefined ? namespace.default : namespace;
 }

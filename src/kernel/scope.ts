@@ -1,0 +1,80 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Provided } from "./hooks.ts";
+import type { SteeringInbox } from "./types.ts";
+import type { TapeStore } from "./tape-contract.ts";
+
+/** What a `running()` scope holds: the tape store and steering inbox, resolved once. */
+export interface RunningScope {
+  readonly tapeStore: TapeStore | null;
+  readonly steeringInbox: SteeringInbox | null;
+}
+
+type Exit = (error: unknown) => Promise<void>;
+
+function isIterator(value: unknown): value is Generator<unknown> | AsyncGenerator<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as Generator).next === "function" && typeof (value as Generator).throw === "function";
+}
+
+/** Enters a provider hook's answer: generators yield their value and clean up at exit; disposables are disposed. */
+export async function enterProvided<T>(provided: Provided<T> | null | undefined): Promise<{ value: T | null; exit: Exit }> {
+  if (provided === null || provided === undefined) return { value: null, exit: async () => {} };
+  if (isIterator(provided)) {
+    const generator = provided as Generator<T> | AsyncGenerator<T>;
+    const first = await generator.next();
+    const exit: Exit = async (error) => {
+      if (error === undefined) await generator.next();
+      else {
+        try {
+          await generator.throw(error);
+        } catch (thrown) {
+          if (thrown !== error) throw thrown;
+        }
+      }
+    };
+    return { value: first.done ? null : (first.value as T), exit };
+  }
+  const value = provided as T;
+  const disposable = value as Partial<AsyncDisposable & Disposable>;
+  if (typeof disposable[Symbol.asyncDispose] === "function") return { value, exit: async () => disposable[Symbol.asyncDispose]!() };
+  if (typeof disposable[Symbol.dispose] === "function") return { value, exit: async () => disposable[Symbol.dispose]!() };
+  return { value, exit: async () => {} };
+}
+
+/**
+ * The open `running()` scopes of one framework: the caller's own scope when it runs inside
+ * one, else the most recently opened scope that is still open.
+ */
+export class RunningScopes {
+  readonly #storage = new AsyncLocalStorage<RunningScope>();
+  #last: RunningScope | null = null;
+  #open = 0;
+
+  /** Runs `body` in a scope whose tape store and inbox were entered by the caller; exits them afterwards. */
+  async run<T>(store: { value: TapeStore | null; exit: Exit }, inbox: { value: SteeringInbox | null; exit: Exit }, body: (scope: RunningScope) => Promise<T>): Promise<T> {
+    const scope: RunningScope = { tapeStore: store.value, steeringInbox: inbox.value };
+    const previous = this.#last;
+    this.#last = scope;
+    this.#open++;
+    let failure: unknown;
+    try {
+      return await this.#storage.run(scope, () => body(scope));
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      this.#open--;
+      if (this.#last === scope) this.#last = previous;
+      try {
+        await inbox.exit(failure);
+      } finally {
+        await store.exit(failure);
+      }
+    }
+  }
+
+  /** The scope the caller runs in (or the most recent open one); null when none is open. */
+  get current(): RunningScope | null {
+    if (this.#open === 0) return null;
+    return this.#storage.getStore() ?? this.#last;
+  }
+}

@@ -1,0 +1,1 @@
+export type { Settings as SettingsStore } from "../config/settings.ts";
