@@ -1,7 +1,7 @@
 import { HookRuntime, isThenable, type Awaitable } from "./runtime.ts";
 import { runModel, runModelStream } from "./model-adapters.ts";
 import { AgentHooks } from "./agent-hooks.ts";
-import { createLogger } from "./log.ts";
+import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { BubError, toErrorKind } from "./errors.ts";
 import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
 import type { StreamState } from "./stream.ts";
@@ -40,6 +40,8 @@ export interface BubFrameworkOptions {
   plugins?: PluginSource;
   /** The plugin registered first, under the name `builtin`. */
   builtin?: PluginExport<BubFramework>;
+  /** Where records logged inside this framework's scopes go; default the process-wide sink (stderr). */
+  logSink?: LogSink;
 }
 
 const NO_OPTIONS: { streamOutput?: boolean } = Object.freeze({});
@@ -78,7 +80,8 @@ export class BubFramework {
   readonly #builtin: BubFrameworkOptions["builtin"];
   readonly #source: PluginSource | undefined;
   readonly #plugins: PluginRegistry<BubFramework>;
-  readonly #scopes = new RunningScopes();
+  readonly #logs: LogRoute;
+  readonly #scopes: RunningScopes;
   #router: ChannelRouter | null = null;
 
   constructor(options: BubFrameworkOptions) {
@@ -89,6 +92,21 @@ export class BubFramework {
     this.#builtin = options.builtin;
     this.#source = options.plugins;
     this.#plugins = new PluginRegistry(this.runtime, this);
+    this.#logs = { sink: options.logSink ?? null };
+    this.#scopes = new RunningScopes(this.#logs);
+  }
+
+  /**
+   * Sends what is logged inside this framework's `running()` scopes to `sink` (null: the
+   * process-wide sink). Returns a function that restores the previous one. Another
+   * framework in the same process keeps its own.
+   */
+  setLogSink(sink: LogSink | null): () => void {
+    const previous = this.#logs.sink;
+    this.#logs.sink = sink;
+    return () => {
+      this.#logs.sink = previous;
+    };
   }
 
   /**

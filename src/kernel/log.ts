@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
 /** Severity of a log record. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -12,7 +14,6 @@ function thresholdFromEnv(): number {
   return process.env.BUB_DEBUG ? ORDER.debug : ORDER.warn;
 }
 
-// Reading process.env costs about a microsecond; hot paths log (and filter) per message.
 let threshold: number | null = null;
 
 /** Re-reads BUB_LOG_LEVEL / BUB_DEBUG (call after changing them, e.g. after loading `.env`). */
@@ -32,9 +33,26 @@ const stderrSink: LogSink = (level, namespace, message, error) => {
 
 let sink: LogSink = stderrSink;
 
+/** Where one framework's log records go; `sink: null` defers to the process-wide sink. */
+export interface LogRoute {
+  sink: LogSink | null;
+}
+
+const routes = new AsyncLocalStorage<LogRoute>();
+
+/** Runs `body` with the records it logs (and everything it starts) going to `route`. */
+export function withLogRoute<T>(route: LogRoute, body: () => T): T {
+  return routes.run(route, body);
+}
+
+function currentSink(): LogSink {
+  return routes.getStore()?.sink ?? sink;
+}
+
 /**
- * Replaces where log records go (tests capture them; the REPL silences them while it owns
- * the terminal). Returns a function that restores the previous sink.
+ * Replaces the process-wide sink: where records go that no framework routes elsewhere
+ * (tests capture them). Returns a function that restores the previous sink. A framework's
+ * own sink is set with `framework.setLogSink()`.
  */
 export function setLogSink(next: LogSink | null): () => void {
   const previous = sink;
@@ -55,9 +73,9 @@ export interface Logger {
 /** A logger whose records carry `namespace`. */
 export function createLogger(namespace: string): Logger {
   return {
-    debug: (message, error) => sink("debug", namespace, message, error),
-    info: (message, error) => sink("info", namespace, message, error),
-    warn: (message, error) => sink("warn", namespace, message, error),
-    error: (message, error) => sink("error", namespace, message, error),
+    debug: (message, error) => currentSink()("debug", namespace, message, error),
+    info: (message, error) => currentSink()("info", namespace, message, error),
+    warn: (message, error) => currentSink()("warn", namespace, message, error),
+    error: (message, error) => currentSink()("error", namespace, message, error),
   };
 }

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Provided } from "./hooks.ts";
 import type { SteeringInbox } from "./types.ts";
 import type { TapeStore } from "./tape-contract.ts";
+import { withLogRoute, type LogRoute } from "./log.ts";
 
 /** What a `running()` scope holds: the tape store and steering inbox, resolved once. */
 export interface RunningScope {
@@ -46,6 +47,13 @@ export async function enterProvided<T>(provided: Provided<T> | null | undefined)
  */
 export class RunningScopes {
   readonly #storage = new AsyncLocalStorage<RunningScope>();
+  readonly #logs: LogRoute;
+
+  /** `logs`: where records logged inside a scope go (the framework's own log route). */
+  constructor(logs: LogRoute) {
+    this.#logs = logs;
+  }
+
   #last: RunningScope | null = null;
   #open = 0;
 
@@ -57,7 +65,7 @@ export class RunningScopes {
     this.#open++;
     let failure: unknown;
     try {
-      return await this.#storage.run(scope, () => body(scope));
+      return await withLogRoute(this.#logs, () => this.#storage.run(scope, () => body(scope)));
     } catch (error) {
       failure = error;
       throw error;

@@ -4,7 +4,7 @@
  * not the REPL; `,quit`, `,exit` and Ctrl-D leave; Ctrl-X toggles shell mode.
  */
 import { basename } from "node:path";
-import { setLogSink, type LogSink } from "../../kernel/log.ts";
+import type { LogSink } from "../../kernel/log.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
 import { fieldOf } from "../../kernel/envelope.ts";
 import type { AsyncStreamEvents, StreamEvent } from "../../kernel/stream.ts";
@@ -23,6 +23,7 @@ export interface CliFramework {
   readonly workspace: string;
   readonly home: string;
   quitViaChannelRouter(sessionId: string): Promise<void>;
+  setLogSink(sink: LogSink | null): () => void;
 }
 
 /** Options of {@link createCliChannel}. */
@@ -144,7 +145,7 @@ export class CliChannel implements Channel {
   async #start(signal: AbortSignal): Promise<void> {
     const options = this.#options;
     const env = options.env ?? process.env;
-    if (options.silenceLogs !== false) this.#restoreLogs = setLogSink(this.#logSink(env));
+    if (options.silenceLogs !== false) this.#restoreLogs = this.#framework.setLogSink(this.#logSink(env));
     this.#history = options.historyFile === undefined ? historyFile(this.#framework.home, this.#framework.workspace) : options.historyFile;
     const past = this.#history ? await loadHistory(this.#history).catch(() => []) : [];
     const terminal = new Terminal({
