@@ -1,0 +1,31 @@
+/** The data of a configuration: the parsed `config.yml` mapping, and merging such mappings. */
+
+/** The parsed config file: its data and where each key path sits. */
+export interface ConfigFile {
+  readonly path: string;
+  readonly data: Record<string, unknown>;
+  /** 1-based line of a dotted key path, when known. */
+  lineOf(path: readonly PropertyKey[]): number | null;
+}
+
+/** A config file that does not exist or is empty. */
+export function emptyConfigFile(path: string): ConfigFile {
+  return { path, data: {}, lineOf: () => null };
+}
+
+/** True for a plain mapping (an object that is not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Deep-merges `updates` into `base` in place (incoming values win; nested objects merged). */
+export function mergeConfig(base: Record<string, unknown>, ...updates: readonly (Record<string, unknown> | null | undefined)[]): Record<string, unknown> {
+  for (const update of updates) {
+    if (!update) continue;
+    for (const [key, value] of Object.entries(update)) {
+      if (isRecord(value) && isRecord(base[key])) mergeConfig(base[key] as Record<string, unknown>, value);
+      else base[key] = isRecord(value) || Array.isArray(value) ? structuredClone(value) : value;
+    }
+  }
+  return base;
+}
