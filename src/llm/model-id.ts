@@ -30,3 +30,12 @@ export function parseModelId(id: string): ModelRef {
   }
   return { id: trimmed, provider: provider.toLowerCase(), model };
 }
+
+/** The provider id of a `provider:model` id, or null when it is malformed. */
+export function providerOf(model: string): string | null {
+  try {
+    return parseModelId(model).provider;
+  } catch {
+    return null;
+  }
+}

@@ -1,7 +1,7 @@
 import type { BubError } from "../kernel/errors.ts";
 import type { Usage } from "../kernel/stream.ts";
 import type { ChatMessage, JsonObject } from "../kernel/tape-contract.ts";
-import type { ChatToolCall } from "./model-client.ts";
+import type { ChatToolCall } from "./model-call.ts";
 
 /**
  * Everything one model step leaves on the tape. The tape layer writes it in the order of

@@ -1,49 +1,12 @@
 import assert from "node:assert/strict";
-import { beforeEach, describe, it } from "node:test";
-import { BubError } from "../../src/kernel/errors.ts";
+import { describe, it } from "node:test";
 import { isContextLengthError } from "../../src/llm/errors.ts";
-import { completionCallOptions, createModelClient, type ModelCallEvent, type ModelCallRequest, type ModelClientOptions } from "../../src/llm/model-client.ts";
-import { defaultModelSettings, type ModelSettings } from "../../src/llm/settings.ts";
+import { createModelClient } from "../../src/llm/model-client.ts";
 import { reply } from "../support/fake-openai.ts";
-import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
+import { collect, failure, hello, useModelClientServer } from "./model-client-support.ts";
 
 describe("model client (against a fake OpenAI server)", () => {
-  const logLines: string[] = [];
-  const server = useFakeOpenAI({ onLog: (_level, _namespace, message) => void logLines.push(message) });
-  beforeEach(() => {
-    logLines.length = 0;
-  });
-
-  /** Settings pointing every provider at the fake server. */
-  function settingsFor(overrides: Partial<ModelSettings> = {}): ModelSettings {
-    return defaultModelSettings({ model: "fake:model-a", api_base: server.url, api_key: "sk-test", ...overrides });
-  }
-
-  /** A client whose retry waits are recorded instead of slept. */
-  function clientFor(overrides: Partial<ModelSettings> = {}, options: ModelClientOptions = {}) {
-    const sleeps: number[] = [];
-    const client = createModelClient(settingsFor(overrides), { env: {}, sleep: async (ms) => void sleeps.push(ms), ...options });
-    return { client, sleeps };
-  }
-
-  async function collect(stream: AsyncIterable<ModelCallEvent>): Promise<ModelCallEvent[]> {
-    const events: ModelCallEvent[] = [];
-    for await (const event of stream) events.push(event);
-    return events;
-  }
-
-  async function failure(stream: AsyncIterable<ModelCallEvent>): Promise<{ events: ModelCallEvent[]; error: BubError }> {
-    const events: ModelCallEvent[] = [];
-    try {
-      for await (const event of stream) events.push(event);
-    } catch (error) {
-      assert.ok(BubError.isInstance(error), `expected a BubError, got ${String(error)}`);
-      return { events, error };
-    }
-    assert.fail("the stream did not fail");
-  }
-
-  const hello: ModelCallRequest = { model: "fake:model-a", messages: [{ role: "user", content: "hello" }] };
+  const { server, settingsFor, clientFor } = useModelClientServer();
 
   describe("model call streaming", () => {
     it("streams reasoning and text deltas, then finish with usage in OpenAI field names", async () => {
@@ -210,113 +173,6 @@ describe("model client (against a fake OpenAI server)", () => {
     });
   });
 
-  describe("retries", () => {
-    it("retries a 429 after its retry-after, then a 5xx with backoff, then succeeds", async () => {
-      server.script(reply.error(429, "Rate limit reached", { retryAfter: 2 }), reply.error(503, "Service overloaded"), reply.text("finally"));
-      const { client, sleeps } = clientFor();
-      const events = await collect(client.stream(hello));
-      assert.equal(events.filter((event) => event.type === "text").map((event) => (event.type === "text" ? event.delta : "")).join(""), "finally");
-      assert.deepEqual(sleeps, [2000, 1000]);
-      assert.equal(server.requests.length, 3);
-      assert.ok(logLines.some((line) => line.startsWith("model.retry model=fake:model-a attempt=2/3 delay_ms=2000")));
-    });
-
-    it("caps a long retry-after", async () => {
-      server.script(reply.error(429, "slow down", { retryAfter: 3600 }), reply.text("ok"));
-      const { client, sleeps } = clientFor({}, { retry: { maxRetryAfterMs: 5000 } });
-      await collect(client.stream(hello));
-      assert.deepEqual(sleeps, [5000]);
-    });
-
-    it("retries a connection dropped before any output", async () => {
-      server.script(reply.drop(0), reply.text("recovered"));
-      const { client, sleeps } = clientFor();
-      const events = await collect(client.stream(hello));
-      assert.equal(events[0]?.type === "text" && events[0].delta, "recovered");
-      assert.deepEqual(sleeps, [500]);
-    });
-
-    it("does not retry once output has been streamed", async () => {
-      server.script(reply.drop(3, "one two three four five"));
-      const { client, sleeps } = clientFor({ fallback_models: ["fake:model-b"] });
-      const { events, error } = await failure(client.stream(hello));
-      assert.deepEqual(
-        events.map((event) => (event.type === "text" ? event.delta : event.type)),
-        ["one ", "two "],
-      );
-      assert.equal(error.kind, "temporary");
-      assert.match(error.message, /the connection failed/);
-      assert.deepEqual(sleeps, []);
-      assert.equal(server.requests.length, 1, "neither retried nor passed to a fallback");
-    });
-
-    it("does not retry refusals or key problems", async () => {
-      server.script(reply.error(400, "Invalid 'messages'"), reply.error(401, "Incorrect API key provided"));
-      const { client, sleeps } = clientFor();
-      const refused = await failure(client.stream(hello));
-      assert.equal(refused.error.kind, "provider");
-      assert.equal(refused.error.message, "fake:model-a returned HTTP 400: Invalid 'messages'");
-      const unauthorized = await failure(client.stream(hello));
-      assert.equal(unauthorized.error.kind, "config");
-      assert.match(unauthorized.error.message, /Check the API key \(BUB_FAKE_API_KEY or BUB_API_KEY\)/);
-      assert.deepEqual(sleeps, []);
-      assert.equal(server.requests.length, 2);
-    });
-
-    it("gives up on a candidate after maxAttempts", async () => {
-      server.script(reply.error(500, "boom"), reply.error(500, "boom"), reply.error(500, "boom"));
-      const { client, sleeps } = clientFor();
-      const { error } = await failure(client.stream(hello));
-      assert.equal(error.kind, "temporary");
-      assert.equal(error.details?.status, 500);
-      assert.deepEqual(sleeps, [500, 1000]);
-      assert.equal(server.requests.length, 3);
-    });
-  });
-
-  describe("fallback models", () => {
-    it("moves to the next candidate after the retries are exhausted", async () => {
-      server.script(reply.error(503, "down"), reply.error(503, "down"), reply.error(503, "down"), reply.text("fallback answer"));
-      const { client } = clientFor({ fallback_models: ["fake:model-b"] });
-      const events = await collect(client.stream(hello));
-      assert.deepEqual(server.requests.map((request) => request.body.model), ["model-a", "model-a", "model-a", "model-b"]);
-      const finish = events.at(-1)!;
-      assert.ok(finish.type === "finish");
-      assert.equal(finish.model, "fake:model-b");
-      assert.ok(logLines.some((line) => line.startsWith("model candidate failed; trying fallback model=fake:model-b failed=fake:model-a")));
-    });
-
-    it("applies to any requested model, not only the configured default", async () => {
-      server.script(reply.error(401, "nope"), reply.text("ok"));
-      const { client } = clientFor({ model: "fake:default", fallback_models: ["fake:model-b"] });
-      await collect(client.stream({ ...hello, model: "fake:per-session" }));
-      assert.deepEqual(server.requests.map((request) => request.body.model), ["per-session", "model-b"]);
-    });
-
-    it("lists each candidate's failure when all fail, configuration errors included", async () => {
-      server.script(reply.error(401, "Incorrect API key"));
-      const { client } = clientFor({ fallback_models: ["mystery:model", "fake:model-a"], api_base: { fake: server.url } });
-      assert.deepEqual(client.candidates("fake:model-a"), ["fake:model-a", "mystery:model"]);
-      const { error } = await failure(client.stream(hello));
-      assert.equal(error.kind, "config");
-      assert.equal(
-        error.message,
-        [
-          "All 2 model candidates failed:",
-          "1) fake:model-a: [config] fake:model-a returned HTTP 401: Incorrect API key. Check the API key (BUB_FAKE_API_KEY or BUB_API_KEY).",
-          "2) mystery:model: [config] Unknown provider 'mystery' in model 'mystery:model': set BUB_MYSTERY_API_BASE (or BUB_API_BASE) to its OpenAI-compatible endpoint, or use one of: openrouter, openai, anthropic, deepseek, gemini, groq, mistral, xai, ollama.",
-        ].join("\n"),
-      );
-      assert.deepEqual(
-        (error.details?.candidates as { model: string; kind: string }[]).map(({ model, kind }) => [model, kind]),
-        [
-          ["fake:model-a", "config"],
-          ["mystery:model", "config"],
-        ],
-      );
-    });
-  });
-
   describe("context length and timeouts", () => {
     it("flags a context-length refusal so the agent can hand off", async () => {
       server.script(reply.contextLength(8192));
@@ -377,21 +233,6 @@ describe("model client (against a fake OpenAI server)", () => {
       }
       const next = await collect(client.stream(hello));
       assert.equal(next[0]?.type === "text" && next[0].delta, "next");
-    });
-  });
-
-  describe("completionCallOptions", () => {
-    it("maps reasoning effort levels to the AI SDK setting and custom values to provider options", () => {
-      assert.deepEqual(completionCallOptions({}, { family: "anthropic", optionsKey: "anthropic" }, "high"), { reasoning: "high" });
-      assert.deepEqual(completionCallOptions({}, { family: "openai-compatible", optionsKey: "local" }, "turbo"), { providerOptions: { local: { reasoningEffort: "turbo" } } });
-      assert.deepEqual(completionCallOptions({ reasoning_effort: "low" }, { family: "openai", optionsKey: "openai" }, null), { reasoning: "low" });
-    });
-
-    it("merges explicit providerOptions", () => {
-      assert.deepEqual(
-        completionCallOptions({ providerOptions: { openai: { serviceTier: "flex" } }, temperature: 0 }, { family: "openai", optionsKey: "openai" }, undefined),
-        { temperature: 0, providerOptions: { openai: { serviceTier: "flex" } } },
-      );
     });
   });
 });

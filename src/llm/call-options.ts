@@ -1,0 +1,95 @@
+/**
+ * A model call's request in the AI SDK's terms: the prompt, the tools, the token limit, and
+ * `completion_args` with the reasoning effort turned into call settings and provider options.
+ */
+import type { LanguageModelV4CallOptions, LanguageModelV4FunctionTool } from "@ai-sdk/provider";
+import { createLogger } from "../kernel/log.ts";
+import { toModelPrompt, withAnthropicCacheControl } from "./messages.ts";
+import type { ModelCallRequest } from "./model-call.ts";
+import type { ModelTarget } from "./providers.ts";
+import type { ModelSettings } from "./settings.ts";
+
+const log = createLogger("bub:llm");
+
+const REASONING_LEVELS = new Set(["provider-default", "none", "minimal", "low", "medium", "high", "xhigh", "max"]);
+
+const CALL_SETTINGS: Readonly<Record<string, keyof LanguageModelV4CallOptions>> = {
+  temperature: "temperature",
+  top_p: "topP",
+  topP: "topP",
+  top_k: "topK",
+  topK: "topK",
+  presence_penalty: "presencePenalty",
+  presencePenalty: "presencePenalty",
+  frequency_penalty: "frequencyPenalty",
+  frequencyPenalty: "frequencyPenalty",
+  seed: "seed",
+  stop: "stopSequences",
+  stopSequences: "stopSequences",
+};
+
+/** Keys the runtime manages itself; a value in `completion_args` is ignored. */
+const MANAGED = new Set(["model", "messages", "tools", "stream", "stream_options", "max_tokens", "max_completion_tokens", "maxOutputTokens"]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `completion_args` and the reasoning effort → call settings and `providerOptions`.
+ * Standard sampling keys map to AI SDK settings; `providerOptions` is merged as given;
+ * `extra_body` and every other key go to this provider's options (OpenAI-compatible
+ * servers and OpenRouter put them in the request body verbatim).
+ */
+export function completionCallOptions(
+  completionArgs: Readonly<Record<string, unknown>>,
+  target: Pick<ModelTarget, "family" | "optionsKey">,
+  reasoningEffort: string | null | undefined,
+): Partial<LanguageModelV4CallOptions> {
+  const options: Record<string, unknown> = {};
+  const ownOptions: Record<string, unknown> = {};
+  const providerOptions: Record<string, Record<string, unknown>> = {};
+  for (const [key, value] of Object.entries(completionArgs)) {
+    if (value === undefined || MANAGED.has(key) || key === "reasoning_effort") continue;
+    const setting = CALL_SETTINGS[key];
+    if (setting) options[setting] = setting === "stopSequences" && typeof value === "string" ? [value] : value;
+    else if (key === "providerOptions" && isRecord(value)) {
+      for (const [provider, entry] of Object.entries(value)) if (isRecord(entry)) providerOptions[provider] = { ...providerOptions[provider], ...entry };
+    } else if (key === "extra_body" && isRecord(value)) Object.assign(ownOptions, value);
+    else ownOptions[key] = value;
+  }
+  const effortValue = reasoningEffort ?? completionArgs.reasoning_effort;
+  const effort = typeof effortValue === "string" ? effortValue.trim() : "";
+  if (effort && effort !== "auto") {
+    if (REASONING_LEVELS.has(effort)) options.reasoning = effort;
+    else if (target.family === "openai-compatible") ownOptions.reasoningEffort = effort;
+    else log.warn(`model.reasoning_effort_unsupported effort=${effort} provider=${target.optionsKey}`);
+  }
+  if (Object.keys(ownOptions).length > 0) providerOptions[target.optionsKey] = { ...ownOptions, ...providerOptions[target.optionsKey] };
+  if (Object.keys(providerOptions).length > 0) options.providerOptions = providerOptions;
+  return options as Partial<LanguageModelV4CallOptions>;
+}
+
+/**
+ * The AI SDK options of one attempt at `request` on `target`: the messages as its prompt
+ * (with Anthropic cache breakpoints), the tools, `maxTokens` or the settings' `max_tokens`,
+ * and {@link completionCallOptions}.
+ */
+export function buildCallOptions(request: ModelCallRequest, target: ModelTarget, settings: ModelSettings, abortSignal: AbortSignal): LanguageModelV4CallOptions {
+  const basePrompt = toModelPrompt(request.messages);
+  const prompt = target.family === "anthropic" ? withAnthropicCacheControl(basePrompt) : basePrompt;
+  const tools: LanguageModelV4FunctionTool[] = (request.tools ?? []).map((tool) => ({
+    type: "function",
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.parameters as LanguageModelV4FunctionTool["inputSchema"],
+  }));
+  const maxTokens = request.maxTokens ?? settings.max_tokens;
+  return {
+    ...completionCallOptions(settings.completion_args ?? {}, target, request.reasoningEffort),
+    prompt,
+    ...(maxTokens ? { maxOutputTokens: maxTokens } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
+    abortSignal,
+  };
+}
