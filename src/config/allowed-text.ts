@@ -3,7 +3,7 @@
  * JSON schema zod writes for it.
  */
 import { isRecord } from "./config-data.ts";
-import type { SettingsSchema } from "./settings-section.ts";
+import type { SettingsSchema } from "../kernel/settings-contract.ts";
 
 /** A JSON Schema node, as zod's `toJSONSchema` writes it. */
 export type JsonSchema = {

@@ -1,12 +1,8 @@
 /** The data of a configuration: the parsed `config.yml` mapping, and merging such mappings. */
 
-/** The parsed config file: its data and where each key path sits. */
-export interface ConfigFile {
-  readonly path: string;
-  readonly data: Record<string, unknown>;
-  /** 1-based line of a dotted key path, when known. */
-  lineOf(path: readonly PropertyKey[]): number | null;
-}
+import type { ConfigFile } from "../kernel/settings-contract.ts";
+
+export type { ConfigFile };
 
 /** A config file that does not exist or is empty. */
 export function emptyConfigFile(path: string): ConfigFile {

@@ -7,7 +7,7 @@ import { createLogger } from "../kernel/log.ts";
 import { isRecord, type ConfigFile } from "./config-data.ts";
 import { expandReferences, isWholeReference } from "./config-refs.ts";
 import { parseEnvValue } from "./env-values.ts";
-import { envVariable, type SettingsSchema, type SettingsSection } from "./settings-section.ts";
+import { envVariable, type SettingsSchema, type SettingsSection } from "../kernel/settings-contract.ts";
 import { shown, type Source } from "./settings-problems.ts";
 
 const log = createLogger("bub:config");

@@ -1,11 +1,11 @@
 /**
  * The settings store, and the module the rest of the code imports the config layer from:
- * sections are declared in ./settings-section.ts, values gathered in ./settings-sources.ts,
+ * sections are declared in ../kernel/settings-contract.ts, values gathered in ./settings-sources.ts,
  * problems described in ./settings-problems.ts.
  */
 import { ConfigError } from "./config-error.ts";
 import { isRecord, type ConfigFile } from "./config-data.ts";
-import type { SettingsSchema, SettingsSection } from "./settings-section.ts";
+import type { SettingsSchema, SettingsSection, SettingsStore } from "../kernel/settings-contract.ts";
 import { defaultIssueMessage, describeProblems, settingsError, type Problem } from "./settings-problems.ts";
 import { gatherValues } from "./settings-sources.ts";
 import { isZodObject } from "./zod-def.ts";
@@ -13,7 +13,7 @@ import { isZodObject } from "./zod-def.ts";
 export { ConfigError } from "./config-error.ts";
 export { emptyConfigFile, mergeConfig, type ConfigFile } from "./config-data.ts";
 export { loadDotEnv } from "./dotenv.ts";
-export { defineSettings, type SettingsOf, type SettingsSchema, type SettingsSection } from "./settings-section.ts";
+export { defineSettings, type SettingsOf, type SettingsSchema, type SettingsSection } from "../kernel/settings-contract.ts";
 
 /** The outcome of resolving a section: its value, or one line per problem. */
 type Resolved = { ok: true; value: unknown } | { ok: false; problems: Problem[] };
@@ -24,7 +24,7 @@ type Resolved = { ok: true; value: unknown } | { ok: false; problems: Problem[] 
  * per section until {@link Settings.reload}. When a section does not validate, the error
  * lists the problems of every section whose schema is loaded, not just that one's.
  */
-export class Settings {
+export class Settings implements SettingsStore {
   readonly #sections = new Map<string, SettingsSection<unknown>>();
   readonly #schemas = new Map<string, SettingsSchema>();
   readonly #cache = new Map<string, unknown>();

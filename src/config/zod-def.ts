@@ -2,7 +2,7 @@
  * Reads a zod 4 schema's definition (`schema._zod.def`) without importing zod, so that
  * resolving settings loads zod only with the schemas themselves.
  */
-import type { SettingsSchema } from "./settings-section.ts";
+import type { SettingsSchema } from "../kernel/settings-contract.ts";
 
 /** The part of a zod definition the config layer reads. */
 type ZodDef = { type?: string; innerType?: unknown; in?: unknown; element?: unknown };

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineSettings } from "../../src/config/settings.ts";
-import { envVariable } from "../../src/config/settings-section.ts";
+import { envVariable } from "../../src/kernel/settings-contract.ts";
 import { agentSettings, channelSettings, spillSettings } from "../../src/builtin/settings.ts";
 import { withConfig } from "./support.ts";
 
