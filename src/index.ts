@@ -13,16 +13,14 @@ export type { RunningScope } from "./kernel/scope.ts";
 
 export { definePlugin, HOOK_NAMES, SYNC_HOOKS } from "./kernel/hooks.ts";
 export type { BubHooks, BubPlugin, ErrorStage, HookArgs, HookName, HookReturn, HookValue, MaybePromise, NoResult, PluginFactory, Provided } from "./kernel/hooks.ts";
-export { addHookNames } from "./kernel/runtime.ts";
 export { finish, proceed, replace, deny } from "./kernel/interception.ts";
 export type { LlmCallDecision, LlmCallRequest, LlmCallResult, ToolCall, ToolCallDecision, ToolCallResult } from "./kernel/interception.ts";
 export { AsyncStreamEvents, collectText, createStreamState } from "./kernel/stream.ts";
 export type { StreamEvent, StreamEventKind, StreamState, Usage } from "./kernel/stream.ts";
 export { defineTool, registerTool, toolsOf, toolInputSchema } from "./tools/index.ts";
 export type { Tool, ToolContext, ToolDefinition, ToolParameters, ToolRunOptions } from "./tools/index.ts";
-export { defineSettings } from "./config/settings.ts";
-export type { SettingsOf, SettingsSchema, SettingsSection } from "./config/settings.ts";
-export type { SettingsStore } from "./kernel/settings-contract.ts";
+export { defineSettings } from "./kernel/settings-contract.ts";
+export type { ConfigFile, SettingsOf, SettingsSchema, SettingsSection, SettingsStore } from "./kernel/settings-contract.ts";
 
 export { contentOf, fieldOf, normalizeEnvelope, unpackBatch, isEmptyPrompt } from "./kernel/envelope.ts";
 export type { Envelope, Prompt, PromptPart } from "./kernel/envelope.ts";
