@@ -118,7 +118,8 @@ describe("a real turn through the builtin plugin", () => {
     try {
       const result = await bub(["run", ",fs_read 'x"], join(dir.path, ".bub"), dir.path);
       assert.equal(result.code, 1);
-      assert.equal(result.stdout, "[cli:local]\nNo closing quotation: a single quote is not closed\n");
+      assert.equal(result.stdout, "", "nothing on stdout: scripts read only answers there");
+      assert.equal(result.stderr, "bub: No closing quotation: a single quote is not closed\n");
       assert.equal(server.requests.length, 0);
     } finally {
       await dir.cleanup();
@@ -131,7 +132,8 @@ describe("a real turn through the builtin plugin", () => {
       server.script(reply.error(401, "Incorrect API key provided."));
       const result = await bub(["run", "hi"], join(dir.path, ".bub"), dir.path);
       assert.equal(result.code, 1);
-      assert.match(result.stdout, /^\[cli:local\]\nAn error occurred at stage 'run_model': .*401|Incorrect API key/m);
+      assert.equal(result.stdout, "");
+      assert.match(result.stderr, /^bub: An error occurred at stage 'run_model': .*(401|Incorrect API key)/m);
       assert.doesNotMatch(result.stdout + result.stderr, /at .*\.ts:\d+/, "no stack trace without BUB_DEBUG");
       assert.doesNotMatch(result.stdout + result.stderr, /sk-secret-value/);
     } finally {

@@ -224,7 +224,8 @@ describe("bub run against each provider (installed package, fake servers)", () =
       openai.script(reply.error(401, "Incorrect API key provided", { type: "invalid_request_error", code: "invalid_api_key" }));
       const result = await run(home, "hi", { BUB_MODEL: "local:any", BUB_API_BASE: openai.url, BUB_API_KEY: "sk-secret-e2e" });
       assert.equal(result.code, 1, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
-      assert.match(result.stdout, /^\[cli:local\]\nAn error occurred at stage 'run_model': .*Incorrect API key provided/);
+      assert.equal(result.stdout, "");
+      assert.match(result.stderr, /^bub: An error occurred at stage 'run_model': .*Incorrect API key provided/);
       assert.equal(openai.requests.length, 1, "a 401 is not retried");
       const entries = await onlyTape(home.bubHome);
       assert.ok(entries.some((entry) => entry.kind === "error"), "the failure is on the tape");

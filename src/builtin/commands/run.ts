@@ -27,10 +27,17 @@ export function formatOutbound(message: Envelope): string {
 }
 
 /**
- * Runs one message as a turn inside a `running()` scope and writes its outbounds.
- * Returns the exit code: 1 when the turn produced an error outbound, else 0.
+ * Runs one message as a turn inside a `running()` scope and writes its outbounds: answers
+ * to `out`, error outbounds to `err` as one `bub: …` line each. Returns the exit code: 1
+ * when the turn produced an error outbound, else 0.
  */
-export async function runOnce(framework: BubFramework, message: string, options: RunCommandOptions, out: { write(text: string): unknown }): Promise<number> {
+export async function runOnce(
+  framework: BubFramework,
+  message: string,
+  options: RunCommandOptions,
+  out: { write(text: string): unknown },
+  err: { write(text: string): unknown } = out,
+): Promise<number> {
   const inbound = new ChannelMessage({
     sessionId: options.sessionId ?? `${options.channel}:${options.chatId}`,
     channel: options.channel,
@@ -56,7 +63,10 @@ export async function runOnce(framework: BubFramework, message: string, options:
     // Error outbounds sent by onError are not among the turn's own outbounds.
     const printed = [...result.outbounds, ...errors.filter((outbound) => !result.outbounds.includes(outbound))];
     for (const outbound of printed) {
-      if (label(fieldOf(outbound, "content"), "") !== "") out.write(formatOutbound(outbound));
+      const content = label(fieldOf(outbound, "content"), "");
+      if (content === "") continue;
+      if (fieldOf(outbound, "kind") === "error") err.write(`bub: ${content}\n`);
+      else out.write(formatOutbound(outbound));
     }
     return printed.some((outbound) => fieldOf(outbound, "kind") === "error") ? 1 : 0;
   } finally {
@@ -84,7 +94,7 @@ Examples:
   $ BUB_API_BASE=http://127.0.0.1:8080/v1 BUB_MODEL=local:any bub run "hi"`,
     )
     .action(async (message: string, options: RunCommandOptions) => {
-      const code = await runOnce(framework, message, options, process.stdout);
+      const code = await runOnce(framework, message, options, process.stdout, process.stderr);
       if (code !== 0) process.exitCode = code;
     });
 }
