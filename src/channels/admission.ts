@@ -4,30 +4,17 @@
  */
 import type { BubFramework } from "../kernel/framework.ts";
 import type { Envelope } from "../kernel/envelope.ts";
-import { isThenable, type Awaitable } from "../kernel/runtime.ts";
 import type { AdmitDecision, Channel, TurnSnapshot } from "../kernel/types.ts";
 
 /** The values of the `BUB_ADMISSION` setting. */
 export type AdmissionPolicy = "concurrent" | "follow_up" | "steer";
 
 /**
- * A channel router that can answer a channel's own admission without a promise when the
- * channel answers synchronously (the `ChannelManager` does). `builtinAdmission` uses
- * it when the bound router has it, else the router's `admitChannelMessage`.
- */
-export interface ImmediateChannelAdmission {
-  channelAdmission(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null>;
-}
-
-/**
  * The channel's own admission policy for a message (its `admitMessage` answer), or null when
- * it has none or gives no decision. Synchronous unless the channel answers with a promise.
+ * it has none or gives no decision.
  */
-export function channelOwnAdmission(channel: Channel | undefined, sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null> {
-  if (!channel?.admitMessage) return null;
-  const decision = channel.admitMessage({ sessionId, message, turn });
-  if (isThenable(decision)) return Promise.resolve(decision).then((answer) => answer ?? null);
-  return decision ?? null;
+export async function channelOwnAdmission(channel: Channel | undefined, sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
+  return (await channel?.admitMessage?.({ sessionId, message, turn })) ?? null;
 }
 
 /** The configured `BUB_ADMISSION` policy (`concurrent` when the setting is not loaded or unknown). */
@@ -36,7 +23,7 @@ export function admissionPolicy(framework: BubFramework): AdmissionPolicy {
   return value === "follow_up" || value === "steer" ? value : "concurrent";
 }
 
-// Decisions are only read, so each policy has one (frozen) object instead of one per message.
+// One frozen decision per policy: a hook that changed it would change every later message's.
 const DECISIONS: Readonly<Record<AdmissionPolicy, AdmitDecision | null>> = {
   concurrent: null,
   follow_up: Object.freeze({ action: "follow_up", reason: "BUB_ADMISSION=follow_up" }),
@@ -50,14 +37,9 @@ export function decisionForPolicy(policy: AdmissionPolicy): AdmitDecision | null
 
 /**
  * What the builtin `admitMessage` hook answers: the bound channel router's (the channel's
- * own policy) when it has one, else the `BUB_ADMISSION` default. Synchronous unless the
- * channel's own policy answers with a promise (or the router only offers a promise).
+ * own policy) when it has one, else the `BUB_ADMISSION` default.
  */
-export function builtinAdmission(framework: BubFramework, args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): Awaitable<AdmitDecision | null> {
-  const router = framework.router;
-  if (router === null) return decisionForPolicy(admissionPolicy(framework));
-  const immediate = router as Partial<ImmediateChannelAdmission>;
-  const own = typeof immediate.channelAdmission === "function" ? immediate.channelAdmission(args.sessionId, args.message, args.turn) : router.admitChannelMessage(args.sessionId, args.message, args.turn);
-  if (isThenable(own)) return Promise.resolve(own).then((decision) => decision ?? decisionForPolicy(admissionPolicy(framework)));
+export async function builtinAdmission(framework: BubFramework, args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): Promise<AdmitDecision | null> {
+  const own = await framework.router?.admitChannelMessage(args.sessionId, args.message, args.turn);
   return own ?? decisionForPolicy(admissionPolicy(framework));
 }

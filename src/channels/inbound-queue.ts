@@ -1,16 +1,13 @@
 /**
- * The order of admission: messages are admitted one at a time, in arrival order. Admissions
- * that answer synchronously run back to back; one that returns a promise is waited for
- * before the next message.
+ * The order of admission: messages are admitted one at a time, in arrival order, each
+ * admission awaited before the next begins.
  */
 import type { Envelope } from "../kernel/envelope.ts";
 
-const RESOLVED: Promise<void> = Promise.resolve();
-
 /** What the queue admits messages with (a `TurnAdmission`). */
 export interface Admitter {
-  /** Admits one message; a promise only when admission took one. Never throws or rejects. */
-  admit(message: Envelope): Promise<void> | undefined;
+  /** Admits one message. Never rejects. */
+  admit(message: Envelope): Promise<void>;
 }
 
 /**
@@ -20,11 +17,8 @@ export interface Admitter {
 export class InboundQueue {
   readonly #admitter: Admitter;
   readonly #onIdle: () => void;
-  /** Messages waiting for admission, flat: message, then its admitted callback (or null). */
-  #inbound: unknown[] = [];
-  /** Index of the next message in {@link #inbound}. */
-  #head = 0;
-  /** A message is being admitted (synchronously or not): the others wait in {@link #inbound}. */
+  readonly #waiting: { message: Envelope; admitted: (() => void) | null }[] = [];
+  /** A message is being admitted: the others wait in {@link #waiting}. */
   #pumping = false;
   #started = false;
 
@@ -36,66 +30,34 @@ export class InboundQueue {
 
   /** Nothing is waiting or being admitted. */
   get idle(): boolean {
-    return this.#head === this.#inbound.length && !this.#pumping;
+    return this.#waiting.length === 0 && !this.#pumping;
   }
 
   /** Starts admitting (at once, what is already queued); before this, messages only queue. */
   start(): void {
     this.#started = true;
-    this.#pump();
+    void this.#pump();
   }
 
-  /**
-   * Admits `message`, resolving once it is admitted. With nothing ahead of it, it is admitted
-   * (and its turn started) right away, and when that took no promise the caller gets an
-   * already settled one; otherwise it waits its turn in the queue.
-   */
+  /** Queues `message` behind the others; resolves once it has been admitted. */
   take(message: Envelope): Promise<void> {
-    if (!this.#started || this.#pumping || this.#head < this.#inbound.length) return new Promise((resolve) => this.enqueue(message, resolve));
-    // Taken while admitting it: a message handed in meanwhile (by a hook) queues behind it.
-    this.#pumping = true;
-    const pending = this.#admitter.admit(message);
-    if (pending !== undefined) return pending.then(this.#resume);
-    this.#pumping = false;
-    this.#pump();
-    return RESOLVED;
+    return new Promise((resolve) => this.enqueue(message, resolve));
   }
 
   /** Queues `message` behind the others; `admitted` is called once it has been admitted. */
   enqueue(message: Envelope, admitted: (() => void) | null): void {
-    this.#inbound.push(message, admitted);
-    this.#pump();
+    this.#waiting.push({ message, admitted });
+    void this.#pump();
   }
 
-  /** Continues the queue after an admission that took a promise. */
-  readonly #resume = (): void => {
-    this.#pumping = false;
-    this.#pump();
-  };
-
-  /** Admits the queued messages, in arrival order, until one takes a promise or none is left. */
-  #pump(): void {
+  /** Admits the queued messages in arrival order until none is left. */
+  async #pump(): Promise<void> {
     if (!this.#started || this.#pumping) return;
     this.#pumping = true;
-    const inbound = this.#inbound;
-    while (this.#head < inbound.length) {
-      const message = inbound[this.#head] as Envelope;
-      const admitted = inbound[this.#head + 1] as (() => void) | null;
-      inbound[this.#head] = inbound[this.#head + 1] = undefined;
-      this.#head += 2;
-      const pending = this.#admitter.admit(message);
-      if (pending !== undefined) {
-        void pending.then(() => {
-          admitted?.();
-          this.#resume();
-        });
-        return;
-      }
+    while (this.#waiting.length > 0) {
+      const { message, admitted } = this.#waiting.shift()!;
+      await this.#admitter.admit(message);
       admitted?.();
-    }
-    if (this.#head > 0) {
-      this.#inbound = [];
-      this.#head = 0;
     }
     this.#pumping = false;
     this.#onIdle();

@@ -7,10 +7,9 @@
 import { createLogger } from "../kernel/log.ts";
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
-import type { Awaitable } from "../kernel/runtime.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnSnapshot } from "../kernel/types.ts";
-import { channelOwnAdmission, type ImmediateChannelAdmission } from "./admission.ts";
+import { channelOwnAdmission } from "./admission.ts";
 import type { DebounceClock, DebounceWindows } from "./debounce.ts";
 import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
 import { InboundQueue } from "./inbound-queue.ts";
@@ -72,7 +71,7 @@ export interface ChannelManagerOptions {
  *
  * A gateway: `await new ChannelManager(framework, { enabledChannels: ["telegram"] }).run(signal)`.
  */
-export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission {
+export class ChannelManager implements ChannelRouter {
   readonly framework: BubFramework;
   /** Every known channel by name (plugins' and the given ones). */
   readonly channels: Map<string, Channel>;
@@ -170,12 +169,7 @@ export class ChannelManager implements ChannelRouter, ImmediateChannelAdmission 
   }
 
   /** The admission policy of the message's own channel, if it has one. */
-  async admitChannelMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
-    return this.channelAdmission(sessionId, message, turn);
-  }
-
-  /** {@link admitChannelMessage} without a promise when the channel answers synchronously (or has no policy). */
-  channelAdmission(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null> {
+  admitChannelMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
     return channelOwnAdmission(this.channels.get(String(fieldOf(message, "channel") ?? "")), sessionId, message, turn);
   }
 

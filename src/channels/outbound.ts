@@ -4,16 +4,8 @@
  */
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import { AsyncStreamEvents } from "../kernel/stream.ts";
-import { isThenable } from "../kernel/runtime.ts";
 import type { Channel } from "../kernel/types.ts";
 import { ChannelMessage } from "./message.ts";
-
-const RESOLVED_TRUE: Promise<boolean> = Promise.resolve(true);
-const RESOLVED_FALSE: Promise<boolean> = Promise.resolve(false);
-
-function returnTrue(): boolean {
-  return true;
-}
 
 /**
  * The {@link ChannelMessage} a channel is sent for an outbound: its session (default
@@ -56,15 +48,11 @@ export class OutboundRouter {
    * Sends an outbound to its target channel: true once sent, false when there is no target.
    * A failing send, even a synchronous throw, comes back as a rejection.
    */
-  dispatch(message: Envelope): Promise<boolean> {
-    try {
-      const channel = this.target(message);
-      if (!channel) return RESOLVED_FALSE;
-      const sent = channel.send(outboundMessage(channel, message));
-      return isThenable(sent) ? Promise.resolve(sent).then(returnTrue) : RESOLVED_TRUE;
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async dispatch(message: Envelope): Promise<boolean> {
+    const channel = this.target(message);
+    if (!channel) return false;
+    await channel.send(outboundMessage(channel, message));
+    return true;
   }
 
   /** The turn's stream as the target channel renders or transforms it (same state); unchanged without one. */

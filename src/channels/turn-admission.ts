@@ -5,7 +5,6 @@
  */
 import { createLogger } from "../kernel/log.ts";
 import type { Envelope } from "../kernel/envelope.ts";
-import { isThenable, type Awaitable } from "../kernel/runtime.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { AdmitDecision, TurnState } from "../kernel/types.ts";
 import { ChannelMessage } from "./message.ts";
@@ -22,8 +21,7 @@ function setSessionId(message: Envelope, sessionId: string): void {
 }
 
 /**
- * Admits messages into a {@link TurnRunner}'s sessions. Synchronous for as long as the
- * `resolveSession` and `admitMessage` hooks are.
+ * Admits messages into a {@link TurnRunner}'s sessions.
  *
  * - no decision, or `process`: the turn starts now, alongside any running turn of the session;
  * - `drop`: the message is discarded (logged);
@@ -42,75 +40,37 @@ export class TurnAdmission {
     this.#runner = runner;
   }
 
-  /**
-   * Admits one message and starts its turn when it should run now. Returns a promise only
-   * when admission took one; never throws or rejects.
-   */
-  admit(message: Envelope): Promise<void> | undefined {
-    let turns: Awaitable<SessionTurns | null>;
+  /** Admits one message and starts its turn when it should run now. Never rejects. */
+  async admit(message: Envelope): Promise<void> {
     try {
-      turns = this.#admit(message);
-      if (!isThenable(turns)) {
-        if (turns) this.#runner.schedule(turns, message);
-        return undefined;
-      }
+      const turns = await this.#admit(message);
+      if (turns) this.#runner.schedule(turns, message);
     } catch (error) {
       log.error("channel.manager failed to admit a message", error);
-      return undefined;
     }
-    return Promise.resolve(turns).then(
-      (admitted) => {
-        if (admitted) this.#runner.schedule(admitted, message);
-      },
-      (error: unknown) => log.error("channel.manager failed to admit a message", error),
-    ).catch((error: unknown) => log.error("channel.manager failed to admit a message", error));
   }
 
   /** The session's turns when the message should start a turn now; null when it was dropped, queued or steered. */
-  #admit(message: Envelope): Awaitable<SessionTurns | null> {
-    let sessionId: Awaitable<string>;
+  async #admit(message: Envelope): Promise<SessionTurns | null> {
+    let sessionId: string;
     try {
-      sessionId = this.#framework.sessionOf(message);
+      sessionId = await this.#framework.resolveSession(message);
     } catch (error) {
-      return this.#unresolved(error, message);
+      log.error("channel.manager could not resolve the session of a message; dropped", error);
+      await this.#framework.notifyError("resolve_session", error, message);
+      return null;
     }
-    if (!isThenable(sessionId)) return this.#admitIn(sessionId, message);
-    return Promise.resolve(sessionId).then(
-      (resolved) => this.#admitIn(resolved, message),
-      (error: unknown) => this.#unresolved(error, message),
-    );
-  }
-
-  async #unresolved(error: unknown, message: Envelope): Promise<null> {
-    log.error("channel.manager could not resolve the session of a message; dropped", error);
-    await this.#framework.notifyError("resolve_session", error, message);
-    return null;
-  }
-
-  #admitIn(sessionId: string, message: Envelope): Awaitable<SessionTurns | null> {
     setSessionId(message, sessionId);
     const turns = this.#runner.sessionTurns(sessionId);
     const state = steeringStateOf(sessionId, message);
-    let decision: Awaitable<AdmitDecision | null>;
+    let decision: AdmitDecision | null;
     try {
-      decision = this.#framework.admissionOf(sessionId, message, this.#runner.snapshot(turns, state));
+      decision = await this.#framework.admitMessage(sessionId, message, this.#runner.snapshot(turns, state));
     } catch (error) {
-      return this.#admissionFailed(error, turns, message);
+      log.error(`channel.manager admission failed for session ${sessionId}; processing the message`, error);
+      await this.#framework.notifyError("admit_message", error, message);
+      return turns;
     }
-    if (!isThenable(decision)) return this.#decide(decision, turns, message, state);
-    return Promise.resolve(decision).then(
-      (decided) => this.#decide(decided, turns, message, state),
-      (error: unknown) => this.#admissionFailed(error, turns, message),
-    );
-  }
-
-  async #admissionFailed(error: unknown, turns: SessionTurns, message: Envelope): Promise<SessionTurns> {
-    log.error(`channel.manager admission failed for session ${turns.sessionId}; processing the message`, error);
-    await this.#framework.notifyError("admit_message", error, message);
-    return turns;
-  }
-
-  #decide(decision: AdmitDecision | null, turns: SessionTurns, message: Envelope, state: TurnState): SessionTurns | null {
     if (this.#apply(decision, turns, message, state)) return turns;
     this.#runner.dropIfIdle(turns);
     return null;

@@ -1,4 +1,4 @@
-import { HookRuntime, isThenable, type Awaitable } from "./runtime.ts";
+import { HookRuntime } from "./runtime.ts";
 import { runModel, runModelStream } from "./model-adapters.ts";
 import { AgentHooks } from "./agent-hooks.ts";
 import { createLogger, type LogRoute, type LogSink } from "./log.ts";
@@ -42,16 +42,6 @@ export interface BubFrameworkOptions {
   builtin?: PluginExport<BubFramework>;
   /** Where records logged inside this framework's scopes go; default the process-wide sink (stderr). */
   logSink?: LogSink;
-}
-
-const NO_OPTIONS: { streamOutput?: boolean } = Object.freeze({});
-const NO_ANSWERS: readonly unknown[] = Object.freeze([]);
-
-/** An `admitMessage` answer as a decision: null for no answer; a TypeError for anything else. */
-function checkDecision(decision: unknown): AdmitDecision | null {
-  if (decision === undefined || decision === null) return null;
-  if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
-  return decision;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -144,21 +134,7 @@ export class BubFramework {
 
   /** The session id of an inbound message (the hook's answer, else its own `session_id`, else `channel:chat_id`). */
   async resolveSession(message: Envelope): Promise<string> {
-    return this.sessionOf(message);
-  }
-
-  /**
-   * {@link resolveSession} without a promise when every `resolveSession` hook answers
-   * synchronously (the channel manager admits each message through this: no microtask hop).
-   */
-  sessionOf(message: Envelope): Awaitable<string> {
-    if (!this.runtime.implements("resolveSession")) return this.#sessionFrom(message, undefined);
-    const answer = this.runtime.firstOf("resolveSession", { message });
-    if (isThenable(answer)) return Promise.resolve(answer).then((resolved) => this.#sessionFrom(message, resolved));
-    return this.#sessionFrom(message, answer);
-  }
-
-  #sessionFrom(message: Envelope, answer: unknown): string {
+    const answer = await this.runtime.callFirst("resolveSession", { message });
     if (answer) return String(answer);
     const own = fieldOf(message, "session_id");
     if (own !== undefined && own !== null) return String(own);
@@ -169,66 +145,57 @@ export class BubFramework {
    * Runs one turn: resolveSession → loadState → buildPrompt → runModel(Stream) →
    * saveState → renderOutbound → dispatchOutbound. `saveState` runs even when the model
    * fails; a failing turn notifies `onError(stage="turn")` and rethrows.
-   *
-   * Hot path: each stage awaits only when an implementation actually returned a promise,
-   * and a stage nobody implements builds no arguments.
    */
-  async processInbound(inbound: Envelope, options: { streamOutput?: boolean } = NO_OPTIONS): Promise<TurnResult> {
+  async processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
     const runtime = this.runtime;
     try {
-      let answer: unknown = runtime.implements("resolveSession") ? runtime.firstOf("resolveSession", { message: inbound }) : undefined;
-      if (isThenable(answer)) answer = await answer;
-      const sessionId = this.#sessionFrom(inbound, answer);
+      const sessionId = await this.resolveSession(inbound);
       if (isPlainObject(inbound) && inbound.session_id === undefined) inbound.session_id = sessionId;
 
       const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox };
-      let loaded: unknown = runtime.allOf("loadState", { message: inbound, sessionId });
-      if (isThenable(loaded)) loaded = await loaded;
-      const states = loaded as unknown[];
-      // Index loops here: a for-of across an await keeps an iterator per turn.
-      for (let index = states.length - 1; index >= 0; index--) {
-        const partial = states[index];
+      const loaded = await runtime.callMany("loadState", { message: inbound, sessionId });
+      for (const partial of loaded.reverse()) {
         if (typeof partial === "object" && partial !== null && !Array.isArray(partial)) Object.assign(state, partial);
       }
 
-      let built: unknown = runtime.implements("buildPrompt") ? runtime.firstOf("buildPrompt", { message: inbound, sessionId, state }) : undefined;
-      if (isThenable(built)) built = await built;
-      const prompt: Prompt = isEmptyPrompt(built) ? contentOf(inbound) : (built as Prompt);
+      const built = await runtime.callFirst("buildPrompt", { message: inbound, sessionId, state });
+      const prompt: Prompt = isEmptyPrompt(built) ? contentOf(inbound) : built!;
 
       let modelOutput = "";
       let failure: unknown;
       try {
-        // A streaming model always goes through the stream path, so its error events reach
-        // onError; the channel router only wraps the stream when output is streamed.
-        const streamed = options.streamOutput === true || runtime.modelPath() === "runModelStream";
-        let output: unknown = streamed ? this.#runModelStream(inbound, prompt, sessionId, state, options.streamOutput === true) : runModel(runtime, { prompt, sessionId, state });
-        if (isThenable(output)) output = await output;
-        modelOutput = output === null ? await this.#echoFallback(inbound, prompt) : (output as string);
+        modelOutput = await this.#runModel(inbound, prompt, sessionId, state, options.streamOutput === true);
       } catch (error) {
         failure = error;
         throw error;
       } finally {
-        if (runtime.implements("saveState")) {
-          const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput };
-          if (failure !== undefined) saveArgs.error = failure;
-          const saved = runtime.eachOf("saveState", saveArgs);
-          if (isThenable(saved)) await saved;
-        }
+        const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput };
+        if (failure !== undefined) saveArgs.error = failure;
+        await runtime.callEach("saveState", saveArgs);
       }
 
-      let rendered: unknown = runtime.implements("renderOutbound") ? runtime.allOf("renderOutbound", { message: inbound, sessionId, state, modelOutput }) : NO_ANSWERS;
-      if (isThenable(rendered)) rendered = await rendered;
-      const outbounds = this.#outboundsOf(rendered as unknown[], inbound, sessionId, modelOutput);
-      for (let index = 0; index < outbounds.length; index++) {
-        const dispatched = runtime.eachOf("dispatchOutbound", { message: outbounds[index] });
-        if (isThenable(dispatched)) await dispatched;
-      }
+      const rendered = await runtime.callMany("renderOutbound", { message: inbound, sessionId, state, modelOutput });
+      const outbounds = this.#outboundsOf(rendered, inbound, sessionId, modelOutput);
+      for (const message of outbounds) await runtime.callEach("dispatchOutbound", { message });
       return { sessionId, prompt, modelOutput, outbounds, state };
     } catch (error) {
       log.error("Error processing inbound message", error);
       await runtime.notifyError("turn", error, inbound);
       throw error;
     }
+  }
+
+  /**
+   * The model's output: through the stream path when the caller streams or the deciding
+   * plugin is a streaming one (so its error events reach onError), else the text path;
+   * echo when no model answers.
+   */
+  async #runModel(inbound: Envelope, prompt: Prompt, sessionId: string, state: TurnState, streamOutput: boolean): Promise<string> {
+    const streamed = streamOutput || this.runtime.modelPath() === "runModelStream";
+    const output = streamed ? await this.#runModelStream(inbound, prompt, sessionId, state, streamOutput) : await runModel(this.runtime, { prompt, sessionId, state });
+    if (output !== null) return output;
+    await this.runtime.notifyError("run_model", new Error("no model skill returned output"), inbound);
+    return typeof prompt === "string" ? prompt : contentOf(inbound);
   }
 
   /** The streaming model path: text deltas joined, error events reported; null when no model answered. */
@@ -247,20 +214,9 @@ export class BubFramework {
     return output;
   }
 
-  async #echoFallback(inbound: Envelope, prompt: Prompt): Promise<string> {
-    await this.runtime.notifyError("run_model", new Error("no model skill returned output"), inbound);
-    return typeof prompt === "string" ? prompt : contentOf(inbound);
-  }
-
   /** Flattens rendered batches; when nothing rendered, one fallback outbound for the inbound's chat. */
   #outboundsOf(batches: readonly unknown[], message: Envelope, sessionId: string, modelOutput: string): Envelope[] {
-    const outbounds: Envelope[] = [];
-    for (let index = 0; index < batches.length; index++) {
-      const batch = batches[index];
-      if (batch === null || batch === undefined) continue;
-      if (Array.isArray(batch)) outbounds.push(...(batch as Envelope[]));
-      else outbounds.push(batch);
-    }
+    const outbounds = batches.flatMap((batch) => (batch === null || batch === undefined ? [] : Array.isArray(batch) ? (batch as Envelope[]) : [batch]));
     if (outbounds.length > 0) return outbounds;
     const fallback: Record<string, unknown> = { content: modelOutput, session_id: sessionId };
     const channel = fieldOf(message, "channel");
@@ -331,16 +287,10 @@ export class BubFramework {
 
   /** The admission decision for a message (null: default concurrent scheduling). */
   async admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
-    return this.admissionOf(sessionId, message, turn);
-  }
-
-  /**
-   * {@link admitMessage} without a promise when every `admitMessage` hook answers
-   * synchronously. Throws (or rejects) the same TypeError on a malformed answer.
-   */
-  admissionOf(sessionId: string, message: Envelope, turn: TurnSnapshot): Awaitable<AdmitDecision | null> {
-    const decision = this.runtime.firstOf("admitMessage", { sessionId, message, turn });
-    return isThenable(decision) ? Promise.resolve(decision).then(checkDecision) : checkDecision(decision);
+    const decision = await this.runtime.callFirst("admitMessage", { sessionId, message, turn });
+    if (decision === undefined) return null;
+    if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
+    return decision;
   }
 
   /** Hands a message to a running turn through the steering inbox; false when there is none. */

@@ -1,5 +1,5 @@
 import { AsyncStreamEvents, collectText } from "./stream.ts";
-import { isThenable, type Awaitable, type HookRuntime } from "./runtime.ts";
+import type { HookRuntime } from "./runtime.ts";
 import type { Prompt } from "./envelope.ts";
 import type { TurnState } from "./types.ts";
 
@@ -21,17 +21,12 @@ function checkStream(value: unknown): AsyncStreamEvents | null {
  * Runs the model without streaming. A stream-only plugin is adapted by joining the text of
  * its stream. Returns null when no plugin answers (the caller falls back to echo).
  */
-export function runModel(runtime: HookRuntime, args: ModelArgs): Awaitable<string | null> {
+export async function runModel(runtime: HookRuntime, args: ModelArgs): Promise<string | null> {
   const path = runtime.modelPath();
   if (path === null) return null;
-  if (path === "runModel") {
-    const answer = runtime.firstOf("runModel", args);
-    return isThenable(answer) ? Promise.resolve(answer).then(checkModelText) : checkModelText(answer);
-  }
-  return (async () => {
-    const stream = checkStream(await runtime.firstOf("runModelStream", args));
-    return stream ? collectText(stream) : null;
-  })();
+  if (path === "runModel") return checkModelText(await runtime.callFirst("runModel", args));
+  const stream = checkStream(await runtime.callFirst("runModelStream", args));
+  return stream ? collectText(stream) : null;
 }
 
 /**
@@ -41,7 +36,7 @@ export function runModel(runtime: HookRuntime, args: ModelArgs): Awaitable<strin
 export async function runModelStream(runtime: HookRuntime, args: ModelArgs): Promise<AsyncStreamEvents | null> {
   const path = runtime.modelPath();
   if (path === null) return null;
-  if (path === "runModelStream") return checkStream(await runtime.firstOf("runModelStream", args));
-  const text = checkModelText(await runtime.firstOf("runModel", args));
+  if (path === "runModelStream") return checkStream(await runtime.callFirst("runModelStream", args));
+  const text = checkModelText(await runtime.callFirst("runModel", args));
   return text === null ? null : AsyncStreamEvents.of([{ kind: "text", data: { delta: text } }]);
 }

@@ -10,13 +10,7 @@ export interface HookImpl {
   readonly call: (args: never) => unknown;
 }
 
-/** A value, or a promise of it when some implementation was async. */
-export type Awaitable<T> = T | Promise<T>;
-
-/** True for promises and other thenables. */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
-}
+const KNOWN = new Set<string>(HOOK_NAMES);
 
 /**
  * Calls plugin hooks with the reference runtime's semantics: the plugin registered last
@@ -27,7 +21,8 @@ export class HookRuntime {
   readonly #plugins: { name: string; plugin: BubPlugin }[] = [];
   /** Per hook, implementations in call order (latest registered first). Rebuilt on change. */
   readonly #impls = new Map<string, HookImpl[]>();
-  #modelPath: "runModel" | "runModelStream" | null | undefined;
+  /** Hook names added with {@link addHookNames}. */
+  readonly #extraHooks = new Set<string>();
 
   /** Registers a plugin under `name`; returns a function that unregisters it. */
   register(plugin: BubPlugin, name: string): () => void {
@@ -44,16 +39,24 @@ export class HookRuntime {
     };
   }
 
+  /**
+   * Lets this runtime call hooks a third party declares (in `BubHooks`, by declaration
+   * merging); plugins registered before and after are both looked up for them.
+   */
+  addHookNames(...names: string[]): void {
+    for (const name of names) if (!KNOWN.has(name)) this.#extraHooks.add(name);
+    this.#rebuild();
+  }
+
   #rebuild(): void {
     this.#impls.clear();
-    this.#modelPath = undefined;
-    for (let index = this.#plugins.length - 1; index >= 0; index--) {
-      const { name, plugin } = this.#plugins[index]!;
-      for (const key of hookKeysOf(plugin)) {
-        const fn = (plugin as Record<string, unknown>)[key] as (args: never) => unknown;
+    for (const { name, plugin } of [...this.#plugins].reverse()) {
+      for (const key of [...KNOWN, ...this.#extraHooks]) {
+        const fn = (plugin as Record<string, unknown>)[key];
+        if (typeof fn !== "function") continue;
         let list = this.#impls.get(key);
         if (!list) this.#impls.set(key, (list = []));
-        list.push({ plugin: name, call: fn.bind(plugin) });
+        list.push({ plugin: name, call: fn.bind(plugin) as HookImpl["call"] });
       }
     }
   }
@@ -63,122 +66,35 @@ export class HookRuntime {
     return this.#plugins;
   }
 
-  /** Whether any plugin implements the hook (a stage nobody implements can skip building its arguments). */
-  implements(hook: HookName): boolean {
-    return this.#impls.has(hook);
-  }
-
   /** Implementations of a hook in call order. */
   implementations(hook: string): readonly HookImpl[] {
-    return this.#impls.get(hook) ?? EMPTY;
+    return this.#impls.get(hook) ?? [];
   }
 
-  /**
-   * {@link callFirst} without a promise when every implementation answers synchronously:
-   * the turn pipeline's hot path uses this to skip microtask hops. A promise answer of the
-   * last implementation is handed back as it is, so "no answer" may be null here (callFirst
-   * always gives undefined).
-   */
-  firstOf<K extends HookName>(hook: K, args: HookArgs<K>): Awaitable<HookValue<K> | undefined> {
-    const impls = this.implementations(hook);
-    for (let index = 0; index < impls.length; index++) {
-      const value = impls[index]!.call(args as never);
-      if (isThenable(value)) return this.#firstLater(impls, index, value, args) as Promise<HookValue<K> | undefined>;
+  /** Awaits each implementation in turn; returns the first answer that is not null/undefined. */
+  async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
+    for (const impl of this.implementations(hook)) {
+      const value = await impl.call(args as never);
       if (value !== null && value !== undefined) return value as HookValue<K>;
     }
     return undefined;
   }
 
-  #firstLater(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown): Promise<unknown> {
-    // The last implementation answered with a promise (the usual case: one model, one
-    // policy): nothing to try after it, so its promise is the answer (no extra layer).
-    if (index === impls.length - 1) return Promise.resolve(pending);
-    return this.#firstAsync(impls, index, pending, args);
-  }
-
-  async #firstAsync(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown): Promise<unknown> {
-    let value = await pending;
-    if (value !== null && value !== undefined) return value;
-    for (index++; index < impls.length; index++) {
-      value = impls[index]!.call(args as never);
-      if (isThenable(value)) value = await value;
-      if (value !== null && value !== undefined) return value;
-    }
-    return undefined;
-  }
-
-  /** {@link callMany} without a promise when every implementation answers synchronously. */
-  allOf<K extends HookName>(hook: K, args: HookArgs<K>): Awaitable<(HookValue<K> | undefined)[]> {
-    const impls = this.implementations(hook);
-    const results: unknown[] = new Array(impls.length);
-    for (let index = 0; index < impls.length; index++) {
-      const value = impls[index]!.call(args as never);
-      if (isThenable(value)) return this.#allLater(impls, index, value, args, results) as Promise<(HookValue<K> | undefined)[]>;
-      results[index] = value;
-    }
-    return results as (HookValue<K> | undefined)[];
-  }
-
-  #allLater(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown, results: unknown[]): Promise<unknown[]> {
-    // As in #firstLater: the last implementation's promise needs one reaction, no async function.
-    if (index === impls.length - 1) {
-      return Promise.resolve(pending).then((value) => {
-        results[index] = value;
-        return results;
-      });
-    }
-    return this.#allAsync(impls, index, pending, args, results);
-  }
-
-  /**
-   * Calls every implementation in order like {@link allOf}, for hooks whose answers nobody
-   * reads (saveState, dispatchOutbound): a promise only when an implementation answered with
-   * one, and then the last implementation's promise itself, with no results collected.
-   */
-  eachOf<K extends HookName>(hook: K, args: HookArgs<K>): Awaitable<void> {
-    const impls = this.implementations(hook);
-    for (let index = 0; index < impls.length; index++) {
-      const value = impls[index]!.call(args as never);
-      if (isThenable(value)) return index === impls.length - 1 ? (Promise.resolve(value) as Promise<void>) : this.#eachAsync(impls, index, value, args);
-    }
-    return undefined;
-  }
-
-  async #eachAsync(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown): Promise<void> {
-    await pending;
-    for (index++; index < impls.length; index++) {
-      const value = impls[index]!.call(args as never);
-      if (isThenable(value)) await value;
-    }
-  }
-
-  async #allAsync(impls: readonly HookImpl[], index: number, pending: PromiseLike<unknown>, args: unknown, results: unknown[]): Promise<unknown[]> {
-    results[index] = await pending;
-    for (index++; index < impls.length; index++) {
-      let value = impls[index]!.call(args as never);
-      if (isThenable(value)) value = await value;
-      results[index] = value;
-    }
-    return results;
-  }
-
-  /** Awaits each implementation in turn; returns the first answer that is not null/undefined. */
-  async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
-    const value = await this.firstOf(hook, args);
-    return value === null ? undefined : value;
-  }
-
   /** Every implementation's answer, in call order, null and undefined included. */
   async callMany<K extends HookName>(hook: K, args: HookArgs<K>): Promise<(HookValue<K> | undefined)[]> {
-    return this.allOf(hook, args);
+    const answers: (HookValue<K> | undefined)[] = [];
+    for (const impl of this.implementations(hook)) answers.push((await impl.call(args as never)) as HookValue<K>);
+    return answers;
+  }
+
+  /** Calls every implementation in call order, each awaited before the next, for hooks whose answers nobody reads. */
+  async callEach<K extends HookName>(hook: K, args: HookArgs<K>): Promise<void> {
+    for (const impl of this.implementations(hook)) await impl.call(args as never);
   }
 
   /** Like {@link callFirst}, synchronously: a Promise answer is skipped with a warning. */
   callFirstSync<K extends HookName>(hook: K, args: HookArgs<K>): HookValue<K> | undefined {
-    for (const impl of this.implementations(hook)) {
-      const value = this.#syncValue(hook, impl, args);
-      if (value !== null && value !== undefined && value !== SKIPPED) return value as HookValue<K>;
-    }
+    for (const value of this.eachSync(hook, args)) if (value !== null && value !== undefined) return value;
     return undefined;
   }
 
@@ -194,28 +110,22 @@ export class HookRuntime {
   *eachSync<K extends HookName>(hook: K, args: HookArgs<K>, options: { order?: "call" | "registration" } = {}): Generator<HookValue<K> | undefined> {
     const impls = options.order === "registration" ? [...this.implementations(hook)].reverse() : this.implementations(hook);
     for (const impl of impls) {
-      const value = this.#syncValue(hook, impl, args);
-      if (value !== SKIPPED) yield value as HookValue<K>;
-    }
-  }
-
-  #syncValue(hook: string, impl: HookImpl, args: unknown): unknown {
-    const value = impl.call(args as never);
-    if (isThenable(value)) {
+      const value = impl.call(args as never);
+      if (!isThenable(value)) {
+        yield value as HookValue<K>;
+        continue;
+      }
       // Swallow a late rejection: the answer is discarded, it must not crash the process.
       Promise.resolve(value).catch((error: unknown) => log.debug(`hook.async_rejected hook=${hook} adapter=${impl.plugin}`, error));
       log.warn(`hook.async_not_supported hook=${hook} adapter=${impl.plugin}`);
-      return SKIPPED;
     }
-    return value;
   }
 
   /** Tells every `onError` observer; an observer that throws is logged and the rest still run. */
   async notifyError(stage: string, error: unknown, message: Envelope | null = null): Promise<void> {
     for (const impl of this.implementations("onError")) {
       try {
-        const value = impl.call({ stage, error, message } as never);
-        if (isThenable(value)) await value;
+        await impl.call({ stage, error, message } as never);
       } catch (failure) {
         log.warn(`hook.on_error_failed stage=${stage} adapter=${impl.plugin}`, failure);
       }
@@ -224,15 +134,12 @@ export class HookRuntime {
 
   /**
    * Which model hook runs: the first plugin in call order that has `runModel` or
-   * `runModelStream` decides (`runModel` checked first per plugin). Cached per registry state.
+   * `runModelStream` decides (`runModel` checked first per plugin).
    */
   modelPath(): "runModel" | "runModelStream" | null {
-    if (this.#modelPath !== undefined) return this.#modelPath;
-    this.#modelPath = null;
-    for (let index = this.#plugins.length - 1; index >= 0; index--) {
-      const { plugin } = this.#plugins[index]!;
-      if (typeof plugin.runModel === "function") return (this.#modelPath = "runModel");
-      if (typeof plugin.runModelStream === "function") return (this.#modelPath = "runModelStream");
+    for (const { plugin } of [...this.#plugins].reverse()) {
+      if (typeof plugin.runModel === "function") return "runModel";
+      if (typeof plugin.runModelStream === "function") return "runModelStream";
     }
     return null;
   }
@@ -245,21 +152,6 @@ export class HookRuntime {
   }
 }
 
-const EMPTY: readonly HookImpl[] = Object.freeze([]);
-const SKIPPED = Symbol("skipped");
-const KNOWN = new Set<string>(HOOK_NAMES);
-
-/** Hook names a plugin implements: its own and inherited (class) methods whose names are hooks. */
-function hookKeysOf(plugin: object): string[] {
-  const keys: string[] = [];
-  for (const key of KNOWN) if (typeof (plugin as Record<string, unknown>)[key] === "function") keys.push(key);
-  for (const key of extraHooks) if (typeof (plugin as Record<string, unknown>)[key] === "function") keys.push(key);
-  return keys;
-}
-
-const extraHooks = new Set<string>();
-
-/** Lets a third party add hook names (declared in `BubHooks` by declaration merging). */
-export function addHookNames(...names: string[]): void {
-  for (const name of names) if (!KNOWN.has(name)) extraHooks.add(name);
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
 }

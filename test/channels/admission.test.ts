@@ -13,22 +13,20 @@ function router(answer: () => Promise<AdmitDecision | null>): ChannelRouter {
 }
 
 describe("builtinAdmission", () => {
-  it("answers the BUB_ADMISSION policy synchronously without a router", async () => {
+  it("answers the BUB_ADMISSION policy without a router", async () => {
     const bub = testFramework([], { BUB_ADMISSION: "steer" });
-    assert.equal(builtinAdmission(bub, args), null, "no channels section loaded: concurrent");
+    assert.equal(await builtinAdmission(bub, args), null, "no channels section loaded: concurrent");
     bub.settings.register(channelSettings);
     await bub.settings.prepare();
-    assert.deepEqual(builtinAdmission(bub, args), { action: "steer", reason: "BUB_ADMISSION=steer" });
+    assert.deepEqual(await builtinAdmission(bub, args), { action: "steer", reason: "BUB_ADMISSION=steer" });
   });
 
-  it("asks a router that only offers a promise, and falls back to the policy when it has no answer", async () => {
+  it("asks the bound router, and falls back to the policy when it has no answer", async () => {
     const bub = testFramework([], { BUB_ADMISSION: "follow_up" });
     bub.settings.register(channelSettings);
     await bub.settings.prepare();
     bub.bindChannelRouter(router(async () => null));
-    const fallback = builtinAdmission(bub, args);
-    assert.ok(fallback instanceof Promise);
-    assert.deepEqual(await fallback, { action: "follow_up", reason: "BUB_ADMISSION=follow_up" });
+    assert.deepEqual(await builtinAdmission(bub, args), { action: "follow_up", reason: "BUB_ADMISSION=follow_up" });
     bub.bindChannelRouter(router(async () => ({ action: "drop", reason: "muted" })));
     assert.deepEqual(await builtinAdmission(bub, args), { action: "drop", reason: "muted" });
   });
@@ -41,24 +39,19 @@ describe("builtinAdmission", () => {
 });
 
 describe("channelOwnAdmission", () => {
-  it("is null without a channel, or for a channel without a policy or without an answer", () => {
-    assert.equal(channelOwnAdmission(undefined, "t:1", args.message, turn), null);
-    assert.equal(channelOwnAdmission({ name: "t", start: async () => {}, stop: async () => {}, send: async () => {} }, "t:1", args.message, turn), null);
-    assert.equal(channelOwnAdmission(new RecordingChannel("t"), "t:1", args.message, turn), null);
+  it("is null without a channel, or for a channel without a policy or without an answer", async () => {
+    assert.equal(await channelOwnAdmission(undefined, "t:1", args.message, turn), null);
+    assert.equal(await channelOwnAdmission({ name: "t", start: async () => {}, stop: async () => {}, send: async () => {} }, "t:1", args.message, turn), null);
+    assert.equal(await channelOwnAdmission(new RecordingChannel("t"), "t:1", args.message, turn), null);
+    const silent = { name: "t", start: async () => {}, stop: async () => {}, send: async () => {}, admitMessage: async () => undefined };
+    assert.equal(await channelOwnAdmission(silent, "t:1", args.message, turn), null);
   });
 
-  it("answers synchronously when the channel does, and passes it the session, message and snapshot", () => {
+  it("answers with the channel's decision, passing it the session, message and snapshot", async () => {
     const channel = new RecordingChannel("t");
     const seen: unknown[] = [];
     channel.policy = (snapshot) => (seen.push(snapshot), { action: "drop" });
-    assert.deepEqual(channelOwnAdmission(channel, "t:1", args.message, turn), { action: "drop" });
+    assert.deepEqual(await channelOwnAdmission(channel, "t:1", args.message, turn), { action: "drop" });
     assert.deepEqual(seen, [turn]);
-  });
-
-  it("answers with a promise when the channel does, null for an empty answer", async () => {
-    const channel = { name: "t", start: async () => {}, stop: async () => {}, send: async () => {}, admitMessage: async () => undefined };
-    const answer = channelOwnAdmission(channel, "t:1", args.message, turn);
-    assert.ok(answer instanceof Promise);
-    assert.equal(await answer, null);
   });
 });

@@ -30,20 +30,18 @@ describe("ChannelManager admission order", () => {
   it("queues a message handed in by a hook during admission behind the one being admitted", async () => {
     const model = gatedModel();
     let manager!: ChannelManager;
-    let injected = false;
+    let injected: Promise<void> | undefined;
     const reentrant: BubPlugin = {
       name: "reentrant",
       admitMessage: ({ message: inbound }) => {
-        if (!injected && contentOf(inbound) === "first") {
-          injected = true;
-          void manager.handleMessage(message("second"));
-        }
+        if (!injected && contentOf(inbound) === "first") injected = manager.handleMessage(message("second"));
         return { action: "follow_up" };
       },
     };
     const started = await running([model.plugin, reentrant]);
     manager = started.manager;
     await manager.handleMessage(message("first"));
+    await injected;
     await model.callCount(1);
     assert.equal(manager.snapshot("test:1").pendingCount, 1);
     await model.finishInOrder(2);
@@ -56,15 +54,15 @@ describe("ChannelManager admission order", () => {
 });
 
 describe("InboundQueue", () => {
-  /** A queue whose admissions are recorded; `slow` contents take the promise the test resolves. */
+  /** A queue whose admissions are recorded; `slow` contents wait for the promise the test resolves. */
   function setup(slow: Map<string, Promise<void>> = new Map()) {
     const admitted: string[] = [];
     let idleCalls = 0;
     const queue = new InboundQueue(
       {
-        admit(envelope: Envelope) {
+        async admit(envelope: Envelope) {
           admitted.push(contentOf(envelope));
-          return slow.get(contentOf(envelope));
+          await slow.get(contentOf(envelope));
         },
       },
       () => void idleCalls++,
@@ -77,25 +75,25 @@ describe("InboundQueue", () => {
     const first = queue.take(message("one"));
     queue.enqueue(message("two"), null);
     const third = queue.take(message("three"));
+    await new Promise<void>((resolve) => setImmediate(resolve));
     assert.deepEqual(admitted, []);
     assert.equal(queue.idle, false);
     queue.start();
-    assert.deepEqual(admitted, ["one", "two", "three"]);
     await Promise.all([first, third]);
+    assert.deepEqual(admitted, ["one", "two", "three"]);
     assert.equal(queue.idle, true);
     assert.equal(idleCalls(), 1);
   });
 
-  it("admits a message with nothing ahead of it at once", async () => {
+  it("resolves take once its message is admitted", async () => {
     const { queue, admitted } = setup();
     queue.start();
-    const taken = queue.take(message("now"));
-    assert.deepEqual(admitted, ["now"], "admitted before take returned");
+    await queue.take(message("now"));
+    assert.deepEqual(admitted, ["now"]);
     assert.equal(queue.idle, true);
-    await taken;
   });
 
-  it("waits for an admission that takes a promise before admitting the next message", async () => {
+  it("waits for an admission to finish before admitting the next message", async () => {
     const gate = deferred();
     const { queue, admitted } = setup(new Map([["slow", gate.promise]]));
     queue.start();
@@ -110,23 +108,24 @@ describe("InboundQueue", () => {
     assert.equal(queue.idle, true);
   });
 
-  it("admits a message taken during an admission only after that admission returned", () => {
+  it("admits a message taken during an admission only after that admission finished", async () => {
     const events: string[] = [];
-    let queue!: InboundQueue;
-    queue = new InboundQueue(
+    let inner: Promise<void> | undefined;
+    const queue: InboundQueue = new InboundQueue(
       {
-        admit(envelope: Envelope) {
+        async admit(envelope: Envelope) {
           const content = contentOf(envelope);
           events.push(`admit ${content}`);
-          if (content === "outer") void queue.take(message("inner"));
+          if (content === "outer") inner = queue.take(message("inner"));
+          await Promise.resolve();
           events.push(`return ${content}`);
-          return undefined;
         },
       },
       () => {},
     );
     queue.start();
-    void queue.take(message("outer"));
+    await queue.take(message("outer"));
+    await inner;
     assert.deepEqual(events, ["admit outer", "return outer", "admit inner", "return inner"]);
   });
 });

@@ -19,23 +19,14 @@ function setup(plugins: BubPlugin[] = []) {
 }
 
 describe("TurnAdmission", () => {
-  it("starts the turn before returning when the hooks answer synchronously", async () => {
-    const { model, runner, admission } = setup();
-    assert.equal(admission.admit(message("now")), undefined);
-    assert.equal(runner.snapshotOf("test:1").runningCount, 1);
-    await model.callCount(1);
-    model.calls[0]!.finish();
-  });
-
-  it("returns a promise when a hook does, and starts the turn once it settles", async () => {
-    const { model, runner, admission } = setup([{ name: "later", admitMessage: async () => ({ action: "process" }) }]);
-    const pending = admission.admit(message("later"));
-    assert.ok(pending instanceof Promise);
-    assert.equal(runner.snapshotOf("test:1").runningCount, 0);
-    await pending;
-    assert.equal(runner.snapshotOf("test:1").runningCount, 1);
-    await model.callCount(1);
-    model.calls[0]!.finish();
+  it("has started the turn when admission resolves, whether the hooks answer synchronously or not", async () => {
+    for (const admitMessage of [() => ({ action: "process" as const }), async () => ({ action: "process" as const })]) {
+      const { model, runner, admission } = setup([{ name: "policy", admitMessage }]);
+      await admission.admit(message("now"));
+      assert.equal(runner.snapshotOf("test:1").runningCount, 1);
+      await model.callCount(1);
+      model.calls[0]!.finish();
+    }
   });
 
   it("files the message under the resolved session, writing it onto the message when it can", async () => {
@@ -43,7 +34,7 @@ describe("TurnAdmission", () => {
     const channelMessage = message("a");
     const plain: Record<string, unknown> = { channel: "test", chat_id: "1", content: "b" };
     const frozen = Object.freeze({ channel: "test", chat_id: "1", session_id: "test:1", content: "c" });
-    for (const inbound of [channelMessage, plain, frozen]) admission.admit(inbound);
+    for (const inbound of [channelMessage, plain, frozen]) await admission.admit(inbound);
     assert.equal(channelMessage.sessionId, "custom:1");
     assert.equal(plain.session_id, "custom:1");
     assert.equal(frozen.session_id, "test:1");
@@ -55,8 +46,8 @@ describe("TurnAdmission", () => {
   it("shows admitMessage the session's snapshot", async () => {
     const seen: TurnSnapshot[] = [];
     const { model, admission } = setup([admissionPlugin((_content, turn) => (seen.push(turn), { action: "follow_up" }))]);
-    admission.admit(message("one"));
-    admission.admit(message("two"));
+    await admission.admit(message("one"));
+    await admission.admit(message("two"));
     await model.callCount(1);
     assert.deepEqual(seen, [
       { sessionId: "test:1", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 },
@@ -74,9 +65,9 @@ describe("TurnAdmission", () => {
 
   it("queues a steered message when no inbox can take it, and starts it when the session is idle", async () => {
     const { model, runner, admission } = setup([admissionPlugin(() => ({ action: "steer" }))]);
-    await captureLogs(() => {
-      admission.admit(message("idle"));
-      admission.admit(message("busy"));
+    await captureLogs(async () => {
+      await admission.admit(message("idle"));
+      await admission.admit(message("busy"));
     });
     assert.deepEqual(runner.snapshotOf("test:1"), { sessionId: "test:1", isRunning: true, runningCount: 1, pendingCount: 1, steeringCount: 0 });
     await captureLogs(() => model.finishInOrder(2));

@@ -253,22 +253,22 @@ describe("framework helpers", () => {
     assert.equal(bub.steerMessage({ content: "x" }, "s1", {}), false);
   });
 
-  it("resolves sessions and admission without a promise when the hooks answer synchronously", async () => {
+  it("resolves sessions and admission from sync and async hooks, highest precedence first", async () => {
     const turn = { sessionId: "s", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 };
     const bub = framework();
-    assert.equal(bub.sessionOf({ channel: "tg", chat_id: "7" }), "tg:7");
-    assert.equal(bub.admissionOf("s", {}, turn), null);
+    assert.equal(await bub.resolveSession({ channel: "tg", chat_id: "7" }), "tg:7");
+    assert.equal(await bub.resolveSession({ channel: "tg", chat_id: "7", session_id: "own" }), "own");
+    assert.equal(await bub.admitMessage("s", {}, turn), null);
     bub.runtime.register({ resolveSession: () => "named", admitMessage: () => ({ action: "follow_up" }) }, "sync");
-    assert.equal(bub.sessionOf({}), "named");
-    assert.deepEqual(bub.admissionOf("s", {}, turn), { action: "follow_up" });
+    assert.equal(await bub.resolveSession({}), "named");
+    assert.deepEqual(await bub.admitMessage("s", {}, turn), { action: "follow_up" });
     bub.runtime.register({ resolveSession: async () => "later", admitMessage: async () => ({ action: "steer" }) }, "async");
-    const session = bub.sessionOf({});
-    assert.ok(session instanceof Promise);
-    assert.equal(await session, "later");
-    assert.deepEqual(await bub.admissionOf("s", {}, turn), { action: "steer" });
     assert.equal(await bub.resolveSession({}), "later");
+    assert.deepEqual(await bub.admitMessage("s", {}, turn), { action: "steer" });
+    bub.runtime.register({ resolveSession: async () => null, admitMessage: () => null }, "silent");
+    assert.equal(await bub.resolveSession({}), "later", "no answer lets the next plugin answer");
+    assert.deepEqual(await bub.admitMessage("s", {}, turn), { action: "steer" });
     const bad = framework({ name: "bad", admitMessage: () => ({ action: "maybe" }) as never });
-    assert.throws(() => bad.admissionOf("s", {}, turn), TypeError);
     await assert.rejects(bad.admitMessage("s", {}, turn), TypeError);
   });
 

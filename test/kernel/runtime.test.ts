@@ -58,33 +58,32 @@ describe("HookRuntime", () => {
     );
   });
 
-  it("eachOf calls every implementation in order, waiting for each promise, and collects nothing", async () => {
+  it("callEach calls every implementation in order, waiting for each promise, and collects nothing", async () => {
     const runtime = new HookRuntime();
     const order: string[] = [];
     runtime.register({ saveState: () => void order.push("last") }, "low");
     runtime.register({ saveState: async () => { await Promise.resolve(); order.push("async"); } }, "mid");
     runtime.register({ saveState: () => void order.push("first") }, "high");
     const saveArgs = { sessionId: "s", state: {}, message: {}, modelOutput: "" };
-    const pending = runtime.eachOf("saveState", saveArgs);
-    assert.ok(pending instanceof Promise);
-    assert.deepEqual(order, ["first"], "the next implementation waits for the promise");
-    assert.equal(await pending, undefined);
+    assert.equal(await runtime.callEach("saveState", saveArgs), undefined);
     assert.deepEqual(order, ["first", "async", "last"]);
-    const sync = new HookRuntime();
-    sync.register({ saveState: () => {} }, "p");
-    assert.equal(sync.eachOf("saveState", saveArgs), undefined);
     const failing = new HookRuntime();
     failing.register({ saveState: async () => Promise.reject(new Error("disk full")) }, "p");
-    await assert.rejects(Promise.resolve(failing.eachOf("saveState", saveArgs)), /disk full/);
+    await assert.rejects(failing.callEach("saveState", saveArgs), /disk full/);
   });
 
-  it("tells whether a hook has an implementation", () => {
+  it("calls hooks added with addHookNames on that runtime only, for plugins registered before and after", async () => {
+    const summarize = ({ text }: { text: string }) => text.slice(0, 2);
+    const plugin = { summarize } as unknown as BubPlugin;
     const runtime = new HookRuntime();
-    assert.equal(runtime.implements("saveState"), false);
-    const unregister = runtime.register({ saveState: () => {} }, "p");
-    assert.equal(runtime.implements("saveState"), true);
-    unregister();
-    assert.equal(runtime.implements("saveState"), false);
+    const other = new HookRuntime();
+    runtime.register(plugin, "early");
+    other.register(plugin, "early");
+    runtime.addHookNames("summarize");
+    runtime.register({ summarize: () => null } as unknown as BubPlugin, "late");
+    assert.deepEqual(runtime.hookReport(), { summarize: ["late", "early"] });
+    assert.deepEqual(other.hookReport(), {});
+    assert.deepEqual(await runtime.callMany("summarize" as never, { text: "hello" } as never), [null, "he"]);
   });
 
   it("callMany collects every answer in call order, null and undefined included", async () => {
