@@ -1,8 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { stringify } from "yaml";
 import { ConfigError, emptyConfigFile, type ConfigFile } from "./settings.ts";
-import { parseYamlDocument, YamlError } from "./yaml.ts";
 
 /** What every `config.yml` problem message ends with. */
 const FIX = "fix the file or run bub onboard";
@@ -21,6 +19,8 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
     throw new ConfigError(`${path}: cannot read the file (${(error as Error).message}) — check its permissions or run bub onboard`);
   }
   if (text.trim() === "") return emptyConfigFile(path);
+  // The YAML parser loads only when there is YAML to parse.
+  const { parseYamlDocument, YamlError } = await import("./yaml.ts");
   let parsed;
   try {
     parsed = parseYamlDocument(text, { file: path, fix: FIX });
@@ -39,7 +39,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
 
 /** Writes `data` as YAML (key order kept), atomically: a temp file renamed over the old one. */
 export async function writeConfigFile(path: string, data: Record<string, unknown>): Promise<void> {
-  const { writeFile, mkdir, rename } = await import("node:fs/promises");
+  const [{ writeFile, mkdir, rename }, { stringify }] = await Promise.all([import("node:fs/promises"), import("yaml")]);
   await mkdir(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, stringify(data), { mode: 0o600 });
