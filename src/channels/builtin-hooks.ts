@@ -6,18 +6,18 @@ import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import { builtinAdmission } from "./admission.ts";
 import { createSteeringInbox } from "./steering.ts";
-import { createTelegramChannel } from "./telegram/channel.ts";
+import { DeferredTelegramChannel } from "./telegram/deferred.ts";
 import { telegramSettings } from "./telegram/settings.ts";
 
 /**
  * `provideChannels`, `provideSteeringInbox` and `admitMessage` for the builtin plugin;
- * registers the `telegram` settings section. Nothing heavy is imported: grammY loads when
- * the Telegram channel starts.
+ * registers the `telegram` settings section. Nothing heavy is imported: the Telegram
+ * channel's code (grammY among it) loads when the channel starts.
  */
 export function createChannelHooks(framework: BubFramework): Pick<BubPlugin, "provideChannels" | "provideSteeringInbox" | "admitMessage"> {
   framework.settings.register(telegramSettings);
   return {
-    provideChannels: ({ messageHandler }) => [createTelegramChannel(framework, { messageHandler })],
+    provideChannels: ({ messageHandler }) => [new DeferredTelegramChannel(framework, { messageHandler })],
     provideSteeringInbox: () => createSteeringInbox(),
     admitMessage: (args) => builtinAdmission(framework, args),
   };

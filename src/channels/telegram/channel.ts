@@ -13,7 +13,7 @@ import { ChannelMessage, type MediaItem } from "../message.ts";
 import { downloadFile } from "./download.ts";
 import { isAddressed, mediaKind, messageContent, messageMedia, messageMetadata } from "./parse.ts";
 import type { TelegramConnection, TelegramRetryOptions } from "./client.ts";
-import { parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
+import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
 import { splitMessage } from "./split.ts";
 
 const log = createLogger("bub:telegram");
@@ -91,7 +91,7 @@ export class TelegramChannel implements Channel {
 
   /** Enabled when a bot token is configured (`BUB_TELEGRAM_TOKEN`). */
   get enabled(): boolean {
-    return String(this.#framework.settings.getValue("telegram.token", "")).trim() !== "";
+    return hasTelegramToken(this.#framework.settings);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { defineSettings, type SettingsOf } from "../../config/settings.ts";
+import type { SettingsStore } from "../../kernel/settings-contract.ts";
 import type { telegramSchema } from "./schema.ts";
 
 /** Resolved Telegram settings. */
@@ -10,6 +11,11 @@ export const telegramSettings = defineSettings<typeof telegramSchema>({
   section: "telegram",
   schema: async () => (await import("./schema.ts")).telegramSchema,
 });
+
+/** Whether a bot token is configured (`BUB_TELEGRAM_TOKEN`): the Telegram channel is enabled then. */
+export function hasTelegramToken(settings: Pick<SettingsStore, "getValue">): boolean {
+  return String(settings.getValue("telegram.token", "")).trim() !== "";
+}
 
 /** A comma-separated allowlist as a set of trimmed entries (usernames lower-cased, `@` dropped). */
 export function parseAllowlist(value: string): Set<string> {
