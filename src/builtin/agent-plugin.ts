@@ -5,7 +5,7 @@
  */
 import { Agent, type AgentOptions } from "../agent/agent.ts";
 import { closeToolNames } from "../agent/tool-names.ts";
-import { currentTurnSignal } from "../channels/manager.ts";
+import { currentTurnSignal } from "../channels/session-turns.ts";
 import { ChannelMessage, formatContext, mediaUrl, type MediaItem } from "../channels/message.ts";
 import { contentOf, fieldOf, type Envelope, type Prompt, type PromptPart } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";

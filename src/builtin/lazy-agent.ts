@@ -18,17 +18,18 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
   let loading: Promise<AgentPart> | null = null;
   const part = (): Promise<AgentPart> =>
     (loading ??= (async () => {
-      const [{ createAgentHooks }, { toolsOf }, { runCommaCommand }, { buildSkillsPrompt }] = await Promise.all([
+      const [{ createAgentHooks }, { toolsOf }, { runCommaCommand }] = await Promise.all([
         import("./agent-plugin.ts"),
         import("../tools/global.ts"),
         import("../tools/commands.ts"),
-        import("../skills/prompt.ts"),
       ]);
       const config = (path: string) => framework.settings.getValue(path, undefined);
       loaded = createAgentHooks(framework, {
         tools: toolsOf(framework),
         runCommand: runCommaCommand,
-        skillsPrompt: ({ promptText, workspace, allowedSkills }) => buildSkillsPrompt(promptText, { workspace, allowedSkills, config }),
+        // Skill discovery (and the YAML parser for SKILL.md) loads with the first model call.
+        skillsPrompt: async ({ promptText, workspace, allowedSkills }) =>
+          (await import("../skills/prompt.ts")).buildSkillsPrompt(promptText, { workspace, allowedSkills, config }),
       });
       return loaded;
     })());

@@ -1,7 +1,6 @@
 /** The `skill` tool: lists the workspace's skills or loads one's instructions. */
 import { z } from "zod";
-import { discoverSkills, type SkillDiscoveryOptions } from "../../skills/discovery.ts";
-import { filterAllowedSkills, renderSkillBody } from "../../skills/render.ts";
+import type { SkillDiscoveryOptions } from "../../skills/discovery.ts";
 import { runtimeAgentOf } from "../runtime-agent.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { workspaceOrCwd } from "./context.ts";
@@ -18,10 +17,12 @@ export function skillTools(discovery: SkillDiscoveryOptions = {}): Tool[] {
       description: "Load a skill's instructions by name (with its location). Without a name, list the available skills.",
       parameters: () => z.object({ name: z.string().nullable().optional().describe("Skill name; omit to list the skills.") }),
       context: true,
-      run({ name }, { state }) {
+      async run({ name }, { state }) {
         const allowed = allowedOf(state.allowed_skills);
         const wanted = name?.trim() || null;
         if (allowed && wanted && !allowed.includes(wanted.toLowerCase())) return `(skill '${wanted}' is not allowed in this context)`;
+        // Discovery parses SKILL.md files (YAML): loaded when the tool is called.
+        const [{ discoverSkills }, { filterAllowedSkills, renderSkillBody }] = await Promise.all([import("../../skills/discovery.ts"), import("../../skills/render.ts")]);
         const skills = filterAllowedSkills(discoverSkills(workspaceOrCwd(state), discovery), allowed);
         if (wanted === null) {
           return skills.length === 0 ? "Available skills:\n(none)" : `Available skills:\n${skills.map((skill) => `- ${skill.name}`).join("\n")}`;
