@@ -11,7 +11,7 @@
  *
  * Run: `node bench/llm/model-step.bench.ts [iterations]`
  */
-import { AgentHooks } from "../../src/kernel/agent-hooks.ts";
+import { AgentHooks } from "../../src/agent/interceptors.ts";
 import { setLogSink } from "../../src/kernel/log.ts";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
 import { createModelClient } from "../../src/llm/model-client.ts";

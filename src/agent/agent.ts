@@ -26,7 +26,7 @@ import type { TapeFork } from "../tape/fork.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { RunStreamOptions, RuntimeAgent } from "../tools/runtime-agent.ts";
 import type { ToolContext } from "../tools/tool.ts";
-import { monotonicMs } from "../kernel/clock.ts";
+import { AgentHooks } from "./interceptors.ts";
 
 const log = createLogger("bub:agent");
 
@@ -95,11 +95,13 @@ export class Agent implements RuntimeAgent {
   #client: { settings: ModelSettings; client: ModelClient } | null = null;
   /** Hash of the system prompt last written per tape name (§15.5: written when it changes). */
   readonly #systemHashes = new Map<string, string>();
+  readonly #interceptors: AgentHooks;
 
   constructor(options: AgentOptions) {
     this.#options = options;
     this.framework = options.framework;
     this.tools = options.tools;
+    this.#interceptors = new AgentHooks(options.framework.runtime);
   }
 
   /** The tapes over the current scope's store. */
@@ -258,7 +260,7 @@ export class Agent implements RuntimeAgent {
     for (let step = 1; step <= maxSteps; step++) {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
       await tape.appendEvent("loop.step.start", { step, prompt: current as never });
-      const started = monotonicMs();
+      const started = performance.now();
       const stepStream = runModelStep<Tape>({
         client,
         model,
@@ -269,7 +271,7 @@ export class Agent implements RuntimeAgent {
         tools,
         maxTokens: settings.max_tokens,
         state,
-        hooks: this.framework.agentHooks,
+        hooks: this.#interceptors,
         tape,
         record,
         signal: options.signal,
@@ -291,7 +293,7 @@ export class Agent implements RuntimeAgent {
       }
       if (stepText) wroteText = true;
       const outcome = stepStream.outcome!;
-      const elapsed_ms = Math.round(monotonicMs() - started);
+      const elapsed_ms = Math.round(performance.now() - started);
       streamState.usage = outcome.usage ?? streamState.usage;
       if (outcome.status === "error") {
         const message = outcome.error?.message ?? "model step failed";

@@ -5,7 +5,6 @@
 import { createLogger } from "../kernel/log.ts";
 import type { Envelope } from "../kernel/envelope.ts";
 import { ChannelMessage } from "./message.ts";
-import { monotonicMs } from "../kernel/clock.ts";
 
 const log = createLogger("bub:channels");
 
@@ -28,7 +27,7 @@ export interface DebounceClock {
 
 /** The real clock. */
 export const systemClock: DebounceClock = {
-  now: () => monotonicMs(),
+  now: () => performance.now(),
   setTimer(ms, callback) {
     const timer = setTimeout(callback, ms);
     return () => clearTimeout(timer);

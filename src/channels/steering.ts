@@ -66,3 +66,20 @@ export function createSteeringInbox(): SteeringInbox {
     },
   };
 }
+
+/**
+ * Hands `message` to a running turn through its steering inbox (the turn state's, else the
+ * current `running()` scope's), recording `reason` in the message's context. False when
+ * there is no inbox to take it.
+ */
+export function steerMessage(framework: { readonly steeringInbox: SteeringInbox | null }, message: Envelope, sessionId: string, state: TurnState, reason?: string): boolean {
+  const inbox = (state._runtime_steering_inbox as SteeringInbox | null | undefined) ?? framework.steeringInbox;
+  if (!inbox) return false;
+  state.session_id ??= sessionId;
+  if (reason !== undefined && typeof message === "object" && message !== null && !Object.isFrozen(message)) {
+    const context = fieldOf(message, "context");
+    (message as Record<string, unknown>).context = { ...(typeof context === "object" && context !== null && !Array.isArray(context) ? context : {}), steering_reason: reason };
+  }
+  inbox.enqueueMessage(message, state);
+  return true;
+}

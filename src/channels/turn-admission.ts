@@ -9,7 +9,7 @@ import type { BubFramework } from "../kernel/framework.ts";
 import type { AdmitDecision, TurnState } from "../kernel/types.ts";
 import { ChannelMessage } from "./message.ts";
 import type { SessionTurns } from "./session-turns.ts";
-import { steeringStateOf } from "./steering.ts";
+import { steerMessage, steeringStateOf } from "./steering.ts";
 import type { TurnRunner } from "./turn-runner.ts";
 
 const log = createLogger("bub:channels");
@@ -87,7 +87,7 @@ export class TurnAdmission {
         log.info(`channel.manager admission drop session_id=${turns.sessionId}${decision.reason ? ` reason=${decision.reason}` : ""}`);
         return false;
       case "steer":
-        if (busy && this.#framework.steerMessage(message, turns.sessionId, state, decision.reason)) {
+        if (busy && steerMessage(this.#framework, message, turns.sessionId, state, decision.reason)) {
           log.info(`channel.manager admission steer session_id=${turns.sessionId}`);
           return false;
         }

@@ -1,6 +1,5 @@
 import { HookRuntime } from "./runtime.ts";
 import { runModel, runModelStream } from "./model-adapters.ts";
-import { AgentHooks } from "./agent-hooks.ts";
 import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { BubError, toErrorKind } from "./errors.ts";
 import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
@@ -62,7 +61,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  */
 export class BubFramework {
   readonly runtime = new HookRuntime();
-  readonly agentHooks = new AgentHooks(this.runtime);
   readonly settings: SettingsStore;
   readonly env: NodeJS.ProcessEnv;
   workspace: string;
@@ -291,19 +289,6 @@ export class BubFramework {
     if (decision === undefined) return null;
     if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
     return decision;
-  }
-
-  /** Hands a message to a running turn through the steering inbox; false when there is none. */
-  steerMessage(message: Envelope, sessionId: string, state: TurnState, reason?: string): boolean {
-    const inbox = (state._runtime_steering_inbox as SteeringInbox | null | undefined) ?? this.steeringInbox;
-    if (!inbox) return false;
-    state.session_id ??= sessionId;
-    if (reason !== undefined && typeof message === "object" && message !== null && !Object.isFrozen(message)) {
-      const context = fieldOf(message, "context");
-      (message as Record<string, unknown>).context = { ...(isPlainObject(context) ? context : {}), steering_reason: reason };
-    }
-    inbox.enqueueMessage(message, state);
-    return true;
   }
 
   /** Models offered for a session: lists concatenated in precedence order, the first current model. */

@@ -75,20 +75,3 @@ export function replace(result: unknown): ToolCallDecision {
 export function deny(message: string): ToolCallDecision {
   return Object.freeze({ action: "deny", message, [DECISION]: true }) as ToolCallDecision;
 }
-
-/** True for a value made by {@link finish}. */
-export function isLlmCallDecision(value: unknown): value is LlmCallDecision {
-  return typeof value === "object" && value !== null && (value as { action?: unknown }).action === "finish" && typeof (value as { text?: unknown }).text === "string";
-}
-
-/** True for a value made by {@link proceed}, {@link replace} or {@link deny}. */
-export function isToolCallDecision(value: unknown): value is ToolCallDecision {
-  if (typeof value !== "object" || value === null) return false;
-  const action = (value as { action?: unknown }).action;
-  return action === "proceed" || action === "replace" || action === "deny";
-}
-
-/** True for something shaped like an {@link LlmCallRequest}. */
-export function isLlmCallRequest(value: unknown): value is LlmCallRequest {
-  return typeof value === "object" && value !== null && typeof (value as LlmCallRequest).model === "string" && Array.isArray((value as LlmCallRequest).messages);
-}

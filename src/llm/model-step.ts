@@ -3,15 +3,14 @@
  * model, run its tool calls, and hand the step to the tape. The agent loop (steps,
  * handoff, steering) is built on top of this.
  */
-import type { AgentHooks } from "../kernel/agent-hooks.ts";
 import type { Prompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
-import type { LlmCallRequest, LlmCallResult } from "../kernel/interception.ts";
+import type { LlmCallDecision, LlmCallRequest, LlmCallResult } from "../kernel/interception.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState, type Usage } from "../kernel/stream.ts";
 import type { ChatMessage } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
-import { createToolExecutor, unknownTool, type ToolExecutor, type ToolInvocation } from "../tools/executor.ts";
+import { createToolExecutor, unknownTool, type ToolCallHooks, type ToolExecutor, type ToolInvocation } from "../tools/executor.ts";
 import { toModelTools, type Tool } from "../tools/tool.ts";
 import { classifyModelError, isContextLengthError } from "./errors.ts";
 import type { ChatToolCall, ModelToolSpec } from "./model-call.ts";
@@ -19,9 +18,14 @@ import type { ModelClient } from "./model-client.ts";
 import { providerOf } from "./model-id.ts";
 import { generateRunId } from "./run-id.ts";
 import type { StepRecord } from "./step-record.ts";
-import { monotonicMs } from "../kernel/clock.ts";
 
 const log = createLogger("bub:llm");
+
+/** The interception hooks a model step goes through: the model-call ones and the tool-call ones. */
+export interface LlmCallHooks extends ToolCallHooks {
+  beforeLlmCall(request: LlmCallRequest, state: TurnState): Promise<{ request: LlmCallRequest; decision: LlmCallDecision | null }>;
+  afterLlmCall(request: LlmCallRequest, result: LlmCallResult, state: TurnState): Promise<void>;
+}
 
 /** What {@link runModelStep} needs. Everything tape-specific is injected. */
 export interface ModelStepOptions<TTape = unknown> {
@@ -47,7 +51,7 @@ export interface ModelStepOptions<TTape = unknown> {
   /** The turn state: read for `reasoning_effort`, handed to hooks and tools. */
   readonly state: TurnState;
   /** Interception hooks (`beforeLlmCall`, `afterLlmCall`, and the tool hooks via the executor). */
-  readonly hooks?: AgentHooks | null;
+  readonly hooks?: LlmCallHooks | null;
   /** Runs tool calls; default `createToolExecutor({ hooks })`. */
   readonly executor?: ToolExecutor<TTape>;
   /** The tape handed to context tools. */
@@ -220,7 +224,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
   const tools = allTools.filter((tool) => offered.has(tool.name));
 
   // 3. The model call.
-  const started = monotonicMs();
+  const started = performance.now();
   let text = "";
   const toolCalls: ChatToolCall[] = [];
   let usage: Usage | null = null;
@@ -234,7 +238,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
       toolCalls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })),
       usage,
       error,
-      durationMs: Math.round(monotonicMs() - started),
+      durationMs: Math.round(performance.now() - started),
     };
     await hooks.afterLlmCall(request, result, state);
   };

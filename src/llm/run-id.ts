@@ -1,4 +1,4 @@
-import { epochMicros } from "../kernel/clock.ts";
+import { epochMicros } from "../tape/date.ts";
 
 let last = 0;
 

@@ -3,7 +3,18 @@
  * format (`2026-01-02T03:04:05.123456+00:00`), and a parser for query bounds that accepts
  * what Python's `datetime.fromisoformat` accepts in practice.
  */
-import { epochMicros } from "../kernel/clock.ts";
+
+let lastEpochMicros = 0;
+
+/**
+ * Microseconds since the Unix epoch, from the wall clock (`Date.now()`), and never earlier
+ * than the last value this function returned in this process: if the system clock is set
+ * back, the time stands still until the wall clock catches up.
+ */
+export function epochMicros(): number {
+  lastEpochMicros = Math.max(lastEpochMicros, Date.now() * 1000);
+  return lastEpochMicros;
+}
 
 const MICROS_PER_SECOND = 1_000_000;
 const MICROS_PER_DAY = 86_400 * MICROS_PER_SECOND;

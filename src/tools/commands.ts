@@ -14,7 +14,6 @@ import { invokeTool } from "./executor.ts";
 import type { ToolRegistry } from "./registry.ts";
 import { splitShellWords } from "./shell-words.ts";
 import type { Tool, ToolContext } from "./tool.ts";
-import { monotonicMs } from "../kernel/clock.ts";
 
 const log = createLogger("bub:tools");
 
@@ -170,7 +169,7 @@ export async function runCommaCommand(line: string, options: { tools: ToolRegist
   const context: ToolContext = { ...options.context, runId: COMMAND_RUN_ID };
   let body = line.trim();
   if (body.startsWith(",")) body = body.slice(1).trim();
-  const started = monotonicMs();
+  const started = performance.now();
   let name = "";
   let ok = true;
   let output: string;
@@ -212,7 +211,7 @@ async function record(context: ToolContext, event: { raw: string; name: string; 
     raw: event.raw,
     name: event.name,
     status: event.status,
-    elapsed_ms: Math.trunc(monotonicMs() - event.started),
+    elapsed_ms: Math.trunc(performance.now() - event.started),
     output: event.output,
     date: utcNow(),
   };

@@ -4,13 +4,17 @@
  * a {@link BubError} the model sees as the tool's result.
  */
 import { z } from "zod";
-import type { AgentHooks } from "../kernel/agent-hooks.ts";
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
-import type { ToolCall, ToolCallResult } from "../kernel/interception.ts";
+import type { ToolCall, ToolCallDecision, ToolCallResult } from "../kernel/interception.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess, type ToolCallReporter } from "./reporting.ts";
 import { defineTool, type Tool, type ToolContext } from "./tool.ts";
-import { monotonicMs } from "../kernel/clock.ts";
+
+/** The interception hooks a tool call goes through (`beforeToolCall`, `afterToolCall`); the agent's `AgentHooks` implements them. */
+export interface ToolCallHooks {
+  beforeToolCall(call: ToolCall, state: TurnState): Promise<{ call: ToolCall; decision: ToolCallDecision }>;
+  afterToolCall(call: ToolCall, result: ToolCallResult, state: TurnState): Promise<void>;
+}
 
 /** One call to run: a tool (named as the model called it) and its decoded arguments. */
 export interface ToolInvocation {
@@ -31,7 +35,7 @@ export interface ToolExecution {
 /** Options of {@link createToolExecutor}. */
 export interface ToolExecutorOptions {
   /** Interception hooks; none: tools run directly. */
-  readonly hooks?: AgentHooks | null;
+  readonly hooks?: ToolCallHooks | null;
   /** Receives each tool call; default: the reporter of the current scope, else the log. */
   readonly reporter?: ToolCallReporter | null;
 }
@@ -79,7 +83,7 @@ export async function invokeTool<TTape>(
   const signal = options.signal ?? context?.signal;
   const reporter = options.reporter ?? currentToolCallReporter();
   await reportToolStart(reporter, tool.name, args);
-  const started = monotonicMs();
+  const started = performance.now();
   try {
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) {
@@ -90,10 +94,10 @@ export async function invokeTool<TTape>(
     }
     const runContext = tool.context ? context! : { signal };
     const result = await tool.run(parsed.data, runContext);
-    await reportToolSuccess(reporter, tool.name, result, monotonicMs() - started);
+    await reportToolSuccess(reporter, tool.name, result, performance.now() - started);
     return result;
   } catch (error) {
-    await reportToolError(reporter, tool.name, error, monotonicMs() - started);
+    await reportToolError(reporter, tool.name, error, performance.now() - started);
     if (cancelled(signal) && !BubError.isInstance(error)) throw error;
     if (BubError.isInstance(error)) throw error;
     if (error instanceof z.ZodError) {
@@ -115,7 +119,7 @@ export function unknownTool(name: string): Tool {
 }
 
 class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
-  readonly #hooks: AgentHooks | null;
+  readonly #hooks: ToolCallHooks | null;
   readonly #reporter: ToolCallReporter | null;
 
   constructor(options: ToolExecutorOptions) {
@@ -150,7 +154,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
     const hooks = this.#hooks;
     const state: TurnState = context?.state ?? {};
     if (hooks && context) state._runtime_tape = context.tape;
-    const started = monotonicMs();
+    const started = performance.now();
 
     if (hooks) {
       const answer = await hooks.beforeToolCall(call, state);
@@ -183,7 +187,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
       arguments: call.arguments,
       result: error ? null : result,
       error,
-      durationMs: Math.round(monotonicMs() - started),
+      durationMs: Math.round(performance.now() - started),
     };
     if (this.#hooks) await this.#hooks.afterToolCall(call, outcome, state);
     return outcome;
@@ -195,7 +199,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
  * `afterToolCall`.
  *
  * ```ts
- * const executor = createToolExecutor({ hooks: new AgentHooks(runtime) });
+ * const executor = createToolExecutor({ hooks: new AgentHooks(framework.runtime) });
  * const { toolResults, error } = await executor.execute([{ tool, arguments: { path: "a" } }], context);
  * ```
  */

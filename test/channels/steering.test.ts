@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createSteeringInbox, steeringStateOf } from "../../src/channels/steering.ts";
+import { createSteeringInbox, steerMessage, steeringStateOf } from "../../src/channels/steering.ts";
+import type { SteeringInbox, TurnState } from "../../src/kernel/types.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
 
 describe("in-memory steering inbox", () => {
@@ -35,5 +36,18 @@ describe("steeringStateOf", () => {
 
   it("ignores an empty or missing thread id and a context that is not an object", () => {
     for (const context of [{ thread_id: "" }, { thread_id: null }, {}, "thread", null]) assert.deepEqual(steeringStateOf("s", { context }), { session_id: "s" });
+  });
+});
+
+describe("steerMessage", () => {
+  it("steers a message into the inbox with the reason in its context", () => {
+    const queued: unknown[] = [];
+    const inbox: SteeringInbox = { enqueueMessage: (message) => void queued.push(message), drainMessages: () => [], messageCount: () => queued.length };
+    const framework = { steeringInbox: null };
+    const state: TurnState = { _runtime_steering_inbox: inbox };
+    assert.equal(steerMessage(framework, { content: "more", context: { a: 1 } }, "s1", state, "user typed"), true);
+    assert.deepEqual(queued, [{ content: "more", context: { a: 1, steering_reason: "user typed" } }]);
+    assert.equal(state.session_id, "s1");
+    assert.equal(steerMessage(framework, { content: "x" }, "s1", {}), false);
   });
 });

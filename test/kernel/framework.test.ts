@@ -242,17 +242,6 @@ describe("framework helpers", () => {
     assert.deepEqual(await bub.getModelOptions("s"), { models: [{ id: "high" }, { id: "low" }], currentModel: "low" });
   });
 
-  it("steers a message into the inbox with the reason in its context", () => {
-    const queued: unknown[] = [];
-    const inbox: SteeringInbox = { enqueueMessage: (message) => void queued.push(message), drainMessages: () => [], messageCount: () => queued.length };
-    const bub = framework();
-    const state: TurnState = { _runtime_steering_inbox: inbox };
-    assert.equal(bub.steerMessage({ content: "more", context: { a: 1 } }, "s1", state, "user typed"), true);
-    assert.deepEqual(queued, [{ content: "more", context: { a: 1, steering_reason: "user typed" } }]);
-    assert.equal(state.session_id, "s1");
-    assert.equal(bub.steerMessage({ content: "x" }, "s1", {}), false);
-  });
-
   it("resolves sessions and admission from sync and async hooks, highest precedence first", async () => {
     const turn = { sessionId: "s", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 };
     const bub = framework();

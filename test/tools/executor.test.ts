@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { z } from "zod";
-import { AgentHooks } from "../../src/kernel/agent-hooks.ts";
+import { AgentHooks } from "../../src/agent/interceptors.ts";
 import { BubError } from "../../src/kernel/errors.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { deny, proceed, replace, type ToolCall, type ToolCallResult } from "../../src/kernel/interception.ts";

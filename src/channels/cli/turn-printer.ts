@@ -9,7 +9,6 @@ import type { ToolCallReporter } from "../../tools/reporting.ts";
 import { formatToolCall, formatToolFailure, formatToolSuccess } from "./format.ts";
 import { finishedPrefixLength, type MarkdownRenderer } from "./markdown.ts";
 import type { Terminal } from "./terminal.ts";
-import { monotonicMs } from "../../kernel/clock.ts";
 
 /** Options of {@link TurnPrinter}. */
 export interface TurnPrinterOptions {
@@ -85,7 +84,7 @@ export class TurnPrinter implements ToolCallReporter {
         return true;
       case "tool_call":
         this.#commit();
-        this.#toolCallsAt = monotonicMs();
+        this.#toolCallsAt = performance.now();
         this.#eventCalls = Array.isArray(event.data.tool_calls) ? event.data.tool_calls : [];
         this.#reportedStarts = 0;
         this.#terminal.setSpinner(SPINNER_LABEL);
@@ -151,7 +150,7 @@ export class TurnPrinter implements ToolCallReporter {
   }
 
   #scheduleRender(): void {
-    const elapsed = monotonicMs() - this.#lastRender;
+    const elapsed = performance.now() - this.#lastRender;
     if (elapsed >= this.#options.throttleMs) {
       this.#render();
       return;
@@ -171,7 +170,7 @@ export class TurnPrinter implements ToolCallReporter {
 
   #render(): void {
     if (this.#finished || this.#buffer === "") return;
-    this.#lastRender = monotonicMs();
+    this.#lastRender = performance.now();
     let rendered = this.#renderText(this.#buffer);
     // Keep the live region shorter than the screen: finished blocks go to the scrollback.
     if (rendered.split("\n").length > this.#terminal.height - 4) {
@@ -199,7 +198,7 @@ export class TurnPrinter implements ToolCallReporter {
   /** Shows tool calls announced only by stream events (no reporter calls were made for them). */
   #toolResultFallback(): void {
     if (this.#reportedStarts > 0 || this.#eventCalls.length === 0) return;
-    const elapsed = monotonicMs() - this.#toolCallsAt;
+    const elapsed = performance.now() - this.#toolCallsAt;
     for (const call of this.#eventCalls) {
       const { name, args } = toolCallOf(call);
       this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(this.#options.toolName?.(name) ?? name, args)));

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
-import { AgentHooks } from "../../src/kernel/agent-hooks.ts";
+import { AgentHooks } from "../../src/agent/interceptors.ts";
 import { deny, finish, proceed, replace, type LlmCallRequest, type ToolCallResult } from "../../src/kernel/interception.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { captureLogs } from "../support/temp.ts";

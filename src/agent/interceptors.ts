@@ -1,18 +1,8 @@
-import { createLogger } from "./log.ts";
-import type { HookRuntime } from "./runtime.ts";
-import type { TurnState } from "./types.ts";
-import {
-  isLlmCallDecision,
-  isLlmCallRequest,
-  isToolCallDecision,
-  proceed,
-  type LlmCallDecision,
-  type LlmCallRequest,
-  type LlmCallResult,
-  type ToolCall,
-  type ToolCallDecision,
-  type ToolCallResult,
-} from "./interception.ts";
+import { createLogger } from "../kernel/log.ts";
+import type { HookRuntime } from "../kernel/runtime.ts";
+import type { TurnState } from "../kernel/types.ts";
+import { proceed, type LlmCallDecision, type LlmCallRequest, type LlmCallResult, type ToolCall, type ToolCallDecision, type ToolCallResult } from "../kernel/interception.ts";
+import type { LlmCallHooks } from "../llm/model-step.ts";
 
 const log = createLogger("bub:hooks");
 
@@ -20,7 +10,7 @@ const log = createLogger("bub:hooks");
  * The agent loop's interception hooks. Unlike ordinary hooks, every implementation is
  * isolated: one that throws is logged and counts as "no answer", and the rest still run.
  */
-export class AgentHooks {
+export class AgentHooks implements LlmCallHooks {
   readonly #runtime: HookRuntime;
 
   constructor(runtime: HookRuntime) {
@@ -81,4 +71,21 @@ export class AgentHooks {
       await this.#isolated("afterToolCall", impl.plugin, () => impl.call({ call, result, state } as never));
     }
   }
+}
+
+/** True for a value made by {@link finish}. */
+function isLlmCallDecision(value: unknown): value is LlmCallDecision {
+  return typeof value === "object" && value !== null && (value as { action?: unknown }).action === "finish" && typeof (value as { text?: unknown }).text === "string";
+}
+
+/** True for a value made by {@link proceed}, {@link replace} or {@link deny}. */
+function isToolCallDecision(value: unknown): value is ToolCallDecision {
+  if (typeof value !== "object" || value === null) return false;
+  const action = (value as { action?: unknown }).action;
+  return action === "proceed" || action === "replace" || action === "deny";
+}
+
+/** True for something shaped like an {@link LlmCallRequest}. */
+function isLlmCallRequest(value: unknown): value is LlmCallRequest {
+  return typeof value === "object" && value !== null && typeof (value as LlmCallRequest).model === "string" && Array.isArray((value as LlmCallRequest).messages);
 }
