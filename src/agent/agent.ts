@@ -27,6 +27,7 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import type { RunStreamOptions, RuntimeAgent } from "../tools/runtime-agent.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
+import { continuePromptOf, systemPromptOf, tapeContextOf, tapeSidecarsOf } from "./hook-calls.ts";
 
 const log = createLogger("bub:agent");
 
@@ -111,8 +112,8 @@ export class Agent implements RuntimeAgent {
     if (!tapes) {
       tapes = createTapes({
         store,
-        context: this.framework.buildTapeContext(),
-        sidecars: this.framework.getTapeSidecars(),
+        context: tapeContextOf(this.framework.runtime),
+        sidecars: tapeSidecarsOf(this.framework.runtime),
         archivePath: join(this.framework.home, "tapes"),
       });
       this.#tapes.set(store, tapes);
@@ -194,7 +195,7 @@ export class Agent implements RuntimeAgent {
   }
 
   async #systemPrompt(prompt: Prompt, state: TurnState, allowedTools: ReadonlySet<string> | null, allowedSkills: ReadonlySet<string> | null): Promise<string> {
-    const blocks = [this.framework.getSystemPrompt(prompt, state), this.tools.renderPrompt(allowedTools)];
+    const blocks = [systemPromptOf(this.framework.runtime, prompt, state), this.tools.renderPrompt(allowedTools)];
     if (this.#options.skillsPrompt) {
       blocks.push(await this.#options.skillsPrompt({ promptText: promptText(prompt), state, workspace: this.workspaceOf(state), allowedSkills }));
     }
@@ -325,7 +326,7 @@ export class Agent implements RuntimeAgent {
         await tape.appendEvent("loop.step", { step, elapsed_ms, status: "ok", date: utcIso() });
         return;
       }
-      current = await this.framework.continuePrompt(current, tape, streamState);
+      current = await continuePromptOf(this.framework.runtime, current, tape, streamState);
       await tape.appendEvent("loop.step", { step, elapsed_ms, status: "continue", date: utcIso() });
     }
     const error = new BubError("unknown", `max_steps_reached=${settings.max_steps}: the agent stopped after ${settings.max_steps} steps. Raise BUB_MAX_STEPS or unset it for no limit.`);

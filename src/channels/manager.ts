@@ -14,7 +14,7 @@ import type { DebounceClock, DebounceWindows } from "./debounce.ts";
 import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
 import { InboundQueue } from "./inbound-queue.ts";
 import { OutboundRouter } from "./outbound.ts";
-import { selectChannels } from "./selection.ts";
+import { providedChannels, selectChannels } from "./selection.ts";
 import { graceExpired, stopChannels } from "./shutdown.ts";
 import { TurnAdmission } from "./turn-admission.ts";
 import { TurnRunner } from "./turn-runner.ts";
@@ -102,7 +102,7 @@ export class ChannelManager implements ChannelRouter {
     this.#queue = new InboundQueue(new TurnAdmission(framework, this.#runner), checkIdle);
     this.#debouncers = new ChannelDebouncers((batch) => this.#queue.enqueue(batch, null), () => debounceWindows(framework, options.debounce), options.clock);
     this.handleMessage = (message) => this.#receive(message);
-    this.channels = framework.getChannels(this.handleMessage);
+    this.channels = providedChannels(framework.runtime, this.handleMessage);
     const given = typeof options.channels === "function" ? options.channels(this.handleMessage) : options.channels;
     for (const channel of given ?? []) this.channels.set(channel.name, channel);
     this.#outbound = new OutboundRouter(this.channels, (channel) => this.#startedChannels.includes(channel));

@@ -3,25 +3,13 @@ import { runModel, runModelStream } from "./model-adapters.ts";
 import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { BubError, toErrorKind } from "./errors.ts";
 import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
-import type { StreamState } from "./stream.ts";
 import type { SettingsStore } from "./settings-contract.ts";
 import type { PluginSource } from "./plugin-source.ts";
 import { PluginRegistry, type PluginExport, type PluginStatus } from "./plugin-registry.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
-import { isTapeContext, type TapeContext, type TapeHandle, type TapeSidecar, type TapeStore } from "./tape-contract.ts";
-import {
-  isAdmitDecision,
-  type AdmitDecision,
-  type Channel,
-  type ChannelRouter,
-  type MessageHandler,
-  type ModelOptions,
-  type SteeringInbox,
-  type TurnResult,
-  type TurnSnapshot,
-  type TurnState,
-} from "./types.ts";
-import type { BubPlugin, HookArgs } from "./hooks.ts";
+import type { TapeStore } from "./tape-contract.ts";
+import { isAdmitDecision, type AdmitDecision, type ChannelRouter, type SteeringInbox, type TurnResult, type TurnSnapshot, type TurnState } from "./types.ts";
+import type { HookArgs } from "./hooks.ts";
 
 const log = createLogger("bub:framework");
 
@@ -259,63 +247,12 @@ export class BubFramework {
 
   // ---- helpers for channels and the agent ----------------------------------------------
 
-  /** The system prompt: every plugin's fragment, lowest precedence first, joined by a blank line. */
-  getSystemPrompt(prompt: Prompt, state: TurnState): string {
-    const parts = this.runtime.callManySync("systemPrompt", { prompt, state });
-    return parts.filter((part): part is string => typeof part === "string" && part.length > 0).reverse().join("\n\n");
-  }
-
-  /** Channels by name; for a name offered twice the higher-precedence plugin wins. Map order = precedence. */
-  getChannels(messageHandler: MessageHandler): Map<string, Channel> {
-    const channels = new Map<string, Channel>();
-    for (const batch of this.runtime.callManySync("provideChannels", { messageHandler })) {
-      for (const channel of batch ?? []) if (!channels.has(channel.name)) channels.set(channel.name, channel);
-    }
-    return channels;
-  }
-
-  /** Sidecars to mount on every tape, deduplicated by name (higher precedence wins). */
-  getTapeSidecars(): TapeSidecar[] {
-    const sidecars = new Map<string, TapeSidecar>();
-    for (const sidecar of this.runtime.callManySync("provideTapeSidecar", {})) {
-      if (sidecar && !sidecars.has(sidecar.name)) sidecars.set(sidecar.name, sidecar);
-    }
-    return [...sidecars.values()];
-  }
-
   /** The admission decision for a message (null: default concurrent scheduling). */
   async admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
     const decision = await this.runtime.callFirst("admitMessage", { sessionId, message, turn });
     if (decision === undefined) return null;
     if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
     return decision;
-  }
-
-  /** Models offered for a session: lists concatenated in precedence order, the first current model. */
-  async getModelOptions(sessionId: string, workspace?: string): Promise<ModelOptions> {
-    const where = workspace ?? this.workspace;
-    const merged: ModelOptions = { models: [], currentModel: null };
-    for (const options of await this.runtime.callMany("provideModelOptions", { sessionId, workspace: where })) {
-      if (options === null || options === undefined) continue;
-      if (typeof options !== "object" || !Array.isArray(options.models)) throw new TypeError("hook.provideModelOptions must return ModelOptions or null");
-      merged.models.push(...options.models);
-      if (!merged.currentModel && options.currentModel) merged.currentModel = options.currentModel;
-    }
-    return merged;
-  }
-
-  /** The prompt that continues the agent loop; a plugin must answer with a string. */
-  async continuePrompt(prompt: Prompt, tape: TapeHandle, state: StreamState): Promise<string> {
-    const answer = await this.runtime.callFirst("continuePrompt", { prompt, tape, state });
-    if (typeof answer !== "string") throw new TypeError("hook.continuePrompt must return string");
-    return answer;
-  }
-
-  /** The tape context a plugin provides; a plugin must answer with a TapeContext. */
-  buildTapeContext(): TapeContext {
-    const context = this.runtime.callFirstSync("buildTapeContext", {});
-    if (!isTapeContext(context)) throw new TypeError("hook.buildTapeContext must return TapeContext");
-    return context;
   }
 
   /** Binds (or unbinds, with null) the channel manager that routes outbounds and streams. */

@@ -7,6 +7,7 @@ import { ChannelMessage } from "../../src/channels/message.ts";
 import { DEFAULT_SYSTEM_PROMPT } from "../../src/builtin/system-prompt.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
+import { systemPromptOf } from "../../src/agent/hook-calls.ts";
 
 async function builtinOnly(workspace = "/tmp"): Promise<BubFramework> {
   const bub = await createBub({ loadPlugins: false,  workspace, home: "/nonexistent-bub-home", env: {} });
@@ -61,10 +62,10 @@ describe("builtin plugin (kernel-level hooks)", () => {
     const dir = await tempDir();
     try {
       const bub = await builtinOnly(dir.path);
-      assert.equal(bub.getSystemPrompt("", { _runtime_workspace: dir.path }), DEFAULT_SYSTEM_PROMPT);
+      assert.equal(systemPromptOf(bub.runtime, "", { _runtime_workspace: dir.path }), DEFAULT_SYSTEM_PROMPT);
       await writeFile(join(dir.path, "AGENTS.md"), "\n  Always answer in French.  \n");
       bub.runtime.register({ systemPrompt: () => "plugin fragment" }, "extra");
-      assert.equal(bub.getSystemPrompt("", { _runtime_workspace: dir.path }), `${DEFAULT_SYSTEM_PROMPT}\n\nAlways answer in French.\n\nplugin fragment`);
+      assert.equal(systemPromptOf(bub.runtime, "", { _runtime_workspace: dir.path }), `${DEFAULT_SYSTEM_PROMPT}\n\nAlways answer in French.\n\nplugin fragment`);
     } finally {
       await dir.cleanup();
     }

@@ -9,6 +9,7 @@ import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { OnboardAnswers } from "./onboard-flags.ts";
 import { mergeConfig } from "../../config/settings.ts";
+import { providedChannels } from "../../channels/selection.ts";
 
 /** One choice of a select or multiselect question. */
 export interface PromptOption {
@@ -166,7 +167,7 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
   if (prompts) io.stdout.write(`${BANNER}v${options.version ?? "?"}\n\nWelcome to Bub! Let's get you set up.\n`);
   try {
     const existing = structuredClone((await readConfigFile(framework.settings.file.path)).data);
-    const channelNames = [...framework.getChannels(async () => {}).keys()].filter((name) => name !== "cli");
+    const channelNames = [...providedChannels(framework.runtime, async () => {}).keys()].filter((name) => name !== "cli");
     let builtin: Record<string, unknown>;
     let fromFlags: Record<string, unknown>;
     try {

@@ -1,0 +1,51 @@
+/**
+ * The hooks only the agent loop calls, with their answers checked: the system prompt, the
+ * tape context and sidecars, the prompt that continues the loop, and the models a session
+ * may use.
+ */
+import type { Prompt } from "../kernel/envelope.ts";
+import type { HookRuntime } from "../kernel/runtime.ts";
+import type { StreamState } from "../kernel/stream.ts";
+import { isTapeContext, type TapeContext, type TapeHandle, type TapeSidecar } from "../kernel/tape-contract.ts";
+import type { ModelOptions, TurnState } from "../kernel/types.ts";
+
+/** The system prompt: every plugin's fragment, lowest precedence first, joined by a blank line. */
+export function systemPromptOf(runtime: HookRuntime, prompt: Prompt, state: TurnState): string {
+  const parts = runtime.callManySync("systemPrompt", { prompt, state });
+  return parts.filter((part): part is string => typeof part === "string" && part.length > 0).reverse().join("\n\n");
+}
+
+/** Sidecars to mount on every tape, deduplicated by name (higher precedence wins). */
+export function tapeSidecarsOf(runtime: HookRuntime): TapeSidecar[] {
+  const sidecars = new Map<string, TapeSidecar>();
+  for (const sidecar of runtime.callManySync("provideTapeSidecar", {})) {
+    if (sidecar && !sidecars.has(sidecar.name)) sidecars.set(sidecar.name, sidecar);
+  }
+  return [...sidecars.values()];
+}
+
+/** The tape context a plugin provides; a plugin must answer with a TapeContext. */
+export function tapeContextOf(runtime: HookRuntime): TapeContext {
+  const context = runtime.callFirstSync("buildTapeContext", {});
+  if (!isTapeContext(context)) throw new TypeError("hook.buildTapeContext must return TapeContext");
+  return context;
+}
+
+/** The prompt that continues the agent loop; a plugin must answer with a string. */
+export async function continuePromptOf(runtime: HookRuntime, prompt: Prompt, tape: TapeHandle, state: StreamState): Promise<string> {
+  const answer = await runtime.callFirst("continuePrompt", { prompt, tape, state });
+  if (typeof answer !== "string") throw new TypeError("hook.continuePrompt must return string");
+  return answer;
+}
+
+/** Models offered for a session: lists concatenated in precedence order, the first current model. */
+export async function modelOptionsOf(runtime: HookRuntime, sessionId: string, workspace: string): Promise<ModelOptions> {
+  const merged: ModelOptions = { models: [], currentModel: null };
+  for (const options of await runtime.callMany("provideModelOptions", { sessionId, workspace })) {
+    if (options === null || options === undefined) continue;
+    if (typeof options !== "object" || !Array.isArray(options.models)) throw new TypeError("hook.provideModelOptions must return ModelOptions or null");
+    merged.models.push(...options.models);
+    if (!merged.currentModel && options.currentModel) merged.currentModel = options.currentModel;
+  }
+  return merged;
+}
