@@ -18,16 +18,13 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
   let loading: Promise<AgentPart> | null = null;
   const part = (): Promise<AgentPart> =>
     (loading ??= (async () => {
-      const [{ createAgentHooks }, { toolsOf }, { runCommaCommand }] = await Promise.all([
-        import("./agent-plugin.ts"),
-        import("../tools/global.ts"),
-        import("../tools/commands.ts"),
-      ]);
+      const [{ createAgentHooks }, { toolsOf }] = await Promise.all([import("./agent-plugin.ts"), import("../tools/global.ts")]);
       const config = (path: string) => framework.settings.getValue(path, undefined);
       loaded = createAgentHooks(framework, {
         tools: toolsOf(framework),
-        runCommand: runCommaCommand,
-        // Skill discovery (and the YAML parser for SKILL.md) loads with the first model call.
+        // Comma commands load their parser with the first command; skill discovery (and the
+        // YAML parser for SKILL.md) with the first model call.
+        runCommand: async (line, options) => (await import("../tools/commands.ts")).runCommaCommand(line, options),
         skillsPrompt: async ({ promptText, workspace, allowedSkills }) =>
           (await import("../skills/prompt.ts")).buildSkillsPrompt(promptText, { workspace, allowedSkills, config }),
       });
