@@ -58,7 +58,7 @@ const ladder: [string, string[]][] = [
   ["+ builtins bub's modules add (async_hooks, os, url, module)", [importAll(["node:async_hooks", "node:os", "node:url", "node:module"])]],
   ["+ commander", [`await import(${url(fromPackage.resolve("commander"))});`]],
   ["+ bub kernel (dist/kernel/framework.js and its imports)", [`await import(${dist("kernel/framework.js")});`]],
-  ["+ builtin plugin, channels, commands (dist/builtin/framework.js)", [`await import(${dist("builtin/framework.js")});`]],
+  ["+ settings, plugin discovery, builtin plugin, channels, commands (dist/builtin/create.js)", [`await import(${dist("builtin/create.js")});`]],
   ["+ CLI (dist/cli/program.js)", [`const { main } = await import(${dist("cli/program.js")});`]],
   ["+ main(['--help'])", ["process.exitCode = await main(['--help']);"]],
 ];
