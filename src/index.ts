@@ -4,11 +4,9 @@
  * implement. Test doubles live in `bub-ts/testing`. Everything else is internal.
  */
 export { BubFramework } from "./kernel/framework.ts";
-export type { BubFrameworkOptions } from "./kernel/framework.ts";
+export type { BubFrameworkOptions, PluginExport, PluginOrigin, PluginStatus } from "./kernel/framework.ts";
 export { createBub } from "./builtin/create.ts";
 export type { CreateBubOptions } from "./builtin/create.ts";
-export type { PluginStatus, PluginExport } from "./kernel/plugin-registry.ts";
-export type { PluginModule, PluginOrigin, PluginProblem, PluginSource } from "./kernel/plugin-source.ts";
 export type { RunningScope } from "./kernel/scope.ts";
 
 export { definePlugin, HOOK_NAMES, SYNC_HOOKS } from "./kernel/hooks.ts";

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { BubFramework } from "./kernel/framework.ts";
 import { definePlugin, type BubPlugin } from "./kernel/hooks.ts";
 import type { Prompt } from "./kernel/envelope.ts";
-import type { PluginExport } from "./kernel/plugin-registry.ts";
+import type { PluginExport } from "./kernel/framework.ts";
 import { Settings, emptyConfigFile } from "./config/settings.ts";
 import { createBuiltinPlugin } from "./builtin/plugin.ts";
 
@@ -26,7 +26,7 @@ export { createMemoryTapeStore } from "./tape/memory-store.ts";
 /** Options of {@link createTestBub}. */
 export interface TestBubOptions {
   /** Plugins registered after the builtin one, in order (the last one wins). */
-  plugins?: readonly PluginExport<BubFramework>[];
+  plugins?: readonly PluginExport[];
   /** Settings as `BUB_*` variables; nothing is read from `process.env`. Default `{}`. */
   env?: NodeJS.ProcessEnv;
   /** Register the builtin plugin first (agent, tools, tape store, channels); default false. */
@@ -45,9 +45,8 @@ export async function createTestBub(options: TestBubOptions = {}): Promise<BubFr
     home,
     env,
     settings: new Settings(emptyConfigFile(join(home, "config.yml")), env),
-    ...(options.builtin ? { builtin: createBuiltinPlugin } : {}),
   });
-  await framework.loadPlugins();
+  if (options.builtin) await framework.registerPlugin(createBuiltinPlugin, "builtin", { origin: "builtin" });
   for (const plugin of options.plugins ?? []) await framework.registerPlugin(plugin);
   return framework;
 }

@@ -3,8 +3,8 @@ import { BubFramework } from "../kernel/framework.ts";
 import { readConfigFile } from "../config/config-file.ts";
 import { bubHome, expandHome, pluginProjectDir } from "../config/paths.ts";
 import { Settings } from "../config/settings.ts";
-import { listedPlugins, pluginSource } from "../plugins/source.ts";
-import type { BubPlugin } from "../kernel/hooks.ts";
+import { listedPlugins, registerDiscoveredPlugins } from "../plugins/register.ts";
+import type { PluginExport } from "../kernel/framework.ts";
 import { createBuiltinPlugin } from "./plugin.ts";
 
 /** Options of {@link createBub}; every one has a default. */
@@ -18,9 +18,7 @@ export interface CreateBubOptions {
   /** Environment the settings are read from; default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** The plugin registered first; default the builtin plugin (agent, tools, tapes, channels). */
-  builtin?: BubPlugin | ((framework: BubFramework) => BubPlugin | Promise<BubPlugin>);
-  /** Register the builtin and discovered plugins before returning; default true. */
-  loadPlugins?: boolean;
+  builtin?: PluginExport;
 }
 
 /**
@@ -40,8 +38,12 @@ export async function createBub(options: CreateBubOptions = {}): Promise<BubFram
   const configFile = resolve(options.configFile ?? join(home, "config.yml"));
   const file = await readConfigFile(configFile);
   const settings = new Settings(file, env);
-  const plugins = pluginSource({ projectDir: pluginProjectDir(env, home), workspace, listed: listedPlugins(env, file.data.plugins) });
-  const framework = new BubFramework({ workspace, home, env, settings, plugins, builtin: options.builtin ?? createBuiltinPlugin });
-  if (options.loadPlugins !== false) await framework.loadPlugins();
+  const framework = new BubFramework({ workspace, home, env, settings });
+  try {
+    await framework.registerPlugin(options.builtin ?? createBuiltinPlugin, "builtin", { origin: "builtin" });
+  } catch (error) {
+    framework.pluginFailed("builtin", "builtin", error, "initialize");
+  }
+  await registerDiscoveredPlugins(framework, { projectDir: pluginProjectDir(env, home), workspace, listed: listedPlugins(env, file.data.plugins) });
   return framework;
 }

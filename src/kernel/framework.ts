@@ -4,12 +4,10 @@ import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { BubError, toErrorKind } from "./errors.ts";
 import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
 import type { SettingsStore } from "./settings-contract.ts";
-import type { PluginSource } from "./plugin-source.ts";
-import { PluginRegistry, type PluginExport, type PluginStatus } from "./plugin-registry.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
 import type { TapeStore } from "./tape-contract.ts";
 import { isAdmitDecision, type AdmitDecision, type ChannelRouter, type SteeringInbox, type TurnResult, type TurnSnapshot, type TurnState } from "./types.ts";
-import type { HookArgs } from "./hooks.ts";
+import type { BubPlugin, HookArgs } from "./hooks.ts";
 
 const log = createLogger("bub:framework");
 
@@ -23,12 +21,26 @@ export interface BubFrameworkOptions {
   env?: NodeJS.ProcessEnv;
   /** The settings store every plugin reads its settings from. */
   settings: SettingsStore;
-  /** Finds the plugins registered after the builtin one; none without it. */
-  plugins?: PluginSource;
-  /** The plugin registered first, under the name `builtin`. */
-  builtin?: PluginExport<BubFramework>;
   /** Where records logged inside this framework's scopes go; default the process-wide sink (stderr). */
   logSink?: LogSink;
+}
+
+/** Where a registered plugin came from, as `bub hooks` and `bub plugins` report it. */
+export type PluginOrigin = "builtin" | "project" | "workspace" | "config" | "manual";
+
+/** How one plugin fared while loading. */
+export interface PluginStatus {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly source: PluginOrigin;
+  readonly error?: Error;
+}
+
+/** A plugin object, or a factory (function or class) called with the framework. */
+export type PluginExport = BubPlugin | ((framework: BubFramework) => BubPlugin | Promise<BubPlugin>);
+
+function isClass(fn: Function): boolean {
+  return /^class[\s{]/.test(Function.prototype.toString.call(fn));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -38,9 +50,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The hook-first kernel: owns the plugins, the turn pipeline and the helpers channels and
- * the agent call. Everything that does real work is a plugin. `createBub()` builds one
- * with the builtin plugin, the settings and the plugin discovery wired in.
+ * The hook-first kernel: owns the plugins and the turn pipeline. Everything that does real
+ * work is a plugin. `createBub()` builds one with the settings, the builtin plugin and the
+ * discovered plugins registered.
  *
  * ```ts
  * const framework = await createBub({ workspace: process.cwd() });
@@ -53,9 +65,7 @@ export class BubFramework {
   readonly env: NodeJS.ProcessEnv;
   workspace: string;
   readonly home: string;
-  readonly #builtin: BubFrameworkOptions["builtin"];
-  readonly #source: PluginSource | undefined;
-  readonly #plugins: PluginRegistry<BubFramework>;
+  readonly #status = new Map<string, PluginStatus>();
   readonly #logs: LogRoute;
   readonly #scopes: RunningScopes;
   #router: ChannelRouter | null = null;
@@ -65,9 +75,6 @@ export class BubFramework {
     this.workspace = options.workspace;
     this.home = options.home;
     this.settings = options.settings;
-    this.#builtin = options.builtin;
-    this.#source = options.plugins;
-    this.#plugins = new PluginRegistry(this.runtime, this);
     this.#logs = { sink: options.logSink ?? null };
     this.#scopes = new RunningScopes(this.#logs);
   }
@@ -86,29 +93,30 @@ export class BubFramework {
   }
 
   /**
-   * Registers a plugin object (or a factory, called with the framework) under `name`.
-   * Later registrations run first. Returns a function that unregisters it.
+   * Registers a plugin object (or a factory, called with the framework; a class is
+   * constructed with `new`) under `name`, else its own `name`, else `fallbackName`. Later
+   * registrations run first. Returns a function that unregisters it.
    */
-  registerPlugin(plugin: PluginExport<BubFramework>, name?: string): Promise<() => void> {
-    return this.#plugins.register(plugin, name);
+  async registerPlugin(plugin: PluginExport, name?: string | null, options: { origin?: PluginOrigin; fallbackName?: string } = {}): Promise<() => void> {
+    const made: unknown = typeof plugin !== "function" ? plugin : isClass(plugin) ? Reflect.construct(plugin, [this]) : await plugin(this);
+    if (typeof made !== "object" || made === null) throw new TypeError(`plugin factory returned ${made === null ? "null" : typeof made}, expected a plugin object`);
+    const instance = made as BubPlugin;
+    const pluginName = name ?? instance.name ?? options.fallbackName ?? `plugin-${this.runtime.plugins.length}`;
+    const unregister = this.runtime.register(instance, pluginName);
+    this.#status.set(pluginName, { name: pluginName, ok: true, source: options.origin ?? "manual" });
+    return unregister;
   }
 
-  /**
-   * Registers the builtin plugin, then every plugin the plugin source finds, in order. A
-   * plugin that fails to import or initialise is recorded and skipped.
-   */
-  async loadPlugins(): Promise<void> {
-    const builtin = this.#builtin;
-    if (builtin) await this.#plugins.load({ name: "builtin", fallbackName: "builtin", origin: "builtin", load: async () => builtin });
-    if (!this.#source) return;
-    const { modules, problems } = await this.#source.discover();
-    for (const problem of problems) this.#plugins.fail(problem, "config");
-    for (const module of modules) await this.#plugins.load(module);
+  /** Records a plugin that could not be loaded or initialised; `bub hooks` lists it. */
+  pluginFailed(name: string, origin: PluginOrigin, error: unknown, stage: "load" | "initialize" = "load"): void {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    log.warn(`Failed to ${stage} plugin '${name}'`, failure);
+    this.#status.set(name, { name, ok: false, source: origin, error: failure });
   }
 
   /** Every plugin's load status, in load order. */
   get pluginStatus(): readonly PluginStatus[] {
-    return this.#plugins.status;
+    return [...this.#status.values()];
   }
 
   /** `{ hook: [plugins in call order] }`. */

@@ -10,8 +10,7 @@ import type { BubFramework } from "../../src/kernel/framework.ts";
 import { systemPromptOf } from "../../src/agent/hook-calls.ts";
 
 async function builtinOnly(workspace = "/tmp"): Promise<BubFramework> {
-  const bub = await createBub({ loadPlugins: false,  workspace, home: "/nonexistent-bub-home", env: {} });
-  await bub.loadPlugins();
+  const bub = await createBub({ workspace, home: "/nonexistent-bub-home", env: {} });
   return bub;
 }
 

@@ -33,8 +33,7 @@ describe("a real turn through the builtin plugin", () => {
     const dir = await tempDir();
     try {
       const home = join(dir.path, ".bub");
-      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: env(home) });
-      await framework.loadPlugins();
+      const framework = await createBub({ workspace: dir.path, home, env: env(home) });
       server.script(reply.text("Hi from the fake model."));
       const message = new ChannelMessage({ sessionId: "cli:local", channel: "cli", chatId: "local", content: "hello", context: { sender_id: "human" } });
       const result = await framework.running(() => framework.processInbound(message));
@@ -54,8 +53,7 @@ describe("a real turn through the builtin plugin", () => {
     const dir = await tempDir();
     try {
       const home = join(dir.path, ".bub");
-      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { ...env(home), BUB_TAPE_STORE: "sqlite", BUB_SPILL_THRESHOLD: "10" } });
-      await framework.loadPlugins();
+      const framework = await createBub({ workspace: dir.path, home, env: { ...env(home), BUB_TAPE_STORE: "sqlite", BUB_SPILL_THRESHOLD: "10" } });
       await import("node:fs/promises").then((fs) => fs.writeFile(join(dir.path, "big.txt"), "line of text\n".repeat(20)));
       server.script(reply.toolCalls([{ name: "fs_read", arguments: '{"path":"big.txt"}' }]), reply.text("read it"));
       await framework.running(() => framework.processInbound({ session_id: "s", content: "read big.txt" }));
@@ -75,8 +73,7 @@ describe("a real turn through the builtin plugin", () => {
     const dir = await tempDir();
     try {
       const home = join(dir.path, ".bub");
-      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: env(home) });
-      await framework.loadPlugins();
+      const framework = await createBub({ workspace: dir.path, home, env: env(home) });
       server.script(reply.text("two"), reply.text("three"));
       await framework.running(() => framework.processInbound({ session_id: "s", content: ",model model_id=fake:switched" }));
       await framework.running(() => framework.processInbound({ session_id: "s", content: "hi" }));

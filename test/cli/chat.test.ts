@@ -24,8 +24,7 @@ describe("bub chat against a fake OpenAI-compatible model", () => {
       const home = join(dir.path, ".bub");
       await writeFile(join(dir.path, "README.md"), "hello from the readme\n");
       const env = { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test", BUB_HOME: home };
-      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env });
-      await framework.loadPlugins();
+      const framework = await createBub({ workspace: dir.path, home, env });
       server.script(
         reply.toolCalls([{ id: "call_1", name: "fs_read", arguments: '{"path":"README.md"}' }]),
         reply.text("The **readme** says hello."),

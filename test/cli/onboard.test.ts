@@ -51,8 +51,7 @@ const channelPlugin: BubPlugin = {
 async function setup(existing: string, ...plugins: BubPlugin[]) {
   const dir = await tempDir();
   const home = join(dir.path, "home");
-  const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { BUB_HOME: home } });
-  await framework.loadPlugins();
+  const framework = await createBub({ workspace: dir.path, home, env: { BUB_HOME: home } });
   for (const plugin of plugins) await framework.registerPlugin(plugin);
   const { mkdir } = await import("node:fs/promises");
   await mkdir(home, { recursive: true });

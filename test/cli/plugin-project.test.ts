@@ -180,15 +180,13 @@ describe("install with the real npm and a local plugin package", { skip: hasNpm 
       const context: ProjectContext = { defaultProject: join(home, "bub-project"), cwd: dir.path, npm: quietNpm(), io };
       assert.equal(await installPlugins(context, [greetFixture]), 0);
       assert.match(out(), /Plugins: audit \(bub-plugin-greet\), greet \(bub-plugin-greet\)|Plugins: greet \(bub-plugin-greet\), audit \(bub-plugin-greet\)/);
-      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { BUB_HOME: home } });
-      await framework.loadPlugins();
+      const framework = await createBub({ workspace: dir.path, home, env: { BUB_HOME: home } });
       const listing = capture();
       await printPlugins(framework, listing.io.stdout);
       assert.match(listing.out(), /ok {5}greet \(project\)/);
       assert.match(listing.out(), /^buildPrompt: greet, builtin$/m);
       assert.equal(await uninstallPlugins({ ...context, io: quiet }, ["bub-plugin-greet"]), 0);
-      const after = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { BUB_HOME: home } });
-      await after.loadPlugins();
+      const after = await createBub({ workspace: dir.path, home, env: { BUB_HOME: home } });
       assert.equal(after.pluginStatus.some((status) => status.name === "greet"), false);
     } finally {
       await dir.cleanup();
@@ -209,8 +207,7 @@ describe("install with the real npm and a plugin that declares bub-ts as its pee
       assert.equal(await installPlugins(context, [plugin]), 0, out());
       assert.match(out(), /Plugins: hello \(bub-plugin-hello\)/);
       assert.equal(await readlink(join(project, "node_modules", "bub-ts")), join("..", ".bub-ts"));
-      const framework = await createBub({ loadPlugins: false,  workspace: dir.path, home, env: { BUB_HOME: home } });
-      await framework.loadPlugins();
+      const framework = await createBub({ workspace: dir.path, home, env: { BUB_HOME: home } });
       assert.deepEqual(framework.pluginStatus.find((status) => status.name === "hello"), { name: "hello", ok: true, source: "project" });
       assert.deepEqual(framework.hookReport().systemPrompt?.[0], "hello");
       const { Command } = await import("commander");

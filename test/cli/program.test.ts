@@ -101,8 +101,7 @@ describe("bub command line", () => {
 describe("building only the command that runs", () => {
   const io = { stdout: { write: () => true }, stderr: { write: () => true } };
   const names = async (argv?: string[]) => {
-    const framework = await createBub({ loadPlugins: false,  workspace: "/tmp", home: "/nonexistent-bub-home", env: {} });
-    await framework.loadPlugins();
+    const framework = await createBub({ workspace: "/tmp", home: "/nonexistent-bub-home", env: {} });
     return (await createProgram(framework, io, argv)).commands.map((command) => command.name());
   };
 

@@ -13,8 +13,7 @@ async function withConfig(yaml: string, env: NodeJS.ProcessEnv, body: (bub: BubF
   const dir = await tempDir();
   try {
     await writeFile(join(dir.path, "config.yml"), yaml);
-    const bub = await createBub({ loadPlugins: false,  home: dir.path, workspace: dir.path, env });
-    await bub.loadPlugins();
+    const bub = await createBub({ home: dir.path, workspace: dir.path, env });
     await body(bub, join(dir.path, "config.yml"));
   } finally {
     await dir.cleanup();

@@ -22,8 +22,7 @@ describe("plugin discovery and loading", () => {
   it("discovers plugins declared by the workspace's dependencies, sorted by name, after the builtin", async () => {
     const ws = await workspaceWithPackage();
     try {
-      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: join(ws.path, ".bub"), env: {} });
-      await bub.loadPlugins();
+      const bub = await createBub({ workspace: ws.path, home: join(ws.path, ".bub"), env: {} });
       assert.deepEqual(bub.pluginStatus.map((s) => [s.name, s.ok, s.source]), [
         ["builtin", true, "builtin"],
         ["audit", true, "workspace"],
@@ -41,8 +40,7 @@ describe("plugin discovery and loading", () => {
     const project = await workspaceWithPackage();
     const ws = await tempDir();
     try {
-      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PROJECT: project.path } });
-      await bub.loadPlugins();
+      const bub = await createBub({ workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PROJECT: project.path } });
       assert.deepEqual(bub.pluginStatus.map((s) => `${s.name}:${s.source}`), ["builtin:builtin", "audit:project", "greet:project"]);
     } finally {
       await project.cleanup();
@@ -53,8 +51,7 @@ describe("plugin discovery and loading", () => {
   it("loads BUB_PLUGINS in order after discovered ones, so a listed .ts plugin overrides buildPrompt", async () => {
     const ws = await workspaceWithPackage();
     try {
-      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PLUGINS: `${join(fixtures, "shout.ts")}` } });
-      await bub.loadPlugins();
+      const bub = await createBub({ workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PLUGINS: `${join(fixtures, "shout.ts")}` } });
       assert.equal(bub.pluginStatus.at(-1)?.name, "shout");
       const result = await bub.processInbound({ content: "hi", session_id: "s" });
       assert.equal(result.prompt, "HI!");
@@ -70,8 +67,7 @@ describe("plugin discovery and loading", () => {
       await cp(join(fixtures, "class-plugin.js"), join(ws.path, "class-plugin.js"));
       await mkdir(join(ws.path, "home"));
       await writeFile(join(ws.path, "home", "config.yml"), "plugins:\n  - ./class-plugin.js\n");
-      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: join(ws.path, "home"), env: {} });
-      await bub.loadPlugins();
+      const bub = await createBub({ workspace: ws.path, home: join(ws.path, "home"), env: {} });
       const result = await bub.processInbound({ content: "x", session_id: "s" });
       assert.equal(result.state.counterWorkspace, ws.path);
     } finally {
@@ -82,8 +78,7 @@ describe("plugin discovery and loading", () => {
   it("loads TypeScript that Node cannot strip through the fallback loader", async () => {
     const ws = await tempDir();
     try {
-      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: join(fixtures, "enum-plugin.ts") } });
-      await bub.loadPlugins();
+      const bub = await createBub({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: join(fixtures, "enum-plugin.ts") } });
       assert.equal(bub.pluginStatus.at(-1)?.ok, true, String(bub.pluginStatus.at(-1)?.error));
       const result = await bub.processInbound({ content: "x", session_id: "s" });
       assert.equal(result.state.level, "high");
@@ -96,8 +91,7 @@ describe("plugin discovery and loading", () => {
     const ws = await tempDir();
     try {
       const listed = ["broken-import.js", "broken-init.js", "shout.ts"].map((file) => join(fixtures, file)).join(",");
-      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: listed } });
-      const { logs } = await captureLogs(() => bub.loadPlugins());
+      const { result: bub, logs } = await captureLogs(() => createBub({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: listed } }));
       const status = Object.fromEntries(bub.pluginStatus.map((s) => [s.name, s]));
       assert.equal(status["broken-import"]?.ok, false);
       assert.match(String(status["broken-import"]?.error?.message), /does-not-exist/);
@@ -114,8 +108,7 @@ describe("plugin discovery and loading", () => {
   it("records a missing package named in BUB_PLUGINS", async () => {
     const ws = await tempDir();
     try {
-      const bub = await createBub({ loadPlugins: false,  workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: "no-such-bub-plugin" } });
-      await captureLogs(() => bub.loadPlugins());
+      const { result: bub } = await captureLogs(() => createBub({ workspace: ws.path, home: ws.path, env: { BUB_PLUGINS: "no-such-bub-plugin" } }));
       const status = bub.pluginStatus.find((s) => s.name === "no-such-bub-plugin");
       assert.equal(status?.ok, false);
     } finally {
