@@ -9,6 +9,7 @@ import { BubError } from "../../kernel/errors.ts";
 import type { TurnState } from "../../kernel/types.ts";
 import { runtimeAgentOf } from "../runtime-agent.ts";
 import { defineTool, type Tool } from "../tool.ts";
+import { assertSessionAllowed } from "./session-access.ts";
 
 /** This tool's name, always removed from a subagent's tools. */
 export const SUBAGENT_TOOL_NAME = "subagent";
@@ -27,7 +28,7 @@ export function subagentTools(): Tool[] {
       name: SUBAGENT_TOOL_NAME,
       description:
         "Run a task with a sub-agent and return its reply. session: 'temp' (default, a fresh throwaway session), " +
-        "'inherit' (this session's history) or a session id. allowed_tools / allowed_skills restrict what it may use.",
+        "'inherit' (this session's history) or a session id (outside the local CLI, not another chat's). allowed_tools / allowed_skills restrict what it may use.",
       parameters: () => z.object({
         prompt: z
           .union([z.string(), z.array(z.record(z.string(), z.unknown()))])
@@ -45,7 +46,10 @@ export function subagentTools(): Tool[] {
         const requested = args.allowed_tools && args.allowed_tools.length > 0 ? args.allowed_tools : null;
         // Throws for unknown names before anything runs.
         const allowedTools = [...agent.tools.resolveToolNames(requested, exclude)];
-        const sessionId = subagentSessionId(args.session.trim() || "temp", state);
+        const session = args.session.trim() || "temp";
+        // In a channel turn another chat's `<channel>:<chat id>` is refused (docs/security.md).
+        if (session !== "temp" && session !== "inherit") assertSessionAllowed(SUBAGENT_TOOL_NAME, session, state);
+        const sessionId = subagentSessionId(session, state);
         const childState: TurnState = { ...state, session_id: sessionId };
         const stream = await agent.runStream(sessionId, args.prompt as string | { type: string; [key: string]: unknown }[], childState, {
           model: args.model ?? null,
