@@ -69,15 +69,21 @@ export interface ShellManager {
   get(id: string): ManagedShell;
   /** Marks a shell as read after exit: it is forgotten once the retention period ends. */
   markPolled(id: string): void;
-  /** Forgets a shell at once (foreground shells, once their result is returned). */
+  /**
+   * Forgets a shell at once (foreground shells, once their result is returned) and SIGKILLs
+   * what is left of its process group (children it put in the background, `nohup` included).
+   */
   release(id: string): void;
   /** Stops a shell's whole process group: SIGTERM, then SIGKILL after the grace period. */
   terminate(id: string): Promise<ManagedShell>;
   /** Stops every running shell of a session; returns how many it stopped. */
   terminateSession(sessionId: string): Promise<number>;
-  /** Stops every running shell. */
+  /** Stops every running shell, and SIGKILLs what is left of the groups of exited ones. */
   terminateAll(): Promise<void>;
-  /** SIGKILLs every running process group at once (for process exit, where nothing can be awaited). */
+  /**
+   * SIGKILLs the process group of every known shell at once, running or exited (a finished
+   * background shell's children may still run), for process exit, where nothing can be awaited.
+   */
   killAllSync(): void;
   /** Ids of the shells currently known (running or retained). */
   ids(): string[];
@@ -226,15 +232,21 @@ class DefaultShellManager implements ShellManager {
   markPolled(id: string): void {
     const shell = this.#shells.get(id);
     if (!shell || shell.status !== "exited" || shell.retention) return;
-    shell.retention = setTimeout(() => this.#shells.delete(id), this.#retentionMs);
+    shell.retention = setTimeout(() => this.#forget(shell), this.#retentionMs);
     shell.retention.unref();
   }
 
   release(id: string): void {
     const shell = this.#shells.get(id);
     if (!shell) return;
+    // The group outlives the shell while any member runs (its id is not reused until then).
+    shell.signalGroup("SIGKILL");
+    this.#forget(shell);
+  }
+
+  #forget(shell: Shell): void {
     if (shell.retention) clearTimeout(shell.retention);
-    this.#shells.delete(id);
+    if (this.#shells.get(shell.id) === shell) this.#shells.delete(shell.id);
   }
 
   async terminate(id: string): Promise<ManagedShell> {
@@ -268,11 +280,12 @@ class DefaultShellManager implements ShellManager {
 
   async terminateAll(): Promise<void> {
     const running = [...this.#shells.values()].filter((shell) => shell.status === "running");
+    for (const shell of this.#shells.values()) if (shell.status === "exited") shell.signalGroup("SIGKILL");
     await Promise.all(running.map((shell) => this.terminate(shell.id).catch(() => undefined)));
   }
 
   killAllSync(): void {
-    for (const shell of this.#shells.values()) if (shell.status === "running") shell.signalGroup("SIGKILL");
+    for (const shell of this.#shells.values()) shell.signalGroup("SIGKILL");
   }
 
   ids(): string[] {
@@ -281,7 +294,7 @@ class DefaultShellManager implements ShellManager {
 
   #pruneFinished(): void {
     const finished = [...this.#shells.values()].filter((shell) => shell.status === "exited").sort((a, b) => a.finishedAt - b.finishedAt);
-    for (const shell of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_SHELLS))) this.release(shell.id);
+    for (const shell of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_SHELLS))) this.#forget(shell);
   }
 }
 

@@ -156,6 +156,75 @@ describe("bash tools", () => {
     assert.equal(alive(Number(stdout.trim())), false);
   });
 
+  describe("the process group of a call", () => {
+    /** Polls until every pid is gone (kill(pid, 0) throws ESRCH, or only a zombie is left), within a bounded deadline. */
+    async function allGone(pids: number[], deadlineMs = 5_000): Promise<number[]> {
+      const gone = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "ESRCH") return true;
+          throw error;
+        }
+        return !alive(pid); // a zombie left for a reaper that does not reap
+      };
+      const deadline = Date.now() + deadlineMs;
+      let left = pids.filter((pid) => !gone(pid));
+      while (left.length > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        left = left.filter((pid) => !gone(pid));
+      }
+      return left;
+    }
+
+    async function pidsIn(file: string, count: number): Promise<number[]> {
+      const deadline = Date.now() + 5_000;
+      for (;;) {
+        const pids = (await readFile(file, "utf8").catch(() => "")).split(/\s+/).filter(Boolean).map(Number);
+        if (pids.length >= count) return pids;
+        if (Date.now() > deadline) throw new Error(`no ${count} pids in ${file}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+
+    it("kills a backgrounded child when the call times out", async () => {
+      const pidFile = join(workspace.path, "timeout.pids");
+      const result = await call(tools, "bash", { cmd: `sleep 30 & echo $! $$ > ${pidFile}; sleep 30`, timeout_seconds: 1 }, toolContext(state()));
+      assert.equal(result, "command timed out after 1 seconds and was terminated");
+      const pids = await pidsIn(pidFile, 2);
+      assert.deepEqual(await allGone(pids), [], "the shell and its background child are gone");
+    });
+
+    it("kills a backgrounded child when the call is aborted", async () => {
+      const pidFile = join(workspace.path, "abort.pids");
+      const controller = new AbortController();
+      const pending = call(tools, "bash", { cmd: `sleep 30 & echo $! $$ > ${pidFile}; sleep 30` }, { ...toolContext(state()), signal: controller.signal });
+      const pids = await pidsIn(pidFile, 2);
+      assert.deepEqual(pids.filter((pid) => !alive(pid)), [], "both run before the abort");
+      controller.abort(new Error("turn cancelled"));
+      await assert.rejects(pending, /turn cancelled/);
+      assert.deepEqual(await allGone(pids), [], "the shell and its background child are gone");
+    });
+
+    it("kills a nohup child left behind when the call ends normally", async () => {
+      const pidFile = join(workspace.path, "nohup.pids");
+      const result = await call(tools, "bash", { cmd: `nohup sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}; echo started` }, toolContext(state()));
+      assert.equal(result, "started");
+      assert.deepEqual(await allGone(await pidsIn(pidFile, 1)), []);
+    });
+
+    it("kills what a finished background shell left running at shutdown", async () => {
+      const local = createShellManager({ killGraceMs: 300 });
+      const pidFile = join(workspace.path, "background.pids");
+      const shell = local.start({ cmd: `nohup sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}`, cwd: workspace.path, background: true });
+      await shell.closed;
+      const pids = await pidsIn(pidFile, 1);
+      assert.deepEqual(pids.filter((pid) => !alive(pid)), [], "the child outlives its shell");
+      await local.terminateAll();
+      assert.deepEqual(await allGone(pids), []);
+    });
+  });
+
   it("terminateAll stops every running shell", async () => {
     const local = createShellManager();
     const shell = local.start({ cmd: "sleep 300", cwd: workspace.path });
