@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Command, type CommanderError, type OutputConfiguration } from "commander";
 import { createBub } from "../builtin/create.ts";
@@ -6,6 +5,7 @@ import type { BubFramework } from "../kernel/framework.ts";
 import { loadDotEnv } from "../config/settings.ts";
 import { describeError } from "../kernel/errors.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
+import { packageVersion } from "./version.ts";
 
 /** Exit codes of every `bub` command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -14,12 +14,6 @@ export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 export interface CliIO {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
-}
-
-/** The package version, read from package.json next to the build. */
-export function packageVersion(): string {
-  // Read as a file, not require()d: that would set up the CommonJS loader (~1 ms) for one JSON file.
-  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }
 
 /** `-w/--workspace` must be known before plugins are discovered, so it is read ahead of commander. */
