@@ -5,6 +5,7 @@
  */
 import { Agent, type AgentOptions } from "../agent/agent.ts";
 import { closeToolNames } from "../agent/tool-names.ts";
+import { closestToolNames } from "../tools/suggest.ts";
 import { currentTurnSignal } from "../channels/session-turns.ts";
 import { ChannelMessage, formatContext, mediaUrl, type MediaItem } from "../channels/message.ts";
 import { contentOf, fieldOf, type Envelope, type Prompt, type PromptPart } from "../kernel/envelope.ts";
@@ -155,8 +156,10 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       if (available.includes(call.tool) || agent.tools.has(call.tool)) return null;
       const close = closeToolNames(call.tool, available);
       if (close.length > 0) return replace(`Tool \`${call.tool}\` does not exist. Did you mean one of the following?\n${close.map((name) => `- ${name}`).join("\n")}`);
-      if (available.includes("skill")) return replace(`Tool \`${call.tool}\` does not exist. Invoke the \`skill\` tool to list available skills.`);
-      return replace(`Tool \`${call.tool}\` does not exist. No similar tool is available.`);
+      // Nothing similar enough: still name the nearest tools (by edit distance), never a guess about skills.
+      const nearest = closestToolNames(call.tool, available);
+      if (nearest.length > 0) return replace(`Tool \`${call.tool}\` does not exist. The closest tool names are:\n${nearest.map((name) => `- ${name}`).join("\n")}`);
+      return replace(`Tool \`${call.tool}\` does not exist. No tools are available.`);
     },
 
     async afterToolCall({ call, result, state }) {

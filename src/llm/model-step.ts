@@ -302,7 +302,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
       return;
     }
     const name = toolCalls[index]!.function.name;
-    invocations.push({ tool: byName.get(name) ?? unknownTool(name), arguments: args });
+    invocations.push({ tool: byName.get(name) ?? unknownTool(name, byName.keys()), arguments: args });
   });
   yield { kind: "tool_call", data: { tool_calls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })) } };
   const executor = options.executor ?? createToolExecutor<TTape>({ hooks });

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
 import type { ToolCall, ToolCallDecision, ToolCallResult } from "../kernel/interception.ts";
 import type { TurnState } from "../kernel/types.ts";
+import { closestToolNames } from "./suggest.ts";
 import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess, type ToolCallReporter } from "./reporting.ts";
 import { defineTool, type Tool, type ToolContext } from "./tool.ts";
 
@@ -97,7 +98,7 @@ export async function invokeTool<TTape>(
     await reportToolSuccess(reporter, tool.name, result, performance.now() - started);
     return result;
   } catch (error) {
-    await reportToolError(reporter, tool.name, error, performance.now() - started);
+    await reportToolError(reporter, tool.name, error, performance.now() - started, cancelled(signal));
     if (cancelled(signal) && !BubError.isInstance(error)) throw error;
     if (BubError.isInstance(error)) throw error;
     if (error instanceof z.ZodError) {
@@ -107,13 +108,18 @@ export async function invokeTool<TTape>(
   }
 }
 
-/** A stand-in for a tool the model named but the step does not have; running it fails. */
-export function unknownTool(name: string): Tool {
+/**
+ * A stand-in for a tool the model named but the step does not have; running it fails with
+ * the closest of `available` (the step's tool names) so the model can correct itself.
+ */
+export function unknownTool(name: string, available: Iterable<string> = []): Tool {
+  const closest = closestToolNames(name, available);
+  const hint = closest.length > 0 ? ` Closest tool names: ${closest.join(", ")}.` : "";
   return defineTool({
     name: name || "(unnamed)",
     parameters: z.looseObject({}),
     run: () => {
-      throw new BubError("tool", `Unknown tool name: ${name}.`);
+      throw new BubError("tool", `Unknown tool name: ${name}.${hint}`);
     },
   });
 }

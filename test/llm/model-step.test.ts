@@ -383,7 +383,7 @@ describe("runModelStep (against a fake OpenAI server)", () => {
       const h = harness();
       const events = await collect(runModelStep(h.options({ tools: [read] })));
       const results = (events.find((event) => event.kind === "tool_result") as { data: { tool_results: unknown[] } }).data.tool_results;
-      assert.deepEqual(results, [{ kind: "tool", message: "Unknown tool name: fs_raed." }]);
+      assert.deepEqual(results, [{ kind: "tool", message: "Unknown tool name: fs_raed. Closest tool names: fs_read." }]);
       assert.deepEqual(h.records[0]!.toolResults, results);
     });
 
