@@ -3,7 +3,7 @@
  * outside it are allowed, and every message names the resolved absolute path.
  */
 import { createReadStream } from "node:fs";
-import { mkdir, open, readFile, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, open, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
@@ -159,12 +159,15 @@ export function fsTools(): Tool[] {
       }
       const replaced = region.replaceAll(args.old, () => args.new);
       const text = before.length > 0 ? `${before.join("\n")}\n${replaced}` : replaced;
+      // Through a symlink the file changed is the link's target: name that one.
+      const linked = await lstat(target).then((info) => info.isSymbolicLink(), () => false);
+      const real = linked ? await realpath(target).catch(() => target) : target;
       try {
-        await writeFile(target, text, "utf8");
+        await writeFile(real, text, "utf8");
       } catch (error) {
-        throw fsError(error, target);
+        throw fsError(error, real);
       }
-      return `edited: ${target}`;
+      return real === target ? `edited: ${target}` : `edited: ${real} (through the symlink ${target})`;
     },
   });
 

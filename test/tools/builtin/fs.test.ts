@@ -1,7 +1,7 @@
 // fs.read / fs.write / fs.edit: workspace-relative and outside paths, exact messages,
 // binary and oversized files, missing files and edits without a match.
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { FS_READ_MAX_BYTES, fsTools } from "../../../src/tools/builtin/fs.ts";
@@ -74,6 +74,17 @@ describe("fs tools", () => {
     assert.equal(readFileSync(file, "utf8"), "a hello\nb world\nc world");
     assert.equal(await call(tools, "fs.edit", { path: "edit.txt", old: "a hello", new: "$& $1" }, context()), `edited: ${file}`);
     assert.equal(readFileSync(file, "utf8"), "$& $1\nb world\nc world", "replacement text is taken literally");
+  });
+
+  it("names the real file when fs.edit goes through a symlink, and keeps the link", async () => {
+    const real = join(root.path, "real-target.txt");
+    writeFileSync(real, "keep me\n");
+    const link = join(workspace, "link.txt");
+    symlinkSync(real, link);
+    const answer = await call(tools, "fs.edit", { path: "link.txt", old: "keep", new: "changed" }, context());
+    assert.equal(answer, `edited: ${realpathSync(real)} (through the symlink ${link})`);
+    assert.equal(readFileSync(real, "utf8"), "changed me");
+    assert.equal(lstatSync(link).isSymbolicLink(), true, "the link is still a link");
   });
 
   it("reports an edit whose text is not found, and a missing file", async () => {
