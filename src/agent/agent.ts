@@ -329,7 +329,7 @@ export class Agent implements RuntimeAgent {
       current = await continuePromptOf(this.framework.runtime, current, tape, streamState);
       await tape.appendEvent("loop.step", { step, elapsed_ms, status: "continue", date: utcIso() });
     }
-    const error = new BubError("unknown", `max_steps_reached=${settings.max_steps}: the agent stopped after ${settings.max_steps} steps. Raise BUB_MAX_STEPS or unset it for no limit.`);
+    const error = new BubError("unknown", `max_steps_reached=${settings.max_steps}: the agent stopped after ${settings.max_steps} steps. Raise BUB_MAX_STEPS (max_steps in config.yml, default 100) if the task needs more steps.`);
     streamState.error = error;
     await tape.append(entries.error(error));
     yield { kind: "error", data: error.toData() };

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { durationSeconds } from "../config/duration.ts";
+import { DEFAULT_MAX_STEPS } from "../llm/settings.ts";
 
 // One zod object per settings group. Each key `k` is read from the variable `BUB_K` (or the
 // section's prefix, `BUB_SPILL_K`), then from `config.yml`, then from the default here.
@@ -20,10 +22,10 @@ export const agentSchema = z.object({
   fallback_models: z.array(z.string()).nullable().default(null),
   api_key: stringOrMap(),
   api_base: stringOrMap(),
-  max_steps: z.number().int().positive().nullable().default(null),
+  max_steps: z.number().int().positive().nullable().default(DEFAULT_MAX_STEPS),
   max_tokens: z.number().int().positive().default(16384),
-  model_timeout_seconds: z.number().positive().nullable().default(null),
-  model_idle_timeout_seconds: z.number().min(0).nullable().default(120),
+  model_timeout_seconds: durationSeconds().nullable().default(null),
+  model_idle_timeout_seconds: durationSeconds({ allowZero: true }).nullable().default(120),
   client_args: jsonObject(),
   completion_args: jsonObject(),
   verbose: z.number().int().min(0).max(2).default(0),
@@ -34,9 +36,9 @@ export const agentSchema = z.object({
 /** Channel manager and storage settings (YAML root; env `BUB_*`). */
 export const channelSchema = z.object({
   enabled_channels: z.string().default("all"),
-  debounce_seconds: z.number().min(0).default(1.0),
-  max_wait_seconds: z.number().min(0).default(10.0),
-  active_time_window: z.number().min(0).default(60.0),
+  debounce_seconds: durationSeconds({ allowZero: true }).default(1.0),
+  max_wait_seconds: durationSeconds({ allowZero: true }).default(10.0),
+  active_time_window: durationSeconds({ allowZero: true }).default(60.0),
   stream_output: z.boolean().default(false),
   admission: z.enum(["concurrent", "follow_up", "steer"]).default("concurrent"),
   tape_store: z.enum(["file", "sqlite"]).default("file"),

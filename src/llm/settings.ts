@@ -4,6 +4,12 @@ export const DEFAULT_MODEL = "openrouter:openrouter/free";
 /** Default `max_tokens` of a model call. */
 export const DEFAULT_MAX_TOKENS = 16384;
 
+/**
+ * Default most model steps of one turn. The reference runtime has no limit; a model that
+ * keeps calling tools would then run until it is killed.
+ */
+export const DEFAULT_MAX_STEPS = 100;
+
 /** Default seconds a model response may send nothing before the call fails. */
 export const DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS = 120;
 
@@ -32,7 +38,7 @@ export interface ModelSettings {
   client_args: Record<string, unknown>;
   /** Passed to every call (`temperature`, `reasoning_effort`, provider options...). */
   completion_args: Record<string, unknown>;
-  /** Used by the agent loop, not by this layer. */
+  /** Most model steps of one turn (default {@link DEFAULT_MAX_STEPS}); `null`: no limit. Used by the agent loop, not by this layer. */
   max_steps: number | null;
 }
 
@@ -48,7 +54,7 @@ export function defaultModelSettings(overrides: Partial<ModelSettings> = {}): Mo
     model_idle_timeout_seconds: DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS,
     client_args: {},
     completion_args: {},
-    max_steps: null,
+    max_steps: DEFAULT_MAX_STEPS,
     ...overrides,
   };
 }

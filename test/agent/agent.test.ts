@@ -215,6 +215,19 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     assert.equal(server.requests.length, 2);
   });
 
+  it("stops a model that calls tools forever after the default 100 steps", async () => {
+    const h = await harness();
+    assert.equal(defaultModelSettings().max_steps, 100);
+    // A model that keeps calling tools: a 101st request would get the fake server's HTTP 500
+    // ("no scripted reply") instead of the step limit's message.
+    for (let index = 0; index < 100; index++) server.script(reply.toolCalls([{ name: "text_echo", arguments: `{"text":"${index}"}` }]));
+    const events = await h.run("loop forever");
+    const error = events.find((event) => event.kind === "error");
+    assert.match(String(error?.data.message), /^max_steps_reached=100: the agent stopped after 100 steps\. Raise BUB_MAX_STEPS/);
+    assert.deepEqual(events.at(-1), { kind: "final", data: { ok: false } });
+    assert.equal(server.requests.length, 100);
+  });
+
   it("injects steering messages once, before the prompt, and continues while they wait", async () => {
     const inbox = arrayInbox();
     const h = await harness();

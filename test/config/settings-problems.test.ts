@@ -25,7 +25,7 @@ describe("settings problems, all at once", () => {
       await assert.rejects(config.settings.load(spillSettings), (error: Error) => {
         assert.ok(error instanceof ConfigError);
         assert.deepEqual(error.details?.issues, [
-          "BUB_DEBOUNCE_SECONDS=abc: expected a number of 0 or more",
+          "BUB_DEBOUNCE_SECONDS=abc: expected a number of seconds from 0 to 2147483 (the longest wait Node's timers allow, about 24.8 days)",
           "BUB_STREAM_OUTPUT=maybe: expected true or false",
           `model: "" (${file} line 1): expected a provider:model id such as openrouter:openrouter/free`,
           `max_steps: -3 (${file} line 2): expected a whole number greater than 0`,

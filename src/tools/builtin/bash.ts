@@ -4,6 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import { z } from "zod";
+import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { resolveToolPath, workspaceOrCwd } from "./context.ts";
@@ -55,7 +56,7 @@ export function bashTools(shells: ShellManager): Tool[] {
     parameters: () => z.object({
       cmd: z.string().describe("The command line, run by bash (or sh)."),
       cwd: z.string().nullable().optional().describe("Working directory; default the workspace."),
-      timeout_seconds: z.number().int().positive().default(DEFAULT_COMMAND_TIMEOUT_SECONDS).describe("Foreground time limit in seconds."),
+      timeout_seconds: durationSeconds({ integer: true }).default(DEFAULT_COMMAND_TIMEOUT_SECONDS).describe("Foreground time limit in seconds."),
       background: z.boolean().default(false).describe("Run in the background and return a shell id."),
     }),
     context: true,

@@ -1,5 +1,6 @@
 /** `web.fetch`: an HTTP GET that returns the body text. */
 import { z } from "zod";
+import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { defineTool, type Tool } from "../tool.ts";
 
@@ -69,7 +70,7 @@ export function webTools(): Tool[] {
       parameters: () => z.object({
         url: z.string().describe("An http or https URL."),
         headers: z.record(z.string(), z.string()).nullable().optional().describe("Extra request headers."),
-        timeout: z.number().int().positive().nullable().optional().describe("Total time limit in seconds; default 10."),
+        timeout: durationSeconds({ integer: true }).nullable().optional().describe("Total time limit in seconds; default 10."),
       }),
       run: ({ url, headers, timeout }, { signal }) => fetchText(url, { headers, timeoutSeconds: timeout, signal }),
     }),
