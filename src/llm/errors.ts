@@ -135,6 +135,15 @@ function errorObjectMessage(value: Record<string, unknown>): string {
   return JSON.stringify(value);
 }
 
+/** True for an event of the response stream that is not JSON, or not the shape of a chunk. */
+export function isMalformedStreamError(error: unknown): boolean {
+  return hasAiSdkMarker(error, "AI_JSONParseError") || hasAiSdkMarker(error, "AI_TypeValidationError");
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim();
+}
+
 /** What {@link classifyModelError} may be told about the call. */
 export interface ClassifyOptions {
   /** The idle timeout the call ran with (`model_idle_timeout_seconds`), named in its error. */
@@ -150,6 +159,7 @@ export interface ClassifyOptions {
  * | no byte from the server for the idle timeout | `timeout` (see {@link modelIdleTimeoutError}) |
  * | HTTP 401, 403, a missing key | `config` |
  * | HTTP 400, 404, 422 and other refusals | `provider` |
+ * | an event of the stream that is not JSON (or not a chunk) | `provider`, one line, `details.malformed_stream` |
  *
  * Context-length failures keep their kind and add `details.context_length_exceeded`.
  */
@@ -193,6 +203,14 @@ export function classifyModelError(error: unknown, model: string, options: Class
     kind = Number.isFinite(code) && code > 0 ? kindForStatus(code) : "provider";
     message = `${model} reported an error: ${errorObjectMessage(value)}`;
     if (Number.isFinite(code) && code > 0) details.status = code;
+  } else if (isMalformedStreamError(error)) {
+    // A broken SSE event: one line for people, the parser's words kept in the details.
+    kind = "provider";
+    const colon = model.search(/[:/]/);
+    const where = colon > 0 ? ` (provider ${model.slice(0, colon)}, model ${model.slice(colon + 1)})` : "";
+    message = `${model}: the server sent a malformed event stream${where}`;
+    details.malformed_stream = true;
+    details.parse_error = oneLine(describeError(error)).slice(0, BODY_LIMIT);
   } else if (error instanceof Error && error.name.startsWith("AI_")) {
     kind = "provider";
     message = `${model}: ${describeError(error)}`;

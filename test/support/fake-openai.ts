@@ -53,6 +53,8 @@ export interface FakeStreamReply {
   delayMs?: number;
   /** Destroy the connection after this many SSE chunks (0: before any response byte). */
   dropAfterChunks?: number;
+  /** After this many SSE chunks send one event whose data is not JSON, then end the stream. */
+  malformedAfterChunks?: number;
 }
 
 /** An HTTP error answer in the OpenAI error shape. */
@@ -141,6 +143,10 @@ export const reply = {
   /** Never answers. */
   hang(): FakeHangReply {
     return { kind: "hang" };
+  },
+  /** Sends `text` deltas, then after `afterChunks` chunks an event that is not JSON (a broken stream). */
+  malformed(afterChunks = 1, text: string | string[] = ""): FakeStreamReply {
+    return { kind: "stream", text, malformedAfterChunks: afterChunks };
   },
   /** Sends `text` deltas, then drops the connection after `afterChunks` chunks. */
   drop(afterChunks = 0, text: string | string[] = ""): FakeStreamReply {
@@ -334,6 +340,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const chunks = responses ? responsesEvents(scripted, body, id, stored) : streamChunks(scripted, body, id);
     let sent = 0;
     for (const chunk of chunks) {
+      if (scripted.malformedAfterChunks !== undefined && sent >= scripted.malformedAfterChunks) {
+        response.end(`data: {"id": "${id}", "choices": [{"delta": {"content": "cut\n\n`);
+        return;
+      }
       if (scripted.dropAfterChunks !== undefined && sent >= scripted.dropAfterChunks) {
         // Make sure what was written reaches the client before the connection dies.
         await new Promise<void>((resolve) => response.write("", () => resolve()));
