@@ -31,6 +31,10 @@ export const agentSchema = z.object({
   verbose: z.number().int().min(0).max(2).default(0),
   /** Let channel turns (not the local CLI) run `subagent` on another chat's `<channel>:<chat id>` session. */
   subagent_cross_session: z.boolean().default(false),
+  /** Hosts and addresses `web.fetch` may reach although they are not public (docs/security.md). */
+  web_fetch_allow_hosts: z.array(z.string()).default([]),
+  /** The most bytes of a body `web.fetch` reads; its `max_bytes` argument defaults to 10 MB. */
+  web_fetch_max_bytes: z.number().int().positive().default(10 * 1024 * 1024),
 });
 
 /** Channel manager and storage settings (YAML root; env `BUB_*`). */
