@@ -10,6 +10,7 @@ import type { Envelope, Prompt } from "../kernel/envelope.ts";
 import { contentOf, isEmptyPrompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
+import { interruptSignalOf } from "../kernel/interrupt.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
@@ -70,6 +71,11 @@ function promptText(prompt: Prompt): string {
 
 function isCommand(prompt: Prompt): prompt is string {
   return typeof prompt === "string" && prompt.trim().startsWith(",");
+}
+
+/** The prompts of the running step that are not on the tape yet (written if the turn is interrupted). */
+interface PendingPrompts {
+  prompts: Prompt[];
 }
 
 function utcIso(): string {
@@ -163,8 +169,39 @@ export class Agent implements RuntimeAgent {
     const fork = tapes.fork(tape, { mergeBack: !sessionId.startsWith("temp/") });
     const streamState = createStreamState();
     if (typeof state.context === "string") streamState.context = state.context;
-    const body = isCommand(prompt) && this.#options.runCommand ? this.#command(prompt, fork.tape, state) : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools });
-    return new AsyncStreamEvents(this.#onFork(fork, body), streamState);
+    const pending: PendingPrompts = { prompts: [] };
+    const body =
+      isCommand(prompt) && this.#options.runCommand
+        ? this.#command(prompt, fork.tape, state, options.signal)
+        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools }, pending);
+    return new AsyncStreamEvents(this.#onFork(fork, this.#interruptible(body, fork.tape, pending, options.signal)), streamState);
+  }
+
+  /**
+   * Runs `body`; when it fails because `signal` aborted, writes what the turn has not yet
+   * put on the tape (the prompts of the step that was running) and an `interrupted` event
+   * `{ signal, reason, date }`, then rethrows.
+   */
+  async *#interruptible(body: AsyncGenerator<StreamEvent, void, undefined>, tape: Tape, pending: PendingPrompts, signal: AbortSignal | undefined): AsyncGenerator<StreamEvent, void, undefined> {
+    try {
+      yield* body;
+    } catch (error) {
+      if (signal?.aborted) {
+        try {
+          for (const prompt of pending.prompts) await tape.append(entries.message({ role: "user", content: prompt as never }));
+          pending.prompts = [];
+          const reason = signal.reason;
+          await tape.appendEvent("interrupted", {
+            signal: interruptSignalOf(reason),
+            reason: reason instanceof Error ? reason.message : String(reason ?? "aborted"),
+            date: utcIso(),
+          });
+        } catch (recordError) {
+          log.error(`tape.interrupt.failed tape=${tape.name}`, recordError);
+        }
+      }
+      throw error;
+    }
   }
 
   /** Runs `body` with the fork open; merges (or discards) it when the stream ends. */
@@ -186,8 +223,8 @@ export class Agent implements RuntimeAgent {
     }
   }
 
-  async *#command(line: string, tape: Tape, state: TurnState): AsyncGenerator<StreamEvent, void, undefined> {
-    const context: ToolContext<Tape> = { tape, runId: "run_command", state };
+  async *#command(line: string, tape: Tape, state: TurnState, signal: AbortSignal | undefined): AsyncGenerator<StreamEvent, void, undefined> {
+    const context: ToolContext<Tape> = signal ? { tape, runId: "run_command", state, signal } : { tape, runId: "run_command", state };
     const { ok, output } = await this.#options.runCommand!(line.trim(), { tools: this.tools, context });
     if (!ok) state._runtime_command_failed = true;
     yield { kind: "text", data: { delta: output } };
@@ -241,7 +278,15 @@ export class Agent implements RuntimeAgent {
     return typeof content === "string" ? systemHash(content) : null;
   }
 
-  async *#loop(prompt: Prompt, tape: Tape, state: TurnState, settings: ModelSettings, streamState: StreamState, options: Omit<RunStreamOptions, "allowedTools"> & { allowedTools: ReadonlySet<string> | null }): AsyncGenerator<StreamEvent, void, undefined> {
+  async *#loop(
+    prompt: Prompt,
+    tape: Tape,
+    state: TurnState,
+    settings: ModelSettings,
+    streamState: StreamState,
+    options: Omit<RunStreamOptions, "allowedTools"> & { allowedTools: ReadonlySet<string> | null },
+    pending: PendingPrompts,
+  ): AsyncGenerator<StreamEvent, void, undefined> {
     const model = options.model ?? settings.model;
     const allowedSkills = options.allowedSkills ? new Set(options.allowedSkills.map((name) => name.toLowerCase())) : null;
     if (allowedSkills) state.allowed_skills = [...allowedSkills];
@@ -254,7 +299,12 @@ export class Agent implements RuntimeAgent {
     const maxSteps = settings.max_steps ?? Number.POSITIVE_INFINITY;
     const client = this.#clientFor(settings);
     const tools = this.tools.select(options.allowedTools);
-    const record = this.#recorder(tape);
+    const recorder = this.#recorder(tape);
+    // Once a step is recorded its prompts are on the tape: an interrupt must not write them again.
+    const record = (step: StepRecord) => {
+      pending.prompts = [];
+      return recorder(step);
+    };
     let handedOff = false;
     let wroteText = false;
     let current: Prompt = prompt;
@@ -262,13 +312,15 @@ export class Agent implements RuntimeAgent {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
       await tape.appendEvent("loop.step.start", { step, prompt: current as never });
       const started = performance.now();
+      const steering = await this.#drainSteering(state);
+      pending.prompts = [...steering, current];
       const stepStream = runModelStep<Tape>({
         client,
         model,
         systemPrompt: await this.#systemPrompt(current, state, options.allowedTools, allowedSkills),
         history: () => tape.readMessages(),
         prompt: current,
-        steering: await this.#drainSteering(state),
+        steering,
         tools,
         maxTokens: settings.max_tokens,
         state,

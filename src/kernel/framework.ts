@@ -173,7 +173,9 @@ export class BubFramework {
       for (const message of outbounds) await runtime.callEach("dispatchOutbound", { message });
       return { sessionId, prompt, modelOutput, outbounds, state };
     } catch (error) {
-      log.error("Error processing inbound message", error);
+      // A cancelled turn (Ctrl-C, SIGINT/SIGTERM, quit) is not an error to report on stderr.
+      if (error instanceof Error && error.name === "AbortError") log.info("Turn cancelled", error);
+      else log.error("Error processing inbound message", error);
       await runtime.notifyError("turn", error, inbound);
       throw error;
     }

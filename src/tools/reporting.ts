@@ -94,8 +94,12 @@ export async function reportToolSuccess(reporter: ToolCallReporter | undefined, 
   else log.info(`tool.call.success name=${name} elapsed_time=${elapsedMs.toFixed(2)}ms`);
 }
 
-/** Reports (or logs) a failed tool call. */
-export async function reportToolError(reporter: ToolCallReporter | undefined, name: string, error: unknown, elapsedMs: number): Promise<void> {
+/**
+ * Reports (or logs) a failed tool call. A call stopped because its turn was cancelled
+ * (`cancelled`) is logged at info level, not as an error.
+ */
+export async function reportToolError(reporter: ToolCallReporter | undefined, name: string, error: unknown, elapsedMs: number, cancelled = false): Promise<void> {
   if (reporter) await safely("error", () => reporter.error(name, error, elapsedMs));
+  else if (cancelled) log.info(`tool.call.cancelled name=${name} elapsed_time=${elapsedMs.toFixed(2)}ms`, error);
   else log.error(`tool.call.error name=${name} elapsed_time=${elapsedMs.toFixed(2)}ms`, error);
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { Agent, AUTO_HANDOFF_ANCHOR } from "../../src/agent/agent.ts";
 import { BubFramework } from "../../src/kernel/framework.ts";
 import { deny, finish } from "../../src/kernel/interception.ts";
+import { TurnInterrupted } from "../../src/kernel/interrupt.ts";
 import type { StreamEvent } from "../../src/kernel/stream.ts";
 import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import type { Envelope } from "../../src/kernel/envelope.ts";
@@ -290,7 +291,7 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     assert.equal(results.tool_results[0]!.message, "echo is not allowed here");
   });
 
-  it("stops a hanging model call when the turn's signal aborts, keeping what was recorded", async () => {
+  it("stops a hanging model call when the turn's signal aborts, keeping what was recorded plus the prompt and an interrupted event", async () => {
     const h = await harness();
     server.script(reply.hang());
     const controller = new AbortController();
@@ -299,9 +300,35 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
       for await (const _event of stream);
     });
     await server.waitForRequest(0);
-    controller.abort(new Error("interrupted"));
-    await assert.rejects(failure, /interrupted/);
-    assert.deepEqual(eventNames(await h.entries()), ["handoff", "loop.start", "loop.step.start"]);
+    controller.abort(new TurnInterrupted("SIGINT"));
+    await assert.rejects(failure, /interrupted \(SIGINT\)/);
+    const entries = await h.entries();
+    assert.deepEqual(eventNames(entries), ["handoff", "loop.start", "loop.step.start", "interrupted"]);
+    assert.deepEqual(
+      entries.filter((entry) => entry.kind === "message").map((entry) => entry.payload),
+      [{ role: "user", content: "wait" }],
+    );
+    const interrupted = entries.find((entry) => entry.kind === "event" && entry.payload.name === "interrupted")!;
+    assert.deepEqual({ ...(interrupted.payload.data as object), date: "-" }, { signal: "SIGINT", reason: "interrupted (SIGINT)", date: "-" });
+  });
+
+  it("writes a prompt the recorded step already holds only once when interrupted in a later step", async () => {
+    const h = await harness();
+    server.script(reply.toolCalls([{ id: "c1", name: "text_echo", arguments: '{"text":"x"}' }]), reply.hang());
+    const controller = new AbortController();
+    const failure = h.framework.running(async () => {
+      const stream = await h.agent.runStream("test:1", "echo then wait", { _runtime_workspace: "/tmp" }, { signal: controller.signal });
+      for await (const _event of stream);
+    });
+    await server.waitForRequest(1);
+    controller.abort(new Error("cancelled"));
+    await assert.rejects(failure, /cancelled/);
+    const entries = await h.entries();
+    const users = entries.filter((entry) => entry.kind === "message" && entry.payload.role === "user").map((entry) => entry.payload.content);
+    assert.equal(users.filter((content) => content === "echo then wait").length, 1);
+    assert.equal(users.length, 2, "the first step's prompt and the continuation prompt of the interrupted step");
+    const interrupted = entries.find((entry) => entry.kind === "event" && entry.payload.name === "interrupted")!;
+    assert.equal((interrupted.payload.data as { signal: unknown }).signal, null);
   });
 
   it("turns malformed tool-call JSON into an invalid_input result the model sees", async () => {

@@ -4,8 +4,10 @@
  */
 import type { Command } from "commander";
 import { ChannelMessage } from "../../channels/message.ts";
+import { emptySessionTurns, TurnTask, turnScope } from "../../channels/session-turns.ts";
 import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
+import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../kernel/interrupt.ts";
 
 /** Options of `bub run`. */
 export interface RunCommandOptions {
@@ -26,10 +28,19 @@ export function formatOutbound(message: Envelope): string {
   return `${where}\n${label(fieldOf(message, "content"), "")}\n`;
 }
 
+/** The line `bub run` prints on stderr when a signal interrupted the turn. */
+export function interruptedLine(signal: InterruptSignal): string {
+  return `bub: interrupted (${signal}) — the turn was saved to the tape\n`;
+}
+
 /**
  * Runs one message as a turn inside a `running()` scope and writes its outbounds: answers
  * to `out`, error outbounds to `err` as one `bub: …` line each. Returns the exit code: 1
  * when the turn produced an error outbound, else 0.
+ *
+ * `signal` is the turn's signal (the model call and the running tool see it). When it
+ * aborts with a {@link TurnInterrupted}, the agent saves the turn to the tape, only
+ * {@link interruptedLine} is written to `err`, and the code is 130 (SIGINT) or 143 (SIGTERM).
  */
 export async function runOnce(
   framework: BubFramework,
@@ -37,6 +48,7 @@ export async function runOnce(
   options: RunCommandOptions,
   out: { write(text: string): unknown },
   err: { write(text: string): unknown } = out,
+  signal?: AbortSignal,
 ): Promise<number> {
   const inbound = new ChannelMessage({
     sessionId: options.sessionId ?? `${options.channel}:${options.chatId}`,
@@ -58,8 +70,28 @@ export async function runOnce(
       return null;
     },
   });
+  // The turn's signal reaches the agent as the current turn's (see currentTurnSignal).
+  const task = new TurnTask(inbound, emptySessionTurns(inbound.sessionId));
+  const forward = () => task.abort(signal!.reason);
+  if (signal?.aborted) forward();
+  else signal?.addEventListener("abort", forward, { once: true });
+  const interrupted = (): number | null => {
+    const which = signal?.aborted ? interruptSignalOf(signal.reason) : null;
+    if (which === null) return null;
+    err.write(interruptedLine(which));
+    return INTERRUPT_EXIT_CODES[which];
+  };
   try {
-    const result = await framework.running(() => framework.processInbound(inbound));
+    let result: Awaited<ReturnType<BubFramework["processInbound"]>>;
+    try {
+      result = await framework.running(() => turnScope.run(task, () => framework.processInbound(inbound)));
+    } catch (error) {
+      const code = interrupted();
+      if (code !== null) return code;
+      throw error;
+    }
+    const code = interrupted();
+    if (code !== null) return code;
     // Error outbounds sent by onError are not among the turn's own outbounds.
     const printed = [...result.outbounds, ...errors.filter((outbound) => !result.outbounds.includes(outbound))];
     for (const outbound of printed) {
@@ -70,6 +102,7 @@ export async function runOnce(
     }
     return printed.some((outbound) => fieldOf(outbound, "kind") === "error") ? 1 : 0;
   } finally {
+    signal?.removeEventListener("abort", forward);
     framework.bindChannelRouter(null);
   }
 }
@@ -93,8 +126,27 @@ Examples:
   $ bub run --session-id work "summarise what we did so far"
   $ BUB_API_BASE=http://127.0.0.1:8080/v1 BUB_MODEL=local:any bub run "hi"`,
     )
+    .addHelpText(
+      "after",
+      `
+SIGINT (Ctrl-C) or SIGTERM stops the turn: the model call and the running tool (its whole
+process group) are stopped, the message and an "interrupted" event are written to the tape,
+and bub exits with 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once.`,
+    )
     .action(async (message: string, options: RunCommandOptions) => {
-      const code = await runOnce(framework, message, options, process.stdout, process.stderr);
-      if (code !== 0) process.exitCode = code;
+      const interrupt = new AbortController();
+      const onSignal = (signal: InterruptSignal) => {
+        if (interrupt.signal.aborted) process.exit(INTERRUPT_EXIT_CODES[signal]);
+        interrupt.abort(new TurnInterrupted(signal));
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+      try {
+        const code = await runOnce(framework, message, options, process.stdout, process.stderr, interrupt.signal);
+        if (code !== 0) process.exitCode = code;
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
     });
 }
