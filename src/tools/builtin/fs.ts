@@ -2,18 +2,19 @@
  * `fs.read`, `fs.write` and `fs.edit`. Relative paths resolve against the workspace; paths
  * outside it are allowed, and every message names the resolved absolute path.
  */
-import { createReadStream } from "node:fs";
-import { lstat, mkdir, open, readFile, realpath, stat, writeFile } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { lstat, mkdir, open, realpath, stat, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { createInterface } from "node:readline";
 import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
 import { withThousands } from "../../tape/python-format.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { resolveToolPath } from "./context.ts";
 
-/** Files larger than this are read only in parts (with `limit`). */
+/** Files larger than this are read only in parts (with `limit`); no call returns more text than this. */
 export const FS_READ_MAX_BYTES = 1024 * 1024;
+/** `fs.edit` reads the whole file into memory: larger files are refused. */
+export const FS_EDIT_MAX_BYTES = 16 * 1024 * 1024;
 /** How many leading bytes are checked for NUL to tell a binary file. */
 const BINARY_SNIFF_BYTES = 8192;
 const LINE_BREAK = /\r\n|\r|\n/;
@@ -27,14 +28,66 @@ function fsError(error: unknown, path: string): BubError {
   return new BubError("tool", `cannot access ${path}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
 }
 
-async function sniffBinary(path: string): Promise<boolean> {
-  const file = await open(path, "r");
+/** What a non-regular file is, for error messages; null for a regular file. */
+function specialKind(info: Stats): string | null {
+  if (info.isFile()) return null;
+  if (info.isDirectory()) return "a directory";
+  if (info.isFIFO()) return "a FIFO (named pipe)";
+  if (info.isSocket()) return "a socket";
+  if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";
+  return "not a regular file";
+}
+
+/** The error for `path` being a FIFO, device, socket or directory: `tool` works on regular files only. */
+function notRegular(path: string, kind: string, tool: string): BubError {
+  if (kind === "a directory") return new BubError("invalid_input", `${path} is a directory, not a file`);
+  return new BubError("invalid_input", `${path} is ${kind}, not a regular file; ${tool} works on regular files only`);
+}
+
+/**
+ * Opens `path` for reading, refusing anything but a regular file. It is checked before the
+ * open (opening a FIFO would wait for a writer, a device may act on being opened) and again
+ * on the open handle, which is opened non-blocking in case the path was swapped in between.
+ */
+async function openRegular(path: string, tool: string): Promise<{ file: FileHandle; size: number }> {
+  const before = await stat(path).catch((error: unknown) => {
+    throw fsError(error, path);
+  });
+  const kind = specialKind(before);
+  if (kind) throw notRegular(path, kind, tool);
+  const file = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)).catch((error: unknown) => {
+    throw fsError(error, path);
+  });
   try {
-    const { buffer, bytesRead } = await file.read(Buffer.alloc(BINARY_SNIFF_BYTES), 0, BINARY_SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead).includes(0);
-  } finally {
+    const info = await file.stat();
+    const now = specialKind(info);
+    if (now) throw notRegular(path, now, tool);
+    return { file, size: info.size };
+  } catch (error) {
     await file.close();
+    throw BubError.isInstance(error) ? error : fsError(error, path);
   }
+}
+
+/**
+ * Up to `max` bytes from the start of `file`, and whether there is more after them. `size`
+ * (from stat) only sizes the first buffer: a file may grow, and some report 0 (`/proc`).
+ */
+async function readAtMost(file: FileHandle, size: number, max: number): Promise<{ bytes: Buffer; more: boolean }> {
+  let buffer = Buffer.allocUnsafe(Math.min(max, Math.max(size, 8192)) + 1);
+  let filled = 0;
+  for (;;) {
+    if (filled === buffer.length) {
+      if (buffer.length > max) break;
+      const larger = Buffer.allocUnsafe(Math.min(max + 1, buffer.length * 2));
+      buffer.copy(larger, 0, 0, filled);
+      buffer = larger;
+    }
+    const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return { bytes: buffer.subarray(0, Math.min(filled, max)), more: filled > max };
 }
 
 function decodeText(bytes: Buffer, path: string): string {
@@ -45,24 +98,76 @@ function decodeText(bytes: Buffer, path: string): string {
   }
 }
 
-/** Lines `[offset, offset + limit)` of a big file, read as a stream and stopped early. */
-async function readLineRange(path: string, offset: number, limit: number): Promise<string> {
-  const lines: string[] = [];
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * Lines `[offset, offset + limit)` of a big file, scanned in chunks and stopped early. At
+ * most `maxBytes` of text are kept: past that the result ends with a note saying where to
+ * read on, so neither a huge `limit` nor one endless line brings the file into memory.
+ */
+async function readLineRange(file: FileHandle, path: string, offset: number, limit: number, maxBytes: number): Promise<string> {
   if (limit <= 0) return "";
-  const stream = createReadStream(path, { encoding: "utf8" });
-  const reader = createInterface({ input: stream, crlfDelay: Infinity });
-  let index = 0;
-  try {
-    for await (const line of reader) {
-      if (index >= offset) lines.push(line);
-      index++;
-      if (lines.length >= limit) break;
+  const chunk = Buffer.alloc(64 * 1024);
+  const lines: Buffer[][] = [];
+  let current: Buffer[] = [];
+  let currentBytes = 0;
+  let kept = 0;
+  let line = 0;
+  let position = 0;
+  let afterCR = false;
+  let cut = false;
+  const keep = (bytes: Buffer): void => {
+    if (line < offset || bytes.length === 0) return;
+    const room = maxBytes - kept;
+    if (bytes.length > room) {
+      bytes = bytes.subarray(0, room);
+      cut = true;
     }
-  } finally {
-    reader.close();
-    stream.destroy();
+    current.push(Buffer.from(bytes)); // a copy: the chunk is reused
+    currentBytes += bytes.length;
+    kept += bytes.length;
+  };
+  scan: for (;;) {
+    const { bytesRead } = await file.read(chunk, 0, chunk.length, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    let start = 0;
+    for (let index = 0; index < bytesRead; index++) {
+      const byte = chunk[index];
+      if (afterCR) {
+        afterCR = false;
+        if (byte === LF) {
+          start = index + 1;
+          continue;
+        }
+      }
+      if (byte !== LF && byte !== CR) continue;
+      keep(chunk.subarray(start, index));
+      if (cut) break scan;
+      if (line >= offset) lines.push(current);
+      current = [];
+      currentBytes = 0;
+      line++;
+      start = index + 1;
+      afterCR = byte === CR;
+      if (line >= offset + limit) break scan;
+    }
+    keep(chunk.subarray(start, bytesRead));
+    if (cut) break;
   }
-  return lines.join("\n");
+  if (currentBytes > 0 && line >= offset && line < offset + limit) lines.push(current);
+  const text = Buffer.concat(lines.map((parts, index) => (index === 0 ? Buffer.concat(parts) : Buffer.concat([Buffer.from("\n"), ...parts]))));
+  if (!cut) return decodeText(text, path);
+  let decoded: string;
+  try {
+    // Cut anywhere: an incomplete character at the end is dropped, not an error.
+    decoded = new TextDecoder("utf-8", { fatal: true }).decode(text, { stream: true });
+  } catch {
+    throw new BubError("invalid_input", `${path} is not UTF-8 text; fs.read reads text files only`);
+  }
+  const where = currentBytes > 0 ? `in line ${line}, which is cut there; read on with offset=${line + 1}` : `before line ${line}; read on with offset=${line}`;
+  return `${decoded}\n[fs.read stopped after ${withThousands(maxBytes)} bytes, ${where}]`;
 }
 
 function splitLines(text: string): string[] {
@@ -87,26 +192,30 @@ export function fsTools(): Tool[] {
     context: true,
     async run({ path, offset, limit }, { state }) {
       const target = resolveToolPath(state, path);
-      const info = await stat(target).catch((error: unknown) => {
-        throw fsError(error, target);
-      });
-      if (info.isDirectory()) throw new BubError("invalid_input", `${target} is a directory, not a file`);
-      if (await sniffBinary(target).catch((error: unknown) => Promise.reject(fsError(error, target)))) {
-        throw new BubError("invalid_input", `${target} is a binary file (${withThousands(info.size)} bytes); fs.read reads text files only`);
-      }
-      if (info.size > FS_READ_MAX_BYTES) {
-        if (limit === null || limit === undefined) {
-          throw new BubError(
-            "invalid_input",
-            `${target} is ${withThousands(info.size)} bytes, more than fs.read returns at once (${withThousands(FS_READ_MAX_BYTES)} bytes); ` +
-              `read it in parts with offset and limit, e.g. offset=${offset} limit=200`,
+      const { file, size } = await openRegular(target, "fs.read");
+      let bytes: Buffer;
+      try {
+        // Never more than the bound into memory, whatever the size says (a file may grow).
+        const head = await readAtMost(file, size, FS_READ_MAX_BYTES).catch((error: unknown) => Promise.reject(fsError(error, target)));
+        if (head.bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+          throw new BubError("invalid_input", `${target} is a binary file (${withThousands(size)} bytes); fs.read reads text files only`);
+        }
+        if (head.more) {
+          if (limit === null || limit === undefined) {
+            throw new BubError(
+              "invalid_input",
+              `${target} is ${withThousands(Math.max(size, FS_READ_MAX_BYTES + 1))} bytes, more than fs.read returns at once (${withThousands(FS_READ_MAX_BYTES)} bytes); ` +
+                `read it in parts with offset and limit, e.g. offset=${offset} limit=200`,
+            );
+          }
+          return await readLineRange(file, target, offset, limit, FS_READ_MAX_BYTES).catch((error: unknown) =>
+            Promise.reject(BubError.isInstance(error) ? error : fsError(error, target)),
           );
         }
-        return readLineRange(target, offset, limit);
+        bytes = head.bytes;
+      } finally {
+        await file.close();
       }
-      const bytes = await readFile(target).catch((error: unknown) => {
-        throw fsError(error, target);
-      });
       const lines = splitLines(decodeText(bytes, target));
       const start = Math.min(offset, lines.length);
       const end = limit === null || limit === undefined ? lines.length : Math.min(lines.length, start + limit);
@@ -124,6 +233,10 @@ export function fsTools(): Tool[] {
     context: true,
     async run({ path, content }, { state }) {
       const target = resolveToolPath(state, path);
+      // Writing to a FIFO would wait for a reader, to a device would write to the device.
+      const existing = await stat(target).catch(() => null);
+      const kind = existing ? specialKind(existing) : null;
+      if (kind) throw notRegular(target, kind, "fs.write");
       try {
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, content, "utf8");
@@ -147,9 +260,20 @@ export function fsTools(): Tool[] {
     context: true,
     async run(args, { state }) {
       const target = resolveToolPath(state, args.path);
-      const bytes = await readFile(target).catch((error: unknown) => {
-        throw fsError(error, target);
-      });
+      const { file, size } = await openRegular(target, "fs.edit");
+      let bytes: Buffer;
+      try {
+        const whole = await readAtMost(file, size, FS_EDIT_MAX_BYTES).catch((error: unknown) => Promise.reject(fsError(error, target)));
+        if (whole.more) {
+          throw new BubError(
+            "invalid_input",
+            `${target} is ${withThousands(Math.max(size, FS_EDIT_MAX_BYTES + 1))} bytes, more than fs.edit edits (${withThousands(FS_EDIT_MAX_BYTES)} bytes); change it with bash (sed, a script) instead`,
+          );
+        }
+        bytes = whole.bytes;
+      } finally {
+        await file.close();
+      }
       if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) throw new BubError("invalid_input", `${target} is a binary file; fs.edit edits text files only`);
       const lines = splitLines(decodeText(bytes, target));
       const before = lines.slice(0, args.start);

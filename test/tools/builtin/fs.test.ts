@@ -3,6 +3,9 @@
 import assert from "node:assert/strict";
 import { lstatSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { FS_READ_MAX_BYTES, fsTools } from "../../../src/tools/builtin/fs.ts";
 import { tempDir } from "../../support/temp.ts";
@@ -93,6 +96,52 @@ describe("fs tools", () => {
     assert.equal(await errorOf(call(tools, "fs.edit", { path: "edit2.txt", old: "alpha", new: "x", start: 1 }, context())), `'alpha' not found in ${file} from line 1`);
     assert.equal(readFileSync(file, "utf8"), "alpha\nbeta\n", "the file is untouched");
     assert.equal(await errorOf(call(tools, "fs.edit", { path: "gone.txt", old: "a", new: "b" }, context())), `file not found: ${join(workspace, "gone.txt")}`);
+  });
+
+  it("refuses a FIFO, a device, a socket and a directory in fs.read, fs.edit and fs.write without waiting on them", async () => {
+    const fifo = join(workspace, "pipe");
+    execFileSync("mkfifo", [fifo]);
+    const started = Date.now();
+    // Opening a FIFO for reading waits for a writer: the turn would hang here.
+    assert.equal(await errorOf(call(tools, "fs.read", { path: "pipe" }, context())), `${fifo} is a FIFO (named pipe), not a regular file; fs.read works on regular files only`);
+    assert.equal(await errorOf(call(tools, "fs.edit", { path: "pipe", old: "a", new: "b" }, context())), `${fifo} is a FIFO (named pipe), not a regular file; fs.edit works on regular files only`);
+    assert.equal(await errorOf(call(tools, "fs.write", { path: "pipe", content: "x" }, context())), `${fifo} is a FIFO (named pipe), not a regular file; fs.write works on regular files only`);
+    assert.ok(Date.now() - started < 2000, "no call waited on the FIFO");
+    assert.ok(lstatSync(fifo).isFIFO(), "the FIFO is left as it was");
+
+    assert.equal(await errorOf(call(tools, "fs.read", { path: "/dev/zero" }, context())), "/dev/zero is a device, not a regular file; fs.read works on regular files only");
+    assert.equal(await errorOf(call(tools, "fs.write", { path: "/dev/null", content: "x" }, context())), "/dev/null is a device, not a regular file; fs.write works on regular files only");
+    assert.equal(await errorOf(call(tools, "fs.edit", { path: "/dev/zero", old: "a", new: "b" }, context())), "/dev/zero is a device, not a regular file; fs.edit works on regular files only");
+
+    const socketPath = join(workspace, "sock");
+    const server = createServer().listen(socketPath);
+    await once(server, "listening");
+    try {
+      assert.equal(await errorOf(call(tools, "fs.read", { path: "sock" }, context())), `${socketPath} is a socket, not a regular file; fs.read works on regular files only`);
+    } finally {
+      server.close();
+    }
+    mkdirSync(join(workspace, "folder"));
+    assert.equal(await errorOf(call(tools, "fs.edit", { path: "folder", old: "a", new: "b" }, context())), `${join(workspace, "folder")} is a directory, not a file`);
+    assert.equal(await errorOf(call(tools, "fs.write", { path: "folder", content: "x" }, context())), `${join(workspace, "folder")} is a directory, not a file`);
+  });
+
+  it("never returns more than the byte bound, whatever the limit or the length of a line", async () => {
+    // One line longer than the bound: the result is cut there, with where to read on.
+    writeFileSync(join(workspace, "one-line.txt"), `${"y".repeat(FS_READ_MAX_BYTES + 5000)}\nnext`);
+    const cut = String(await call(tools, "fs.read", { path: "one-line.txt", limit: 1_000_000 }, context()));
+    assert.equal(cut, `${"y".repeat(FS_READ_MAX_BYTES)}\n[fs.read stopped after 1,048,576 bytes, in line 0, which is cut there; read on with offset=1]`);
+    assert.equal(await call(tools, "fs.read", { path: "one-line.txt", offset: 1, limit: 5 }, context()), "next");
+    // Many short lines and a huge limit: stopped at the bound, between two lines.
+    const line = "z".repeat(1023);
+    writeFileSync(join(workspace, "many.txt"), Array.from({ length: 2000 }, () => line).join("\r\n"));
+    const many = String(await call(tools, "fs.read", { path: "many.txt", offset: 10, limit: 100_000 }, context()));
+    const shown = many.split("\n");
+    assert.equal(shown.at(-1), "[fs.read stopped after 1,048,576 bytes, in line 1035, which is cut there; read on with offset=1036]");
+    assert.ok(Buffer.byteLength(many) < FS_READ_MAX_BYTES + 2000);
+    assert.equal(shown.length - 1, 1025 + 1, "1025 whole lines (1023 bytes each) from offset 10, then 1 byte of line 1035");
+    assert.equal(shown.at(-2), "z");
+    assert.equal(await call(tools, "fs.read", { path: "many.txt", offset: 1998, limit: 5 }, context()), `${line}\n${line}`);
   });
 
   it("validates arguments", async () => {
