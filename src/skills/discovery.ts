@@ -4,11 +4,12 @@
  * problem (the reference skips them silently). Parsed files are cached by modification time
  * and size, so discovering on every model step costs a few `stat` calls.
  */
-import { readdirSync, readFileSync, statSync, type Stats } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLogger } from "../kernel/log.ts";
+import { withThousands } from "../tape/python-format.ts";
 import { frontmatterProblem, parseFrontmatter } from "./frontmatter.ts";
 
 const log = createLogger("bub:skills");
@@ -19,6 +20,45 @@ export const PROJECT_SKILLS_DIR = ".agents/skills";
 export const LEGACY_SKILLS_DIR = ".agent/skills";
 /** The file that makes a directory a skill. */
 export const SKILL_FILE_NAME = "SKILL.md";
+
+/** Default most bytes of a SKILL.md (`BUB_SKILL_MAX_BYTES`): a larger one is skipped, never sent to the model or the tape. */
+export const DEFAULT_SKILL_MAX_BYTES = 256 * 1024;
+
+/** A configured `skill_max_bytes`, or the default when it is not a positive whole number. */
+export function skillMaxBytes(value: unknown): number {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : DEFAULT_SKILL_MAX_BYTES;
+}
+
+/**
+ * The text of a SKILL.md, reading at most `maxBytes` of it; `null` (and one warning naming
+ * the file and its size) when it is larger.
+ * @throws the read error of a file that cannot be read.
+ */
+export function readSkillFile(file: string, maxBytes: number): string | null {
+  const fd = openSync(file, "r");
+  try {
+    const buffer = Buffer.allocUnsafe(maxBytes + 1);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const read = readSync(fd, buffer, filled, buffer.length - filled, filled);
+      if (read === 0) break;
+      filled += read;
+    }
+    if (filled > maxBytes) {
+      warnTooLarge(file, Math.max(filled, statOrNull(file)?.size ?? 0), maxBytes);
+      return null;
+    }
+    return buffer.toString("utf8", 0, filled);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function warnTooLarge(file: string, size: number, maxBytes: number): void {
+  log.warn(
+    `skill.too_large path=${file} problem=SKILL.md is ${withThousands(size)} bytes, more than ${withThousands(maxBytes)} (BUB_SKILL_MAX_BYTES): the skill is skipped and its body never sent`,
+  );
+}
 
 /** Where a skill was found. */
 export type SkillSource = "project" | "global" | "builtin";
@@ -40,6 +80,8 @@ export interface SkillDiscoveryOptions {
   homeDir?: string | null;
   /** The bundled skills directory; default the package's `skills/`; null: none. */
   bundledDir?: string | null;
+  /** A SKILL.md larger than this is skipped with a warning; default {@link DEFAULT_SKILL_MAX_BYTES}. */
+  maxBytes?: number;
 }
 
 /** The package's bundled `skills/` directory (two levels above this module in both src/ and dist/). */
@@ -50,6 +92,7 @@ export function bundledSkillsDir(): string {
 interface CachedFile {
   readonly mtimeMs: number;
   readonly size: number;
+  readonly maxBytes: number;
   readonly skill: Omit<Skill, "source"> | null;
 }
 
@@ -64,25 +107,33 @@ function statOrNull(path: string): Stats | null {
   }
 }
 
-function readSkill(skillDir: string): Omit<Skill, "source"> | null {
+function readSkill(skillDir: string, maxBytes: number): Omit<Skill, "source"> | null {
   const file = join(skillDir, SKILL_FILE_NAME);
   const info = statOrNull(file);
   if (!info || !info.isFile()) return null;
   const cached = fileCache.get(file);
-  if (cached && cached.mtimeMs === info.mtimeMs && cached.size === info.size) return cached.skill;
-  const skill = parseSkill(file, basename(skillDir));
-  fileCache.set(file, { mtimeMs: info.mtimeMs, size: info.size, skill });
+  if (cached && cached.mtimeMs === info.mtimeMs && cached.size === info.size && cached.maxBytes === maxBytes) return cached.skill;
+  let skill: Omit<Skill, "source"> | null;
+  if (info.size > maxBytes) {
+    // Warned once per change of the file: the result is cached like a parse.
+    warnTooLarge(file, info.size, maxBytes);
+    skill = null;
+  } else {
+    skill = parseSkill(file, basename(skillDir), maxBytes);
+  }
+  fileCache.set(file, { mtimeMs: info.mtimeMs, size: info.size, maxBytes, skill });
   return skill;
 }
 
-function parseSkill(file: string, dirName: string): Omit<Skill, "source"> | null {
-  let content: string;
+function parseSkill(file: string, dirName: string, maxBytes: number): Omit<Skill, "source"> | null {
+  let content: string | null;
   try {
-    content = readFileSync(file, "utf8");
+    content = readSkillFile(file, maxBytes);
   } catch (error) {
     log.warn(`skill.invalid path=${file} problem=cannot read the file (${(error as Error).message})`);
     return null;
   }
+  if (content === null) return null;
   const parsed = parseFrontmatter(content);
   const problem = parsed.ok ? frontmatterProblem(dirName, parsed.data) : parsed.problem;
   if (!parsed.ok || problem) {
@@ -140,9 +191,10 @@ function casefold(text: string): string {
  */
 export function discoverSkills(workspace: string, options: SkillDiscoveryOptions = {}): Skill[] {
   const byName = new Map<string, Skill>();
+  const maxBytes = skillMaxBytes(options.maxBytes);
   for (const { root, source } of skillRoots(resolve(workspace), options)) {
     for (const name of subdirectories(root)) {
-      const found = readSkill(join(root, name));
+      const found = readSkill(join(root, name), maxBytes);
       if (!found) continue;
       const key = casefold(found.name);
       if (!byName.has(key)) byName.set(key, Object.freeze({ ...found, source }));

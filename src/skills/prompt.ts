@@ -23,5 +23,5 @@ export interface SkillsPromptOptions extends SkillDiscoveryOptions {
  */
 export function buildSkillsPrompt(promptText: string, options: SkillsPromptOptions): string {
   const skills = filterAllowedSkills(discoverSkills(options.workspace, options), options.allowedSkills);
-  return renderSkillsPrompt(skills, { expanded: skillHints(promptText), config: options.config });
+  return renderSkillsPrompt(skills, { expanded: skillHints(promptText), config: options.config, maxBytes: options.maxBytes });
 }

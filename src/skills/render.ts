@@ -5,9 +5,8 @@
  * from the reference, spec §15.33), then `$SKILL_DIR` / `${SKILL_DIR}` the skill's directory
  * and `$NODE` / `${NODE}` the running Node binary. Other `$names` — and `$$` — are left alone.
  */
-import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Skill } from "./discovery.ts";
+import { readSkillFile, skillMaxBytes, type Skill } from "./discovery.ts";
 import { stringify } from "yaml";
 import { stripFrontmatter } from "./frontmatter.ts";
 
@@ -47,14 +46,20 @@ export function substituteSkillVariables(text: string, skillDir: string): string
   );
 }
 
-/** A skill's body, rendered; "" when the file cannot be read. */
-export function renderSkillBody(skill: Pick<Skill, "location">, options: { config?: ConfigLookup | null } = {}): string {
-  let content: string;
+/**
+ * A skill's body, rendered; "" when the file cannot be read. A SKILL.md that has grown past
+ * `maxBytes` (default `BUB_SKILL_MAX_BYTES`'s, 256 KiB) since it was discovered is not read
+ * whole: one line says so instead of its body.
+ */
+export function renderSkillBody(skill: Pick<Skill, "location">, options: { config?: ConfigLookup | null; maxBytes?: number } = {}): string {
+  const maxBytes = skillMaxBytes(options.maxBytes);
+  let content: string | null;
   try {
-    content = readFileSync(skill.location, "utf8");
+    content = readSkillFile(skill.location, maxBytes);
   } catch {
     return "";
   }
+  if (content === null) return `(${skill.location} is larger than ${maxBytes} bytes, the limit BUB_SKILL_MAX_BYTES sets: its instructions are not loaded)`;
   return substituteSkillVariables(renderConfigTemplates(stripFrontmatter(content), options.config), dirname(skill.location));
 }
 
@@ -72,7 +77,7 @@ export function skillHints(prompt: string): Set<string> {
  */
 export function renderSkillsPrompt(
   skills: readonly Skill[],
-  options: { expanded?: Iterable<string>; config?: ConfigLookup | null } = {},
+  options: { expanded?: Iterable<string>; config?: ConfigLookup | null; maxBytes?: number } = {},
 ): string {
   if (skills.length === 0) return "";
   const expanded = new Set([...(options.expanded ?? [])].map((name) => name.toLowerCase()));

@@ -1,12 +1,16 @@
 // Skill discovery: precedence of project, legacy, global and bundled roots, validation
 // warnings that name the file and the problem, and the bundled skills themselves.
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { bundledSkillsDir, clearSkillCache, discoverSkills } from "../../src/skills/discovery.ts";
 import { frontmatterProblem, parseFrontmatter, stripFrontmatter } from "../../src/skills/frontmatter.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
+import { buildSkillsPrompt } from "../../src/skills/prompt.ts";
+import { renderSkillBody } from "../../src/skills/render.ts";
+import { skillTools } from "../../src/tools/builtin/skill.ts";
+import { call, fakeAgent, toolContext } from "../tools/support/tool-context.ts";
 
 function writeSkill(root: string, dir: string, frontmatter: string, body = "Body text."): string {
   mkdirSync(join(root, dir), { recursive: true });
@@ -86,6 +90,41 @@ describe("skill discovery", () => {
     assert.equal(logs.filter((log) => log.level === "warn").length, cases.length, "one warning per invalid skill, none for a folder without SKILL.md");
     const again = await captureLogs(() => discover());
     assert.equal(again.logs.length, 0, "unchanged files are not parsed (or warned about) again");
+  });
+
+  it("skips a SKILL.md over the size limit with one warning naming the file and its size, and never renders its body", async () => {
+    const root = join(workspace, ".agents/skills");
+    const big = writeSkill(root, "huge", valid("huge", "a huge skill"), "x".repeat(20 * 1024 * 1024));
+    writeSkill(root, "small", valid("small"));
+    const first = await captureLogs(() => buildSkillsPrompt("use $huge and $small", { workspace, homeDir: home, bundledDir: bundled }));
+    assert.doesNotMatch(first.result, /huge|xxxx/, "neither listed nor expanded");
+    assert.match(first.result, /- small: small skill\n {2}Location: .*\nBody text\./);
+    assert.deepEqual(first.logs.map((log) => log.message), [
+      `skill.too_large path=${big} problem=SKILL.md is ${statSync(big).size.toLocaleString("en-US")} bytes, more than 262,144 (BUB_SKILL_MAX_BYTES): the skill is skipped and its body never sent`,
+    ]);
+    const again = await captureLogs(() => discover());
+    assert.deepEqual(again.result.map((skill) => skill.name), ["small"]);
+    assert.equal(again.logs.length, 0, "warned once per change of the file");
+    // The limit is a setting: a larger one takes the skill.
+    assert.deepEqual(discoverSkills(workspace, { homeDir: home, bundledDir: bundled, maxBytes: 32 * 1024 * 1024 }).map((skill) => skill.name), ["huge", "small"]);
+    const tiny = await captureLogs(() => discoverSkills(workspace, { homeDir: home, bundledDir: bundled, maxBytes: 20 }));
+    assert.deepEqual(tiny.result, []);
+    assert.equal(tiny.logs.length, 2);
+  });
+
+  it("does not load a body that grew past the limit after discovery, in the prompt or the skill tool", async () => {
+    const file = writeSkill(join(workspace, ".agents/skills"), "grows", valid("grows"));
+    const [skill] = discover();
+    writeFileSync(file, `${valid("grows")}\n${"y".repeat(300 * 1024)}\n`);
+    const line = `(${file} is larger than 262144 bytes, the limit BUB_SKILL_MAX_BYTES sets: its instructions are not loaded)`;
+    assert.equal(renderSkillBody(skill!), line);
+    assert.equal(renderSkillBody(skill!, { maxBytes: 1024 * 1024 }).length, 300 * 1024);
+    const [tool] = skillTools({ homeDir: home, bundledDir: bundled });
+    const agent = fakeAgent({ config: { skill_max_bytes: 100 } });
+    const state = { _runtime_workspace: workspace, _runtime_agent: agent };
+    const listed = await captureLogs(() => call([tool!], "skill", {}, toolContext(state)));
+    assert.equal(listed.result, "Available skills:\n(none)", "BUB_SKILL_MAX_BYTES=100 leaves it out");
+    assert.ok(listed.logs[0]!.message.startsWith(`skill.too_large path=${file} problem=SKILL.md is ${statSync(file).size.toLocaleString("en-US")} bytes, more than 100 (BUB_SKILL_MAX_BYTES)`));
   });
 
   it("sees a changed SKILL.md on the next discovery", () => {

@@ -23,14 +23,16 @@ export function skillTools(discovery: SkillDiscoveryOptions = {}): Tool[] {
         if (allowed && wanted && !allowed.includes(wanted.toLowerCase())) return `(skill '${wanted}' is not allowed in this context)`;
         // Discovery parses SKILL.md files (YAML): loaded when the tool is called.
         const [{ discoverSkills }, { filterAllowedSkills, renderSkillBody }] = await Promise.all([import("../../skills/discovery.ts"), import("../../skills/render.ts")]);
-        const skills = filterAllowedSkills(discoverSkills(workspaceOrCwd(state), discovery), allowed);
+        const agent = runtimeAgentOf(state);
+        const configured = agent?.configValue("skill_max_bytes");
+        const maxBytes = discovery.maxBytes ?? (typeof configured === "number" ? configured : undefined);
+        const skills = filterAllowedSkills(discoverSkills(workspaceOrCwd(state), { ...discovery, maxBytes }), allowed);
         if (wanted === null) {
           return skills.length === 0 ? "Available skills:\n(none)" : `Available skills:\n${skills.map((skill) => `- ${skill.name}`).join("\n")}`;
         }
         const skill = skills.find((candidate) => candidate.name.toLowerCase() === wanted.toLowerCase());
         if (!skill) return "(no such skill)";
-        const agent = runtimeAgentOf(state);
-        const body = renderSkillBody(skill, { config: agent ? (path) => agent.configValue(path) : null });
+        const body = renderSkillBody(skill, { config: agent ? (path) => agent.configValue(path) : null, maxBytes });
         return `Location: ${skill.location}\n---\n${body || "(no content)"}`;
       },
     }),
