@@ -15,6 +15,7 @@ import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
+import { contextOverflowError } from "../llm/errors.ts";
 import { createModelClient, type ModelClient, type ModelClientOptions } from "../llm/model-client.ts";
 import { runModelStep } from "../llm/model-step.ts";
 import type { ModelSettings } from "../llm/settings.ts";
@@ -356,6 +357,16 @@ export class Agent implements RuntimeAgent {
           await tape.appendEvent("loop.step", { step, elapsed_ms, status: "auto_handoff", error: message, date: utcIso() });
           current = prompt;
           continue;
+        }
+        if (outcome.contextLengthExceeded) {
+          // Still too long after the automatic handoff: say what happened and what to do.
+          const error = contextOverflowError(outcome.model || model, outcome.error);
+          streamState.error = error;
+          await tape.append(entries.error(error, { run_id: outcome.runId }));
+          await tape.appendEvent("loop.step", { step, elapsed_ms, status: "error", error: error.message, date: utcIso() });
+          yield { kind: "error", data: error.toData() };
+          yield { kind: "final", data: { ok: false } };
+          return;
         }
         streamState.error = outcome.error;
         await tape.appendEvent("loop.step", { step, elapsed_ms, status: "error", error: message, date: utcIso() });

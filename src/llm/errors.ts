@@ -244,6 +244,24 @@ export function modelIdleTimeoutError(model: string, seconds: number | null, cau
   });
 }
 
+/**
+ * The error that ends a turn whose prompt still overflowed the context window after the
+ * automatic handoff: what happened and what to do, instead of the provider's raw 400
+ * (kept in `details.provider_message`).
+ */
+export function contextOverflowError(model: string, cause: BubError | null): BubError {
+  const details: Record<string, unknown> = { ...cause?.details, model, context_length_exceeded: true, after_auto_handoff: true };
+  if (cause) details.provider_message = cause.message;
+  return new BubError(
+    "provider",
+    `The prompt does not fit the context window of ${model}, even after the automatic handoff emptied the context ` +
+      `(only the system prompt, the tools and this message were sent). Send a shorter message or fewer attachments, ` +
+      `start a new session (,tape.reset, another chat, or --session-id), ` +
+      `or switch to a model with a larger context (,model model_id=<provider:model> or BUB_MODEL).`,
+    { details, ...(cause ? { cause } : {}) },
+  );
+}
+
 /** One candidate's failure in a fallback chain. */
 export interface CandidateFailure {
   readonly model: string;

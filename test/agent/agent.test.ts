@@ -170,7 +170,9 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     server.script(reply.contextLength(), reply.contextLength());
     const events = await h.run("huge");
     const error = events.find((event) => event.kind === "error");
-    assert.match(String(error?.data.message), /maximum context length/);
+    assert.match(String(error?.data.message), /^The prompt does not fit the context window of fake:model-a, even after the automatic handoff/);
+    assert.match(String((error?.data.details as { provider_message?: string } | undefined)?.provider_message), /maximum context length/);
+    assert.equal(events.filter((event) => event.kind === "error").length, 1, "one error: the clear one");
     assert.deepEqual(events.at(-1), { kind: "final", data: { ok: false } });
     const entries = await h.entries();
     assert.equal(entries.filter((entry) => entry.kind === "anchor" && entry.payload.name === AUTO_HANDOFF_ANCHOR).length, 1);

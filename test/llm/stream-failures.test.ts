@@ -1,9 +1,16 @@
 // Messages a user can act on when the model's server misbehaves: a malformed event stream
-// fails the step with one line naming provider and model.
+// fails the step with one line naming provider and model; a context overflow that survives
+// the automatic handoff ends with what to do.
 import assert from "node:assert/strict";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { createBub } from "../../src/builtin/create.ts";
+import { fieldOf } from "../../src/kernel/envelope.ts";
 import { classifyModelError } from "../../src/llm/errors.ts";
 import { reply } from "../support/fake-openai.ts";
+import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
+import { tempDir } from "../support/temp.ts";
 import { failure, hello, useModelClientServer } from "./model-client-support.ts";
 
 describe("a malformed event stream", () => {
@@ -37,3 +44,37 @@ describe("a malformed event stream", () => {
     assert.equal(classifyModelError(broken, "solo").message, "solo: the server sent a malformed event stream");
   });
 });
+
+describe("a context overflow that persists after the automatic handoff", () => {
+  const server = useFakeOpenAI();
+
+  it("ends the turn with what happened and what to do, not the provider's raw 400", async () => {
+    const dir = await tempDir();
+    try {
+      const home = join(dir.path, ".bub");
+      const framework = await createBub({ workspace: dir.path, home, env: { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "k", BUB_HOME: home } });
+      const sent: string[] = [];
+      framework.bindChannelRouter({ dispatchOutput: async (message) => (sent.push(String(fieldOf(message, "content"))), true), wrapStream: (_m, s) => s, quit: async () => {}, admitChannelMessage: async () => null });
+      server.script(reply.contextLength(), reply.contextLength());
+      await framework.running(() => framework.processInbound({ session_id: "telegram:1", channel: "telegram", chat_id: "1", content: "a very long message" }));
+      assert.equal(server.requests.length, 2, "one automatic handoff, then the retry");
+      const errors = sent.filter((content) => content.startsWith("An error occurred"));
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!, /^An error occurred at stage 'run_model': \[provider\] The prompt does not fit the context window of fake:any, even after the automatic handoff/);
+      assert.match(errors[0]!, /start a new session/);
+      assert.match(errors[0]!, /larger context/);
+      assert.doesNotMatch(errors[0]!, /HTTP 400|maximum context length/);
+      const tape = await tapeText(home);
+      assert.match(tape, /auto_handoff\/context_overflow/);
+      assert.match(tape, /"after_auto_handoff":true/);
+      assert.match(tape, /"provider_message":"fake:any returned HTTP 400: This model's maximum context length/, "the raw message stays in the details");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
+
+async function tapeText(home: string): Promise<string> {
+  const dir = join(home, "tapes");
+  return (await Promise.all((await readdir(dir)).filter((name) => name.endsWith(".jsonl")).map((name) => readFile(join(dir, name), "utf8")))).join("");
+}
