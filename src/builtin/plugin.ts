@@ -1,5 +1,6 @@
 import { createLogger } from "../kernel/log.ts";
 import { describeError } from "../kernel/errors.ts";
+import { interruptSignalOf } from "../kernel/interrupt.ts";
 import { fieldOf } from "../kernel/envelope.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import type { BubFramework } from "../kernel/framework.ts";
@@ -56,6 +57,8 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
 
     async onError({ stage, error, message }) {
       if (message === null || message === undefined) return;
+      // A turn a signal interrupted is reported once, by the command that got the signal.
+      if (interruptSignalOf(error) !== null) return;
       const outbound = new ChannelMessage({
         sessionId: text(fieldOf(message, "session_id"), "unknown"),
         channel: text(fieldOf(message, "channel"), "default"),

@@ -178,6 +178,17 @@ export class ChannelManager implements ChannelRouter {
     return this.#runner.quit(sessionId);
   }
 
+  /**
+   * Stops admitting messages and cancels every running turn with `reason` (what their signal
+   * aborts with, e.g. a `TurnInterrupted`); resolves with how many turns it cancelled once
+   * they have returned (their tapes written). The channels keep running until {@link run}'s
+   * signal aborts or {@link shutdown} is called.
+   */
+  interrupt(reason: unknown): Promise<number> {
+    this.#accepting = false;
+    return this.#runner.interruptAll(reason);
+  }
+
   // ---- lifecycle ----------------------------------------------------------------------
 
   /**

@@ -29,6 +29,11 @@ export class TurnTask {
   cancelled = false;
   /** The manager stopped waiting for it: it finished, or was cancelled. */
   ended = false;
+  /**
+   * Resolves once the turn's pipeline has really returned (a cancelled turn still writes
+   * its tape after the manager stopped waiting for it); set by the turn runner.
+   */
+  settled: Promise<void> = RESOLVED;
   #controller: AbortController | null = null;
   #done: PromiseWithResolvers<void> | null = null;
 

@@ -106,7 +106,7 @@ export class TurnRunner {
     } catch (error) {
       turn = Promise.reject(error);
     }
-    turn.then(
+    task.settled = turn.then(
       (result) => runner.#finish(task, result.state),
       () => runner.#finish(task, null),
     );
@@ -157,9 +157,9 @@ export class TurnRunner {
     this.#options.onSettled?.();
   }
 
-  #cancel(task: TurnTask): void {
+  #cancel(task: TurnTask, reason: unknown = new Error("turn cancelled")): void {
     task.cancelled = true;
-    task.abort(new Error("turn cancelled"));
+    task.abort(reason);
     // Stop waiting for it at once (in a microtask, as a settled turn would).
     queueMicrotask(() => this.#finish(task, null));
   }
@@ -193,6 +193,22 @@ export class TurnRunner {
     }
     await Promise.all([...this.#sessions.values()].flatMap((turns) => turns.active.toArray().map((task) => task.done)));
     return cancelled;
+  }
+
+  /**
+   * Forgets every pending message and cancels every running turn with `reason` (its signal's
+   * abort reason); resolves with how many were cancelled once their pipelines have returned,
+   * so what they write on the way out (the tape) is written.
+   */
+  async interruptAll(reason: unknown): Promise<number> {
+    const running: TurnTask[] = [];
+    for (const turns of this.#sessions.values()) {
+      turns.pending.length = 0;
+      running.push(...turns.active.toArray());
+    }
+    for (const task of running) this.#cancel(task, reason);
+    await Promise.all(running.map((task) => task.settled.catch(() => undefined)));
+    return running.length;
   }
 
   /** Forgets every session. */

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { TurnRunner } from "../../src/channels/turn-runner.ts";
 import { steeringStateOf } from "../../src/channels/steering.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
+import { TurnInterrupted } from "../../src/kernel/interrupt.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import type { ChannelRouter } from "../../src/kernel/types.ts";
 import { captureLogs } from "../support/temp.ts";
@@ -123,6 +124,25 @@ describe("TurnRunner", () => {
     assert.ok(model.calls.every((call) => call.signal?.aborted));
     assert.equal(runner.sessionCount, 0);
     runner.clear();
+  });
+
+  it("interruptAll cancels every running turn with the reason and resolves once their pipelines have returned", async () => {
+    const { model, runner } = setup();
+    const turns = runner.sessionTurns("test:1");
+    runner.schedule(turns, message("a"));
+    turns.pending.push(message("never"));
+    await model.callCount(1);
+    const reason = new TurnInterrupted("SIGTERM");
+    let returned = false;
+    const interrupting = captureLogs(() => runner.interruptAll(reason)).then((captured) => ((returned = true), captured));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(model.calls[0]!.signal?.reason, reason, "the turn's signal aborts with the reason");
+    assert.equal(returned, false, "it waits for the cancelled turn's pipeline (which writes the tape) to return");
+    model.calls[0]!.fail(reason);
+    const { result } = await interrupting;
+    assert.equal(result, 1);
+    assert.deepEqual(model.prompts(), ["a"], "the pending message is dropped");
+    assert.equal(runner.sessionCount, 0);
   });
 
   it("streams a turn's output when told to, else as the stream_output setting says, read per turn", async () => {

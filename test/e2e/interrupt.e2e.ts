@@ -1,5 +1,5 @@
 /**
- * SIGINT / SIGTERM to the installed `bub run` while a tool or the model call runs: the turn
+ * SIGINT / SIGTERM to the installed `bub run` (or a `bub chat` turn) while a tool or the model call runs: the turn
  * is aborted, the tool's process group is killed, the user message and an `interrupted`
  * event are on the tape, one line is printed on stderr, and bub exits 130 / 143.
  */
@@ -31,7 +31,7 @@ function interruptedEvents(entries: TapeEntry[]): TapeEntry[] {
   return entries.filter((entry) => entry.kind === "event" && entry.payload.name === "interrupted");
 }
 
-describe("interrupting bub run", () => {
+describe("interrupting bub run and bub chat", () => {
   let server: FakeOpenAI;
   before(async () => {
     await installedPackage();
@@ -102,6 +102,44 @@ describe("interrupting bub run", () => {
       await home.cleanup();
     }
   });
+
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    it(`${signal} during a bub chat turn (piped stdin) stops the turn, saves it and exits ${code}`, async () => {
+      const home = await tempHome();
+      const pidFile = join(home.path, "chat-shell.pid");
+      const bub = await startBub(["chat"], {
+        home: home.path,
+        env: { BUB_HOME: `${home.path}/.bub`, BUB_MODEL: "local:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test" },
+      });
+      try {
+        server.script(reply.toolCalls([{ id: "call_chat_sleep", name: "bash", arguments: JSON.stringify({ cmd: `echo $$ > ${pidFile}; sleep 30` }) }]));
+        bub.child.stdin.write("nap in the chat\n");
+        const pid = await pollUntil(async () => {
+          const text = await readFile(pidFile, "utf8").catch(() => "");
+          return /^\d+\n$/.test(text) ? Number(text) : undefined;
+        }, "the shell's pid file", { timeoutMs: 15_000 });
+        const sent = Date.now();
+        bub.child.kill(signal);
+        const result = await bub.exited(10_000);
+        assert.equal(result.code, code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
+        assert.ok(Date.now() - sent < 5_000, "exits within a few seconds");
+        assert.doesNotMatch(result.stdout, /An error occurred/, "the interrupt is reported once, on stderr");
+        assert.match(result.stdout, /Bye\.\n$/);
+        assert.equal(result.stderr, `bub: interrupted (${signal}) — the turn was saved to the tape\n`);
+        await waitGone(pid);
+        const entries = await onlyTape(`${home.path}/.bub`);
+        const user = entries.filter((entry) => entry.kind === "message" && entry.payload.role === "user");
+        assert.equal(user.length, 1);
+        assert.match(String(user[0]!.payload.content), /nap in the chat$/);
+        const events = interruptedEvents(entries);
+        assert.equal(events.length, 1);
+        assert.equal((events[0]!.payload.data as Record<string, unknown>).signal, signal);
+      } finally {
+        bub.kill();
+        await home.cleanup();
+      }
+    });
+  }
 
   it("a second signal exits at once, even while a tool ignores SIGTERM", async () => {
     const home = await tempHome();

@@ -4,6 +4,8 @@
  */
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
+import { INTERRUPT_EXIT_CODES, TurnInterrupted, type InterruptSignal } from "../../kernel/interrupt.ts";
+import { interruptedLine } from "./run.ts";
 import type { TerminalInput, TerminalOutput } from "../../channels/cli/terminal.ts";
 
 /** Options of `bub chat`. */
@@ -17,11 +19,20 @@ export interface ChatStreams {
   input?: TerminalInput;
   output?: TerminalOutput;
   env?: NodeJS.ProcessEnv;
+  /** Where the interrupted line goes (default process.stderr). */
+  errors?: { write(text: string): unknown };
 }
 
 /**
  * Runs the chat REPL until the person leaves (`,quit`, Ctrl-D, end of input) or the
  * process is told to stop. Returns the exit code.
+ *
+ * SIGINT or SIGTERM stops the chat. When a turn is running it is cancelled at once through
+ * its signal (the model call and the running tool stop; the agent writes the message and an
+ * `interrupted` event to the tape), one `bub: interrupted (…)` line goes to stderr and the
+ * code is 130 (SIGINT) or 143 (SIGTERM); without a running turn the chat just leaves (0). A
+ * second signal exits at once. (In a terminal, Ctrl-C is a key that interrupts the turn and
+ * keeps the chat open; these are signals sent by another process.)
  */
 export async function runChat(framework: BubFramework, options: ChatCommandOptions = {}, streams: ChatStreams = {}): Promise<number> {
   const [{ ChannelManager }, { CliChannel, createCliChannel }] = await Promise.all([import("../../channels/manager.ts"), import("../../channels/cli/index.ts")]);
@@ -46,12 +57,22 @@ export async function runChat(framework: BubFramework, options: ChatCommandOptio
   } else if (typeof (provided as { setMetadata?: unknown }).setMetadata === "function") {
     (provided as unknown as { setMetadata(ids: ChatCommandOptions): void }).setMetadata(options);
   }
-  const onSignal = () => stop.abort();
-  process.once("SIGTERM", onSignal);
-  const input = streams.input ?? process.stdin;
-  if (!input.isTTY) process.once("SIGINT", onSignal);
+  let received: InterruptSignal | null = null;
+  let interrupting: Promise<number> = Promise.resolve(0);
+  const onSignal = (signal: InterruptSignal) => {
+    if (received) process.exit(INTERRUPT_EXIT_CODES[signal]);
+    received = signal;
+    interrupting = manager.interrupt(new TurnInterrupted(signal)).finally(() => stop.abort());
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
   try {
     await manager.run(stop.signal);
+    const cancelled = await interrupting;
+    if (received && cancelled > 0) {
+      (streams.errors ?? process.stderr).write(interruptedLine(received));
+      return INTERRUPT_EXIT_CODES[received];
+    }
   } finally {
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
