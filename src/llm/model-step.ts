@@ -129,7 +129,9 @@ function modelToolSpec(tool: Tool): ModelToolSpec {
  * cancellation, or when the consumer stops early. `record` is called once per step that
  * reaches its end (not on cancellation or early close), before the last events are yielded;
  * a failed call is recorded too (the prompt, the error and a `run` event with status
- * `error`), so the tape shows what was asked. Text streamed alongside tool calls is not
+ * `error`), so the tape shows what was asked; text streamed before the failure is recorded
+ * as the assistant message with meta `incomplete: true`. A call cut after reasoning but
+ * before any text or tool call is made once more. Text streamed alongside tool calls is not
  * recorded as an answer (as in the reference), but is in {@link ModelStepOutcome.text}.
  * Malformed tool-call JSON becomes an `invalid_input` result for that call; an unknown tool
  * name becomes `Unknown tool name: <name>.` (after `beforeToolCall` had its chance).
@@ -242,43 +244,64 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
     };
     await hooks.afterLlmCall(request, result, state);
   };
-  try {
-    const events = client.stream({
-      model: request.model,
-      messages: request.messages,
-      tools: tools.map(modelToolSpec),
-      maxTokens: request.maxTokens,
-      reasoningEffort: typeof state.reasoning_effort === "string" ? state.reasoning_effort : null,
-      signal,
-    });
-    for await (const event of events) {
-      switch (event.type) {
-        case "reasoning":
-          yield { kind: "reasoning", data: { delta: event.delta } };
-          break;
-        case "text":
-          text += event.delta;
-          yield { kind: "text", data: { delta: event.delta } };
-          break;
-        case "tool_call":
-          toolCalls.push(event.call);
-          break;
-        case "finish":
-          usage = event.usage;
-          answeredBy = event.model;
-          finishReason = event.finishReason;
-          break;
+  // A stream cut after reasoning but before any text or tool call has shown nothing of the
+  // answer: the call is made once more. (A cut before any output is retried by the client.)
+  for (let call = 1; ; call++) {
+    let reasoned = false;
+    try {
+      const events = client.stream({
+        model: request.model,
+        messages: request.messages,
+        tools: tools.map(modelToolSpec),
+        maxTokens: request.maxTokens,
+        reasoningEffort: typeof state.reasoning_effort === "string" ? state.reasoning_effort : null,
+        signal,
+      });
+      for await (const event of events) {
+        switch (event.type) {
+          case "reasoning":
+            reasoned = true;
+            yield { kind: "reasoning", data: { delta: event.delta } };
+            break;
+          case "text":
+            text += event.delta;
+            yield { kind: "text", data: { delta: event.delta } };
+            break;
+          case "tool_call":
+            toolCalls.push(event.call);
+            break;
+          case "finish":
+            usage = event.usage;
+            answeredBy = event.model;
+            finishReason = event.finishReason;
+            break;
+        }
       }
+      break;
+    } catch (thrown) {
+      if (signal?.aborted) throw thrown;
+      let error = classifyModelError(thrown, request.model);
+      await fireAfter(error);
+      if (call === 1 && reasoned && text === "" && toolCalls.length === 0 && error.kind === "temporary") {
+        log.warn(`model.step.retry model=${request.model} run_id=${runId} reason=stream cut before any text error=${error.message}`);
+        usage = null;
+        continue;
+      }
+      // What was streamed before the failure stays on the tape as an incomplete answer.
+      const partial = text !== "";
+      if (partial && error.kind === "temporary") {
+        const reason = error.message.startsWith(`${request.model}: `) ? error.message.slice(request.model.length + 2) : error.message;
+        error = new BubError(error.kind, `${request.model}: the response stream was cut midway (${reason}); the partial answer is kept on the tape, marked incomplete.`, {
+          details: { ...error.details, incomplete: true },
+          cause: error,
+        });
+      }
+      await options.record({ ...emptyRecord, error, usage, model: request.model, provider: providerOf(request.model), responseText: partial ? text : null, incomplete: partial });
+      finish({ ...base, status: "error", text, usage, error, contextLengthExceeded: isContextLengthError(error), model: request.model });
+      yield { kind: "error", data: error.toData() };
+      yield { kind: "final", data: { ok: false } };
+      return;
     }
-  } catch (thrown) {
-    if (signal?.aborted) throw thrown;
-    const error = classifyModelError(thrown, request.model);
-    await fireAfter(error);
-    await options.record({ ...emptyRecord, error, usage, model: request.model, provider: providerOf(request.model) });
-    finish({ ...base, status: "error", text, usage, error, contextLengthExceeded: isContextLengthError(error), model: request.model });
-    yield { kind: "error", data: error.toData() };
-    yield { kind: "final", data: { ok: false } };
-    return;
   }
   await fireAfter(null);
   if (usage) yield { kind: "usage", data: usage };

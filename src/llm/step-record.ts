@@ -19,8 +19,10 @@ export interface StepRecord {
   readonly toolResults: readonly unknown[] | null;
   /** The step's failure (the model call or the context), if any. */
   readonly error: BubError | null;
-  /** The assistant's reply; null when the step made tool calls or failed. */
+  /** The assistant's reply; null when the step made tool calls, or failed before any text. */
   readonly responseText: string | null;
+  /** True when `responseText` is the part streamed before the call failed (meta `incomplete: true`). */
+  readonly incomplete?: boolean;
   readonly usage: Usage | null;
   /** Provider and `provider:model` that answered (or were asked, on failure). */
   readonly provider: string | null;
@@ -49,7 +51,9 @@ export function stepRecordEntries(record: StepRecord): StepEntry[] {
   if (record.toolCalls && record.toolCalls.length > 0) entries.push({ kind: "tool_call", payload: { calls: [...record.toolCalls] }, meta: meta() });
   if (record.toolResults) entries.push({ kind: "tool_result", payload: { results: [...record.toolResults] }, meta: meta() });
   if (record.error && record.error !== record.contextError) entries.push({ kind: "error", payload: { ...record.error.toData() }, meta: meta() });
-  if (record.responseText !== null) entries.push({ kind: "message", payload: { role: "assistant", content: record.responseText }, meta: meta() });
+  if (record.responseText !== null) {
+    entries.push({ kind: "message", payload: { role: "assistant", content: record.responseText }, meta: record.incomplete ? { ...meta(), incomplete: true } : meta() });
+  }
   const data: JsonObject = { status: record.error ? "error" : "ok" };
   if (record.usage) data.usage = record.usage;
   if (record.provider) data.provider = record.provider;

@@ -30,6 +30,8 @@ export interface ChatRecord {
   newMessages: readonly Record<string, unknown>[];
   /** The assistant's text; omitted (null) when the step ended in tool calls. */
   responseText?: string | null;
+  /** True when `responseText` is what streamed before the call failed: its entry gets meta `incomplete: true`. */
+  incomplete?: boolean;
   contextError?: BubError | BubErrorData | null;
   toolCalls?: readonly unknown[] | null;
   toolResults?: readonly unknown[] | null;
@@ -128,7 +130,7 @@ export function chatRecordEntries(record: ChatRecord): NewTapeEntry[] {
   if (record.toolResults) batch.push(entries.toolResult(record.toolResults, meta));
   if (record.error && record.error !== record.contextError) batch.push(entries.error(record.error, meta));
   if (record.responseText !== undefined && record.responseText !== null) {
-    batch.push(entries.message({ role: "assistant", content: record.responseText }, meta));
+    batch.push(entries.message({ role: "assistant", content: record.responseText }, record.incomplete ? { ...meta, incomplete: true } : meta));
   }
   const data: JsonObject = { status: record.error ? "error" : "ok" };
   if (record.usage) data.usage = record.usage;

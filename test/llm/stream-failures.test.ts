@@ -1,6 +1,7 @@
 // Messages a user can act on when the model's server misbehaves: a malformed event stream
 // fails the step with one line naming provider and model; a context overflow that survives
-// the automatic handoff ends with what to do.
+// the automatic handoff ends with what to do; a stream cut midway keeps its partial text on
+// the tape, marked incomplete, and is made once more when only reasoning had streamed.
 import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -8,6 +9,7 @@ import { describe, it } from "node:test";
 import { createBub } from "../../src/builtin/create.ts";
 import { fieldOf } from "../../src/kernel/envelope.ts";
 import { classifyModelError } from "../../src/llm/errors.ts";
+import { stepRecordEntries } from "../../src/llm/step-record.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { tempDir } from "../support/temp.ts";
@@ -71,6 +73,65 @@ describe("a context overflow that persists after the automatic handoff", () => {
     } finally {
       await dir.cleanup();
     }
+  });
+});
+
+describe("a stream cut midway", () => {
+  const server = useFakeOpenAI();
+
+  async function turns(contents: string[]): Promise<{ outputs: string[]; errors: string[]; tape: Record<string, unknown>[] }> {
+    const dir = await tempDir();
+    try {
+      const home = join(dir.path, ".bub");
+      const framework = await createBub({ workspace: dir.path, home, env: { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "k", BUB_HOME: home } });
+      const errors: string[] = [];
+      framework.bindChannelRouter({ dispatchOutput: async (message) => (fieldOf(message, "kind") === "error" && errors.push(String(fieldOf(message, "content"))), true), wrapStream: (_m, s) => s, quit: async () => {}, admitChannelMessage: async () => null });
+      const outputs: string[] = [];
+      for (const content of contents) outputs.push((await framework.running(() => framework.processInbound({ session_id: "s", content }))).modelOutput);
+      const tape = (await tapeText(home)).split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      return { outputs, errors, tape };
+    } finally {
+      await dir.cleanup();
+    }
+  }
+
+  it("keeps the partial text on the tape marked incomplete, says so, and sends it as context next time", async () => {
+    server.script(reply.drop(3, "one two three four five"), reply.text("fine"));
+    const { outputs, errors, tape } = await turns(["tell me", "go on"]);
+    assert.deepEqual(outputs, ["one two ", "fine"]);
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!, /fake:any: the response stream was cut midway \(the connection failed: [^)]+\); the partial answer is kept on the tape, marked incomplete\.$/);
+    const partial = tape.find((entry) => entry.kind === "message" && (entry.payload as { role: string }).role === "assistant");
+    assert.deepEqual(partial?.payload, { role: "assistant", content: "one two " });
+    assert.equal((partial?.meta as { incomplete?: boolean }).incomplete, true);
+    assert.equal(server.requests.length, 2, "text had been shown: not retried");
+    const context = server.requests[1]!.body.messages.filter((message) => message.role !== "system").map((message) => message.role);
+    assert.deepEqual(context, ["user", "assistant", "user"]);
+  });
+
+  it("marks the partial answer in a step record's entries", () => {
+    const record = { runId: "r", systemPrompt: null, contextError: null, newMessages: [], toolCalls: null, toolResults: null, error: null, responseText: "half", usage: null, provider: null, model: null };
+    const [message] = stepRecordEntries({ ...record, incomplete: true });
+    assert.deepEqual(message, { kind: "message", payload: { role: "assistant", content: "half" }, meta: { run_id: "r", incomplete: true } });
+    assert.deepEqual(stepRecordEntries(record)[0]!.meta, { run_id: "r" });
+  });
+
+  it("makes the call once more when only reasoning had streamed", async () => {
+    server.script({ kind: "stream", reasoning: "let me think about it", text: "the answer", dropAfterChunks: 2 }, reply.text("the answer"));
+    const { outputs, errors, tape } = await turns(["question"]);
+    assert.deepEqual(outputs, ["the answer"]);
+    assert.deepEqual(errors, []);
+    assert.equal(server.requests.length, 2);
+    assert.ok(!JSON.stringify(tape).includes('"incomplete"'));
+  });
+
+  it("gives up after that one more call", async () => {
+    const cut = { kind: "stream", reasoning: "let me think about it", text: "x", dropAfterChunks: 2 } as const;
+    server.script(cut, cut);
+    const { errors } = await turns(["question"]);
+    assert.equal(server.requests.length, 2);
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!, /the connection failed/);
   });
 });
 
