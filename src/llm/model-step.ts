@@ -134,7 +134,7 @@ function modelToolSpec(tool: Tool): ModelToolSpec {
  * before any text or tool call is made once more. Text streamed alongside tool calls is not
  * recorded as an answer (as in the reference), but is in {@link ModelStepOutcome.text}.
  * Malformed tool-call JSON becomes an `invalid_input` result for that call; an unknown tool
- * name becomes `Unknown tool name: <name>.` (after `beforeToolCall` had its chance).
+ * name becomes `Unknown tool name: <name>. Closest tool names: a, b, c.` (after `beforeToolCall` had its chance).
  *
  * ```ts
  * const step = runModelStep({ client, model, systemPrompt, history, prompt, tools, state, hooks, tape, record });
