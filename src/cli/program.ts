@@ -3,6 +3,8 @@ import { Command, type CommanderError, type OutputConfiguration } from "commande
 import { createBub } from "../builtin/create.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { loadDotEnv } from "../config/settings.ts";
+import { homeProblem } from "../config/home-dir.ts";
+import { bubHome } from "../config/paths.ts";
 import { describeError } from "../kernel/errors.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
 import { packageVersion } from "./version.ts";
@@ -91,6 +93,9 @@ export async function createProgram(framework: BubFramework, io: CliIO, argv?: r
   return app;
 }
 
+/** Commands that keep state under `BUB_HOME` (tapes, history, config): it must be a writable folder. */
+const HOME_COMMANDS = new Set(["run", "chat", "gateway", "onboard"]);
+
 /** The process's stdout and stderr, created only when written to. */
 const defaultIO: CliIO = { stdout: { write: writeStdout }, stderr: { write: (text) => process.stderr.write(text) } };
 
@@ -100,6 +105,15 @@ const defaultIO: CliIO = { stdout: { write: writeStdout }, stderr: { write: (tex
  */
 export async function main(argv: readonly string[], io: CliIO = defaultIO): Promise<number> {
   loadDotEnv(join(process.cwd(), ".env"));
+  if (HOME_COMMANDS.has(commandFromArgs(argv) ?? "")) {
+    // Checked once, up front: a home that cannot be created fails here with one line,
+    // instead of in the middle of a turn (or in a loop of retries).
+    const problem = homeProblem(bubHome(process.env));
+    if (problem) {
+      io.stderr.write(`bub: ${problem}\n`);
+      return EXIT.failure;
+    }
+  }
   let app: Command;
   let framework: BubFramework;
   try {

@@ -7,9 +7,9 @@
  * moment its process dies, so a crashed writer can never leave the directory locked. The lock
  * database holds no data: every transaction is rolled back.
  */
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import { fileStoreError } from "./store-errors.ts";
 
@@ -48,7 +48,7 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
   function open(): DatabaseSync {
     if (database) return database;
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      makeDirectory(dirname(path));
     } catch (error) {
       throw fileStoreError(error, "create the directory of", path);
     }

@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { createLogger } from "../kernel/log.ts";
+import { makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
 import { decodeEntry, encodeEntry, prepareEntry } from "./entry.ts";
@@ -115,7 +115,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
     const deadline = Date.now() + busyTimeoutMs;
     for (;;) {
       try {
-        mkdirSync(dirname(path), { recursive: true });
+        makeDirectory(dirname(path));
         database = new DatabaseSync(path, { timeout: busyTimeoutMs });
         database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
         database.exec(SCHEMA);

@@ -1,0 +1,82 @@
+/**
+ * Creating Bub's directories without `mkdir -p`'s trap: Node's recursive `mkdirSync` loops
+ * for ever, at 100% of a core, on a path where `mkdir` answers ENOENT although the parent
+ * exists (`/proc/<name>`, some FUSE and network file systems). {@link makeDirectory} creates
+ * one missing level at a time, so any failure is reported once.
+ */
+import { accessSync, constants, mkdirSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+
+function code(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+/**
+ * Creates `path` and its missing parents, one level at a time (never `recursive: true`).
+ * @throws the first file-system error, with `path` set to the level that failed; an
+ *   existing non-directory gives ENOTDIR.
+ */
+export function makeDirectory(path: string): void {
+  const missing: string[] = [];
+  let current = resolve(path);
+  for (;;) {
+    let info;
+    try {
+      info = statSync(current);
+    } catch (error) {
+      const parent = dirname(current);
+      // ENOTDIR: a level above is a file; walking up finds which one.
+      if ((code(error) !== "ENOENT" && code(error) !== "ENOTDIR") || parent === current) throw error;
+      missing.push(current);
+      current = parent;
+      continue;
+    }
+    if (!info.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: "ENOTDIR", path: current });
+    break;
+  }
+  for (const directory of missing.reverse()) {
+    try {
+      mkdirSync(directory);
+    } catch (error) {
+      if (code(error) === "EEXIST" && statSync(directory, { throwIfNoEntry: false })?.isDirectory()) continue;
+      throw error;
+    }
+  }
+}
+
+/** Why a directory could not be created, in a few words. */
+export function directoryProblem(error: unknown, path: string): string {
+  const failed = (error as NodeJS.ErrnoException | null)?.path ?? path;
+  switch (code(error)) {
+    case "ENOTDIR":
+    case "EEXIST":
+      return failed === path ? "it is a file, not a folder" : `${failed} is a file, not a folder`;
+    case "EACCES":
+    case "EPERM":
+      return failed === path ? "permission denied" : `permission denied (creating ${failed})`;
+    case "EROFS":
+      return "the file system is read-only";
+    case "ENOSPC":
+      return "no space left on the device";
+    case "ENOENT":
+      return `this file system does not allow creating ${failed}`;
+    default:
+      return (error as Error)?.message ?? String(error);
+  }
+}
+
+/**
+ * Makes sure Bub's home `home` is a writable folder, creating it when missing. Returns the
+ * one line to print when it is not (`cannot create <path>: <reason> — set BUB_HOME to a
+ * writable folder`), or null.
+ */
+export function homeProblem(home: string): string | null {
+  try {
+    makeDirectory(home);
+    accessSync(home, constants.W_OK | constants.X_OK);
+    return null;
+  } catch (error) {
+    const reason = code(error) === "EACCES" || code(error) === "EPERM" || code(error) === "EROFS" ? directoryProblem(error, home).replace("permission denied", "not writable") : directoryProblem(error, home);
+    return `cannot create ${home}: ${reason} — set BUB_HOME to a writable folder`;
+  }
+}
