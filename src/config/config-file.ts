@@ -39,8 +39,8 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
 
 /** Writes `data` as YAML (key order kept), atomically: a temp file renamed over the old one. */
 export async function writeConfigFile(path: string, data: Record<string, unknown>): Promise<void> {
-  const [{ writeFile, mkdir, rename }, { stringify }] = await Promise.all([import("node:fs/promises"), import("yaml")]);
-  await mkdir(dirname(path), { recursive: true });
+  const [{ writeFile, rename }, { stringify }, { makeDirectoryAsync }] = await Promise.all([import("node:fs/promises"), import("yaml"), import("./home-dir.ts")]);
+  await makeDirectoryAsync(dirname(path));
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, stringify(data), { mode: 0o600 });
   await rename(temp, path);

@@ -5,6 +5,7 @@
  * one missing level at a time, so any failure is reported once.
  */
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 
 function code(error: unknown): string | undefined {
@@ -39,6 +40,34 @@ export function makeDirectory(path: string): void {
       mkdirSync(directory);
     } catch (error) {
       if (code(error) === "EEXIST" && statSync(directory, { throwIfNoEntry: false })?.isDirectory()) continue;
+      throw error;
+    }
+  }
+}
+
+/** {@link makeDirectory} without blocking: the same one level at a time, for the tools and channels. */
+export async function makeDirectoryAsync(path: string): Promise<void> {
+  const missing: string[] = [];
+  let current = resolve(path);
+  for (;;) {
+    let info;
+    try {
+      info = await stat(current);
+    } catch (error) {
+      const parent = dirname(current);
+      if ((code(error) !== "ENOENT" && code(error) !== "ENOTDIR") || parent === current) throw error;
+      missing.push(current);
+      current = parent;
+      continue;
+    }
+    if (!info.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: "ENOTDIR", path: current });
+    break;
+  }
+  for (const directory of missing.reverse()) {
+    try {
+      await mkdir(directory);
+    } catch (error) {
+      if (code(error) === "EEXIST" && (await stat(directory).catch(() => null))?.isDirectory()) continue;
       throw error;
     }
   }

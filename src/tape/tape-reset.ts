@@ -2,7 +2,8 @@
  * Archiving and resetting a session tape together with its sidecars (reference §9.7).
  */
 import { constants } from "node:fs";
-import { mkdir, open } from "node:fs/promises";
+import { open } from "node:fs/promises";
+import { makeDirectoryAsync } from "../config/home-dir.ts";
 import { join } from "node:path";
 import { describeError } from "../kernel/errors.ts";
 import type { TapeStore } from "../kernel/tape-contract.ts";
@@ -32,7 +33,7 @@ export function newArchiveStamp(): string {
  */
 export async function archiveTape(store: TapeStore, tape: string, archivePath: string, stamp: string): Promise<string> {
   const found = await store.fetchAll({ tape });
-  await mkdir(archivePath, { recursive: true }).catch((error: unknown) => {
+  await makeDirectoryAsync(archivePath).catch((error: unknown) => {
     throw fileStoreError(error, "create the archive directory for", archivePath);
   });
   const text = found.map((entry) => `${JSON.stringify(entry)}\n`).join("");

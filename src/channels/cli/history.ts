@@ -4,7 +4,8 @@
  * entry's lines each prefixed with `+`), so both runtimes share it.
  */
 import { createHash } from "node:crypto";
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { appendFile, readFile } from "node:fs/promises";
+import { makeDirectoryAsync } from "../../config/home-dir.ts";
 import { dirname, join } from "node:path";
 
 /** `<home>/history/<md5(workspace)>.history`. */
@@ -45,7 +46,7 @@ function stamp(date: Date): string {
 
 /** Appends one entry (creating the folder and file on first use). */
 export async function appendHistory(file: string, entry: string, date = new Date()): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
+  await makeDirectoryAsync(dirname(file));
   const lines = entry.split("\n").map((line) => `+${line}`).join("\n");
   await appendFile(file, `\n# ${stamp(date)}\n${lines}\n`);
 }

@@ -3,9 +3,10 @@
  * outside it are allowed, and every message names the resolved absolute path.
  */
 import { constants, type Stats } from "node:fs";
-import { lstat, mkdir, open, realpath, stat, writeFile, type FileHandle } from "node:fs/promises";
+import { lstat, open, realpath, stat, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
+import { directoryProblem, makeDirectoryAsync } from "../../config/home-dir.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { withThousands } from "../../tape/python-format.ts";
 import { defineTool, type Tool } from "../tool.ts";
@@ -237,8 +238,11 @@ export function fsTools(): Tool[] {
       const existing = await stat(target).catch(() => null);
       const kind = existing ? specialKind(existing) : null;
       if (kind) throw notRegular(target, kind, "fs.write");
+      // One level at a time: Node's recursive mkdir never returns where mkdir answers ENOENT (/proc).
+      await makeDirectoryAsync(dirname(target)).catch((error: unknown) => {
+        throw new BubError("tool", `cannot create the folder ${dirname(target)}: ${directoryProblem(error, dirname(target))}`, { cause: error });
+      });
       try {
-        await mkdir(dirname(target), { recursive: true });
         await writeFile(target, content, "utf8");
       } catch (error) {
         throw fsError(error, target);

@@ -126,6 +126,20 @@ describe("fs tools", () => {
     assert.equal(await errorOf(call(tools, "fs.write", { path: "folder", content: "x" }, context())), `${join(workspace, "folder")} is a directory, not a file`);
   });
 
+  it("fs.write fails once, without hanging, where folders cannot be created", { skip: process.platform !== "linux" }, async () => {
+    // Node's recursive mkdir never settles for /proc/<missing>/...: the turn would hang.
+    assert.equal(
+      await errorOf(call(tools, "fs.write", { path: "/proc/bub-fs-test/sub/file.txt", content: "x" }, context())),
+      "cannot create the folder /proc/bub-fs-test/sub: this file system does not allow creating /proc/bub-fs-test",
+    );
+    writeFileSync(join(workspace, "plainfile"), "x");
+    assert.equal(
+      await errorOf(call(tools, "fs.write", { path: "plainfile/inner/file.txt", content: "x" }, context())),
+      `cannot create the folder ${join(workspace, "plainfile", "inner")}: ${join(workspace, "plainfile")} is a file, not a folder`,
+    );
+    assert.equal(await call(tools, "fs.write", { path: "new/deep/er/file.txt", content: "x" }, context()), `wrote: ${join(workspace, "new", "deep", "er", "file.txt")}`);
+  });
+
   it("never returns more than the byte bound, whatever the limit or the length of a line", async () => {
     // One line longer than the bound: the result is cut there, with where to read on.
     writeFileSync(join(workspace, "one-line.txt"), `${"y".repeat(FS_READ_MAX_BYTES + 5000)}\nnext`);
