@@ -3,14 +3,13 @@
  * tools, steering, automatic handoff) on a fork of the session tape, or runs a comma
  * command. Spec §6.2–6.4, with the departures listed in ARCHITECTURE.md.
  */
-import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 import { expandHome } from "../config/paths.ts";
 import type { Envelope, Prompt } from "../kernel/envelope.ts";
 import { contentOf, isEmptyPrompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import { interruptSignalOf } from "../kernel/interrupt.ts";
+import { interruptSignalOf } from "./interrupt.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
@@ -29,6 +28,7 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import type { RunStreamOptions, RuntimeAgent } from "../tools/runtime-agent.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
+import { isCommand, promptText, systemHash } from "./prompt-text.ts";
 import { continuePromptOf, systemPromptOf, tapeContextOf, tapeSidecarsOf } from "./hook-calls.ts";
 
 const log = createLogger("bub:agent");
@@ -57,23 +57,6 @@ export interface AgentOptions {
   readonly client?: ModelClientOptions;
 }
 
-/** The hash a `run` event carries to name the system prompt it used. */
-function systemHash(system: string): string {
-  return createHash("md5").update(system).digest("hex");
-}
-
-function promptText(prompt: Prompt): string {
-  if (typeof prompt === "string") return prompt;
-  return prompt
-    .filter((part): part is { type: "text"; text: string } => typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text")
-    .map((part) => part.text)
-    .join("\n");
-}
-
-function isCommand(prompt: Prompt): prompt is string {
-  return typeof prompt === "string" && prompt.trim().startsWith(",");
-}
-
 /** The prompts of the running step that are not on the tape yet (written if the turn is interrupted). */
 interface PendingPrompts {
   prompts: Prompt[];
@@ -82,7 +65,6 @@ interface PendingPrompts {
 function utcIso(): string {
   return new Date().toISOString();
 }
-
 
 /**
  * The builtin agent. The turn's tape binding follows the framework's current `running()`

@@ -1,6 +1,6 @@
 import { createLogger } from "../kernel/log.ts";
 import { describeError } from "../kernel/errors.ts";
-import { interruptSignalOf } from "../kernel/interrupt.ts";
+import { interruptSignalOf } from "../agent/interrupt.ts";
 import { fieldOf } from "../kernel/envelope.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import type { BubFramework } from "../kernel/framework.ts";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { Agent, AUTO_HANDOFF_ANCHOR } from "../../src/agent/agent.ts";
 import { BubFramework } from "../../src/kernel/framework.ts";
 import { deny, finish } from "../../src/kernel/interception.ts";
-import { TurnInterrupted } from "../../src/kernel/interrupt.ts";
+import { TurnInterrupted } from "../../src/agent/interrupt.ts";
 import type { StreamEvent } from "../../src/kernel/stream.ts";
 import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import type { Envelope } from "../../src/kernel/envelope.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { TurnRunner } from "../../src/channels/turn-runner.ts";
 import { steeringStateOf } from "../../src/channels/steering.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
-import { TurnInterrupted } from "../../src/kernel/interrupt.ts";
+import { TurnInterrupted } from "../../src/agent/interrupt.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import type { ChannelRouter } from "../../src/kernel/types.ts";
 import { captureLogs } from "../support/temp.ts";

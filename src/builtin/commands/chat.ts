@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
-import { INTERRUPT_EXIT_CODES, TurnInterrupted, type InterruptSignal } from "../../kernel/interrupt.ts";
+import { INTERRUPT_EXIT_CODES, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
 import { interruptedLine } from "./run.ts";
 import type { TerminalInput, TerminalOutput } from "../../channels/cli/terminal.ts";
 

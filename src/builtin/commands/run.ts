@@ -7,7 +7,7 @@ import { ChannelMessage } from "../../channels/message.ts";
 import { emptySessionTurns, TurnTask, turnScope } from "../../channels/session-turns.ts";
 import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
-import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../kernel/interrupt.ts";
+import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
 
 /** Options of `bub run`. */
 export interface RunCommandOptions {

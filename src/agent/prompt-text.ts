@@ -1,0 +1,22 @@
+/** What the agent reads off a prompt: its text, whether it is a comma command, and the system prompt's hash. */
+import { createHash } from "node:crypto";
+import type { Prompt } from "../kernel/envelope.ts";
+
+/** The hash a `run` event carries to name the system prompt it used. */
+export function systemHash(system: string): string {
+  return createHash("md5").update(system).digest("hex");
+}
+
+/** The text parts of a prompt, joined by newlines. */
+export function promptText(prompt: Prompt): string {
+  if (typeof prompt === "string") return prompt;
+  return prompt
+    .filter((part): part is { type: "text"; text: string } => typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text")
+    .map((part) => part.text)
+    .join("\n");
+}
+
+/** True for a comma command (`,help`), which runs a tool directly instead of the model. */
+export function isCommand(prompt: Prompt): prompt is string {
+  return typeof prompt === "string" && prompt.trim().startsWith(",");
+}
