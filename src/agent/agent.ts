@@ -255,6 +255,15 @@ export class Agent implements RuntimeAgent {
     };
   }
 
+  /** Ends the loop on a step that cannot recover: the error on the tape, then an error and a failed final event. */
+  async *#failStep(tape: Tape, streamState: StreamState, error: BubError, step: { step: number; elapsed_ms: number; runId: string | undefined }): AsyncGenerator<StreamEvent, void, undefined> {
+    streamState.error = error;
+    await tape.append(entries.error(error, { run_id: step.runId }));
+    await tape.appendEvent("loop.step", { step: step.step, elapsed_ms: step.elapsed_ms, status: "error", error: error.message, date: utcIso() });
+    yield { kind: "error", data: error.toData() };
+    yield { kind: "final", data: { ok: false } };
+  }
+
   async #lastSystemHash(tape: Tape): Promise<string | null> {
     const [last] = await tape.search(tape.query().kinds("system").limit(1));
     const content = last?.payload.content;
@@ -342,12 +351,7 @@ export class Agent implements RuntimeAgent {
         }
         if (outcome.contextLengthExceeded) {
           // Still too long after the automatic handoff: say what happened and what to do.
-          const error = contextOverflowError(outcome.model || model, outcome.error);
-          streamState.error = error;
-          await tape.append(entries.error(error, { run_id: outcome.runId }));
-          await tape.appendEvent("loop.step", { step, elapsed_ms, status: "error", error: error.message, date: utcIso() });
-          yield { kind: "error", data: error.toData() };
-          yield { kind: "final", data: { ok: false } };
+          yield* this.#failStep(tape, streamState, contextOverflowError(outcome.model || model, outcome.error), { step, elapsed_ms, runId: outcome.runId });
           return;
         }
         streamState.error = outcome.error;
@@ -360,11 +364,7 @@ export class Agent implements RuntimeAgent {
       if (!more && !wroteText && outcome.status === "ok" && outcome.text.trim() === "") {
         // A reply with neither text nor tool calls would leave the person with nothing.
         const error = new BubError("provider", `The model ${outcome.model} returned an empty reply. Try again, or pick another model with BUB_MODEL.`);
-        streamState.error = error;
-        await tape.append(entries.error(error, { run_id: outcome.runId }));
-        await tape.appendEvent("loop.step", { step, elapsed_ms, status: "error", error: error.message, date: utcIso() });
-        yield { kind: "error", data: error.toData() };
-        yield { kind: "final", data: { ok: false } };
+        yield* this.#failStep(tape, streamState, error, { step, elapsed_ms, runId: outcome.runId });
         return;
       }
       if (!more) {
