@@ -10,7 +10,8 @@ import { appendMany } from "./append-many.ts";
 import { cloneEntry, encodeEntry, entries, prepareEntry, type PreparedEntry } from "./entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, isAnchorNamed, runQuery } from "./query-engine.ts";
 import { sidecarTapeName } from "./sidecar.ts";
-import type { Tape } from "./tape.ts";
+import { hasAnchor, type Tape } from "./tape.ts";
+import { withTapeLock } from "./tape-lock.ts";
 
 const log = createLogger("bub:tape");
 
@@ -80,6 +81,9 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
   const locals = new Map<string, LocalTape>();
   const resetTapes = new Set<string>();
   let state: ForkState = "open";
+  // The `session/start` anchor and handoff this fork wrote because the parent had no anchor:
+  // dropped at merge when another turn's anchor reached the parent first.
+  let bootstrap: TapeEntry[] | null = null;
 
   const local = (name: string): LocalTape => {
     let found = locals.get(name);
@@ -160,6 +164,28 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
     return merged;
   }
 
+  /** Drops this fork's bootstrap entries when the parent has gained an anchor since (call under the tape lock). */
+  async function dropLateBootstrap(): Promise<void> {
+    const written = bootstrap;
+    const target = locals.get(main);
+    if (!written || !target || resetTapes.has(main) || !written.every((entry, index) => target.entries[index] === entry)) {
+      bootstrap = null;
+      return;
+    }
+    if (await hasAnchor(parent, main)) {
+      target.entries.splice(0, written.length);
+      log.debug(`tape.fork tape=${main}: another turn started the session first; this fork's session/start is dropped`);
+    }
+    bootstrap = null;
+  }
+
+  /** Merges the main tape, one fork at a time per parent tape (see {@link dropLateBootstrap}). */
+  const mergeMain = (): Promise<number> =>
+    withTapeLock(parent, main, async () => {
+      await dropLateBootstrap();
+      return mergeTape(main);
+    });
+
   const store: TapeStore = {
     listTapes: () => parent.listTapes(),
     fetchAll: (query) => (isLocal(query.tape) ? fetchManaged(query) : parent.fetchAll(query)),
@@ -173,13 +199,25 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
     },
     async reset(name) {
       if (!isLocal(name)) return parent.reset(name);
+      if (name === main) bootstrap = null;
       locals.delete(name);
       resetTapes.add(name);
     },
   };
 
+  const forked = tape.withStore(store);
+  const view: Tape = {
+    ...forked,
+    async ensureBootstrapAnchor() {
+      const before = locals.get(main)?.entries.length ?? 0;
+      await forked.ensureBootstrapAnchor();
+      const target = locals.get(main);
+      if (state === "open" && target && target.entries.length > before) bootstrap = target.entries.slice(before);
+    },
+  };
+
   const fork: TapeFork = {
-    tape: tape.withStore(store),
+    tape: view,
     store,
     mergeBack: options.mergeBack ?? true,
     get state() {
@@ -206,7 +244,7 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
               appendLocal(main, [entries.event("sidecar.merge", data, { context: false })]);
             }
           }
-          total += await mergeTape(main);
+          total += await mergeMain();
         } while (pending());
       } catch (error) {
         state = "open";

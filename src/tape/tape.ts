@@ -16,6 +16,7 @@ import { entries, type EntryMeta } from "./entry.ts";
 import { tapeQuery, type TapeQueryBuilder } from "./query.ts";
 import { sidecarTapeName } from "./sidecar.ts";
 import { summarizeAnchors, summarizeTape, type AnchorSummary, type TapeInfo } from "./tape-info.ts";
+import { withTapeLock } from "./tape-lock.ts";
 import { archiveTape, lifecycle, newArchiveStamp, tryArchive, tryReset, type SidecarLifecycle } from "./tape-reset.ts";
 
 /** The name and state of the anchor every session tape starts with. */
@@ -92,7 +93,10 @@ export interface Tape extends TapeHandle {
   appendEvent(name: string, data?: JsonObject | null, meta?: EntryMeta): Promise<TapeEntry>;
   /** Adds anchor `name` (with `state`) and a `handoff` event `{name, state}`; context restarts there. */
   handoff(name: string, state?: JsonObject | null, meta?: EntryMeta): Promise<TapeEntry[]>;
-  /** Adds the `session/start` anchor (`{owner: "human"}`) when the tape has no anchor yet. */
+  /**
+   * Adds the `session/start` anchor (`{owner: "human"}`) when the tape has no anchor yet; the
+   * check and the append are one step per store and tape, so concurrent calls add one anchor.
+   */
   ensureBootstrapAnchor(): Promise<void>;
   /** The last `limit` anchors (default 20). */
   anchors(limit?: number): Promise<AnchorSummary[]>;
@@ -113,6 +117,17 @@ export interface Tape extends TapeHandle {
   archiveSidecar(name: string, options?: { reason?: string }): Promise<string>;
   /** Resets one sidecar tape (optionally archiving it first) and records the outcome. */
   resetSidecar(name: string, options?: { archive?: boolean; reason?: string }): Promise<string>;
+}
+
+/** Whether `tape` holds at least one anchor. */
+export async function hasAnchor(store: TapeStore, tape: string): Promise<boolean> {
+  try {
+    await store.fetchAll({ tape, lastAnchor: true, limit: 0 });
+    return true;
+  } catch (error) {
+    if (!BubError.isInstance(error) || error.kind !== "not_found") throw error;
+    return false;
+  }
 }
 
 function isBuilder(query: TapeQuery | TapeQueryBuilder): query is TapeQueryBuilder {
@@ -173,12 +188,11 @@ export function createTape(options: TapeOptions): Tape {
     handoff: (anchor, state, meta) =>
       appendMany(store, name, [entries.anchor(anchor, state, meta), entries.event("handoff", { name: anchor, state: { ...state } }, meta)]),
     async ensureBootstrapAnchor() {
-      try {
-        await store.fetchAll({ tape: name, lastAnchor: true, limit: 0 });
-      } catch (error) {
-        if (!BubError.isInstance(error) || error.kind !== "not_found") throw error;
+      // Check and append as one step per tape: concurrent first turns write one anchor.
+      await withTapeLock(store, name, async () => {
+        if (await hasAnchor(store, name)) return;
         await tape.handoff(BOOTSTRAP_ANCHOR, { owner: "human" });
-      }
+      });
     },
     async anchors(limit = 20) {
       return summarizeAnchors(await store.fetchAll({ tape: name, kinds: ["anchor"] }), limit);

@@ -277,6 +277,15 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     assert.deepEqual(await h.entries("temp/abc"), []);
   });
 
+  it("writes one session/start anchor when several first turns of a session run at once", async () => {
+    const h = await harness();
+    server.script(reply.text("one"), reply.text("two"), reply.text("three"));
+    await Promise.all(["a", "b", "c"].map((prompt) => h.run(prompt, {}, "test:concurrent")));
+    const entries = await h.entries("test:concurrent");
+    assert.deepEqual(entries.filter((entry) => entry.kind === "anchor").map((entry) => entry.payload.name), ["session/start"]);
+    assert.equal(entries.filter((entry) => entry.kind === "message" && entry.payload.role === "assistant").length, 3);
+  });
+
   it("lets beforeLlmCall finish a step and beforeToolCall deny a tool", async () => {
     const h = await harness({}, [
       {

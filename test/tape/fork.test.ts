@@ -7,7 +7,7 @@ import { createFileTapeStore } from "../../src/tape/file-store.ts";
 import { forkTape } from "../../src/tape/fork.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
 import { createTape } from "../../src/tape/tape.ts";
-import { bubError, captureLogs, tempDir } from "./support/helpers.ts";
+import { bubError, captureLogs, storeFactories, tempDir } from "./support/helpers.ts";
 
 const MAIN = "ws__session";
 const SPILL = `${MAIN}__sidecar__spill`;
@@ -221,5 +221,50 @@ describe("tape forks", () => {
       [1, "turn-1"],
       [2, "turn-2"],
     ]);
+  });
+});
+
+for (const [storeName, makeStore] of storeFactories) {
+  describe(`one session/start per session: ${storeName} store`, () => {
+    it("concurrent first turns on a fresh tape write exactly one session/start anchor and keep every turn", async () => {
+      const store = makeStore();
+      const turns = 6;
+      const forks = Array.from({ length: turns }, () => forkTape(sessionTape(store)));
+      // Every fork checks before any merges: each one saw a tape without an anchor.
+      await Promise.all(forks.map((fork) => fork.tape.ensureBootstrapAnchor()));
+      await Promise.all(forks.map(async (fork, n) => {
+        await fork.tape.appendEvent(`turn-${n}`);
+        await fork.merge();
+      }));
+      const all = await store.fetchAll({ tape: MAIN });
+      assert.deepEqual(all.filter((entry) => entry.kind === "anchor").map((entry) => entry.payload.name), ["session/start"]);
+      assert.equal(all.filter((entry) => entry.payload.name === "handoff").length, 1);
+      assert.deepEqual(all.slice(0, 2).map((entry) => entry.payload.name), ["session/start", "handoff"]);
+      assert.deepEqual(all.slice(2).map((entry) => String(entry.payload.name)).sort(), Array.from({ length: turns }, (_, n) => `turn-${n}`).sort());
+      assert.deepEqual(all.map((entry) => entry.id), Array.from({ length: all.length }, (_, index) => index + 1));
+      await store.close?.();
+    });
+
+    it("concurrent ensureBootstrapAnchor calls on the store itself write one anchor", async () => {
+      const store = makeStore();
+      await Promise.all(Array.from({ length: 8 }, () => sessionTape(store).ensureBootstrapAnchor()));
+      assert.deepEqual(names(await store.fetchAll({ tape: MAIN })), ["session/start", "handoff"]);
+      await store.close?.();
+    });
+  });
+}
+
+describe("a fork's session/start", () => {
+  it("is kept when the fork is the first to merge, and when the fork reset the tape", async () => {
+    const store = createMemoryTapeStore();
+    const first = forkTape(sessionTape(store));
+    const second = forkTape(sessionTape(store));
+    await first.tape.ensureBootstrapAnchor();
+    await second.tape.ensureBootstrapAnchor();
+    await second.tape.reset();
+    await first.merge();
+    await second.merge();
+    // The reset emptied the tape and started it again: its own session/start stays.
+    assert.deepEqual(names(await store.fetchAll({ tape: MAIN })), ["session/start", "handoff", "sidecar.reset"]);
   });
 });
