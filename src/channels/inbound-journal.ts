@@ -1,0 +1,257 @@
+/**
+ * The inbound journal: an append-only JSONL file where a channel records what it received
+ * before it acknowledges it to its source, so a restart (SIGTERM or kill -9) loses nothing.
+ *
+ * One record per line, per item id (Telegram's `update_id`):
+ * - `{"t":"received","id":N,"item":{...}}` the item as received (enough to run it again);
+ * - `{"t":"started","id":N}` its turn began;
+ * - `{"t":"retried","id":N}` it was run again after a restart cut its turn off;
+ * - `{"t":"done","id":N}` its turn ended and its reply was sent;
+ * - `{"t":"mark","last":N}` written by compaction: every id up to N was seen.
+ *
+ * Every append is written and fdatasync'ed before its promise resolves; records that arrive
+ * while a write is under way are written together by the next one. When every item is done
+ * the file is compacted to its `mark` line (a new file renamed over the old one). Only
+ * `node:fs/promises` is used. A torn last line (a crash mid-write) is ignored when the
+ * journal is opened, and the file is rewritten without it.
+ */
+import { open, readFile, rename, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
+import { makeDirectoryAsync } from "../config/home-dir.ts";
+import { createLogger } from "../kernel/log.ts";
+
+const log = createLogger("bub:channels");
+
+/** One item of the journal that is not done. */
+export interface JournalEntry {
+  id: number;
+  item: unknown;
+  /** Its turn began (before the last restart, when read at open). */
+  started: boolean;
+  /** It was already run once more after a restart cut its turn off. */
+  retried: boolean;
+}
+
+type JournalRecord =
+  | { t: "received"; id: number; item: unknown }
+  | { t: "started" | "retried" | "done"; id: number }
+  | { t: "mark"; last: number };
+
+interface PendingWrite {
+  lines: string[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function parseRecord(line: string): JournalRecord | null {
+  try {
+    const record = JSON.parse(line) as Partial<JournalRecord> | null;
+    if (typeof record !== "object" || record === null) return null;
+    if (record.t === "mark" && typeof record.last === "number") return record as JournalRecord;
+    if (typeof (record as { id?: unknown }).id !== "number") return null;
+    if (record.t === "received" || record.t === "started" || record.t === "retried" || record.t === "done") return record as JournalRecord;
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/** See the module comment. Open one with {@link InboundJournal.open}. */
+export class InboundJournal {
+  readonly path: string;
+  readonly #open = new Map<number, JournalEntry>();
+  /** Ids seen since the last compaction and done. */
+  readonly #done = new Set<number>();
+  /** Every id up to this one was seen (from the compaction mark). */
+  #mark = 0;
+  #last = 0;
+  #handle: FileHandle | null = null;
+  #queue: PendingWrite[] = [];
+  #writing: Promise<void> | null = null;
+  #linesSinceCompaction = 0;
+  #closed = false;
+
+  private constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Reads the journal at `path` (creating its folder), drops torn lines, and opens it for appending. */
+  static async open(path: string): Promise<InboundJournal> {
+    const journal = new InboundJournal(path);
+    await makeDirectoryAsync(dirname(path));
+    let text = "";
+    try {
+      text = await readFile(path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const lines = text.split("\n");
+    let ignored = 0;
+    for (const line of lines) {
+      if (line.trim() === "") continue;
+      const record = parseRecord(line);
+      if (record) journal.#apply(record);
+      else ignored++;
+    }
+    if (ignored > 0) log.warn(`inbound.journal ignored ${ignored} unreadable line(s) in ${path} (a write cut off by a crash)`);
+    await journal.#compact();
+    return journal;
+  }
+
+  #apply(record: JournalRecord): void {
+    if (record.t === "mark") {
+      this.#mark = Math.max(this.#mark, record.last);
+      this.#last = Math.max(this.#last, record.last);
+      return;
+    }
+    const { id } = record;
+    if (record.t === "received") {
+      this.#last = Math.max(this.#last, id);
+      if (!this.#done.has(id) && !this.#open.has(id)) this.#open.set(id, { id, item: record.item, started: false, retried: false });
+      return;
+    }
+    const entry = this.#open.get(id);
+    if (record.t === "done") {
+      this.#open.delete(id);
+      this.#done.add(id);
+    } else if (entry && record.t === "started") entry.started = true;
+    else if (entry && record.t === "retried") entry.retried = true;
+  }
+
+  /** The highest id ever recorded (0 when none): acknowledge up to here. */
+  get lastId(): number {
+    return this.#last;
+  }
+
+  /** True when the id was already recorded (received, done, or compacted away). */
+  has(id: number): boolean {
+    return id <= this.#mark || this.#open.has(id) || this.#done.has(id);
+  }
+
+  /** The items received and not done, in id order. */
+  pending(): JournalEntry[] {
+    return [...this.#open.values()].sort((a, b) => a.id - b.id);
+  }
+
+  /** Whether an item is received and not done. */
+  isOpen(id: number): boolean {
+    return this.#open.has(id);
+  }
+
+  /**
+   * Durably records the items not recorded before; resolves with the ids it recorded (in
+   * the order given), once they are on disk.
+   */
+  async receive(items: readonly { id: number; item: unknown }[]): Promise<number[]> {
+    const fresh: number[] = [];
+    const lines: string[] = [];
+    for (const { id, item } of items) {
+      if (this.has(id)) continue;
+      this.#apply({ t: "received", id, item });
+      fresh.push(id);
+      lines.push(JSON.stringify({ t: "received", id, item }));
+    }
+    if (lines.length > 0) await this.#append(lines);
+    return fresh;
+  }
+
+  /** Records that these items' turn began. */
+  started(ids: readonly number[]): Promise<void> {
+    return this.#record("started", ids);
+  }
+
+  /** Records that these items are being run again after a restart. */
+  retried(ids: readonly number[]): Promise<void> {
+    return this.#record("retried", ids);
+  }
+
+  /** Records that these items are finished (replied to); compacts when nothing is open. */
+  done(ids: readonly number[]): Promise<void> {
+    return this.#record("done", ids);
+  }
+
+  #record(kind: "started" | "retried" | "done", ids: readonly number[]): Promise<void> {
+    const lines: string[] = [];
+    for (const id of ids) {
+      if (!this.#open.has(id)) continue;
+      this.#apply({ t: kind, id });
+      lines.push(JSON.stringify({ t: kind, id }));
+    }
+    return lines.length > 0 ? this.#append(lines) : Promise.resolve();
+  }
+
+  #append(lines: string[]): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error(`inbound journal ${this.path} is closed`));
+    const written = Promise.withResolvers<void>();
+    this.#queue.push({ lines, resolve: written.resolve, reject: written.reject });
+    this.#writing ??= this.#drain();
+    return written.promise;
+  }
+
+  /** Writes what is queued, one write and one fdatasync per batch, until nothing is queued. */
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue;
+        this.#queue = [];
+        try {
+          const lines = batch.flatMap((write) => write.lines);
+          const handle = this.#handle!;
+          await handle.write(`${lines.join("\n")}\n`);
+          await handle.datasync();
+          this.#linesSinceCompaction += lines.length;
+          for (const write of batch) write.resolve();
+        } catch (error) {
+          for (const write of batch) write.reject(error);
+        }
+        if (this.#queue.length === 0 && this.#open.size === 0 && this.#linesSinceCompaction > 0) {
+          try {
+            await this.#compact();
+          } catch (error) {
+            log.warn(`inbound.journal compaction of ${this.path} failed`, error);
+          }
+        }
+      }
+    } finally {
+      this.#writing = null;
+    }
+  }
+
+  /** Rewrites the journal as its mark and the open items (new file, fdatasync, rename), and reopens it for appending. */
+  async #compact(): Promise<void> {
+    const last = Math.max(this.#last, this.#mark);
+    const lines = [JSON.stringify({ t: "mark", last })];
+    for (const entry of this.pending()) {
+      lines.push(JSON.stringify({ t: "received", id: entry.id, item: entry.item }));
+      if (entry.started) lines.push(JSON.stringify({ t: "started", id: entry.id }));
+      if (entry.retried) lines.push(JSON.stringify({ t: "retried", id: entry.id }));
+    }
+    const temporary = `${this.path}.tmp`;
+    const next = await open(temporary, "w", 0o600);
+    try {
+      await next.write(`${lines.join("\n")}\n`);
+      await next.datasync();
+    } finally {
+      await next.close();
+    }
+    await rename(temporary, this.path);
+    await this.#handle?.close();
+    this.#handle = await open(this.path, "a", 0o600);
+    this.#mark = last;
+    this.#done.clear();
+    this.#linesSinceCompaction = 0;
+  }
+
+  /** Resolves once everything appended so far is on disk. */
+  async flush(): Promise<void> {
+    while (this.#writing) await this.#writing;
+  }
+
+  /** Flushes and closes the file; later appends reject. */
+  async close(): Promise<void> {
+    await this.flush();
+    this.#closed = true;
+    await this.#handle?.close();
+    this.#handle = null;
+  }
+}
