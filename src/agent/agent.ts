@@ -18,6 +18,7 @@ import { contextOverflowError } from "../llm/errors.ts";
 import { createModelClient, type ModelClient, type ModelClientOptions } from "../llm/model-client.ts";
 import { runModelStep } from "../llm/model-step.ts";
 import type { ModelSettings } from "../llm/settings.ts";
+import { rememberSettingsSecrets } from "../config/secrets.ts";
 import type { StepRecord } from "../llm/step-record.ts";
 import { entries } from "../tape/entry.ts";
 import { createMemoryTapeStore } from "../tape/memory-store.ts";
@@ -145,6 +146,7 @@ export class Agent implements RuntimeAgent {
     state.session_id ??= sessionId;
     state._runtime_agent = this;
     const settings = await this.#options.settings();
+    rememberSettingsSecrets(this.framework.settings); // kept out of the tape, the logs and tool environments
     // Resolve allowed tools before touching the tape: unknown names fail the call.
     const allowedTools = options.allowedTools ? this.tools.resolveToolNames(options.allowedTools) : null;
     const tapes = this.tapes;

@@ -37,6 +37,8 @@ export const agentSchema = z.object({
   web_fetch_allow_hosts: z.array(z.string()).default([]),
   /** The most bytes of a body `web.fetch` reads; its `max_bytes` argument defaults to 10 MB. */
   web_fetch_max_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+  /** Variables `bash` keeps in its environment although they hold a secret (docs/security.md, *Secrets*). */
+  tool_env_passthrough: z.array(z.string()).default([]),
 });
 
 /** Channel manager and storage settings (YAML root; env `BUB_*`). */

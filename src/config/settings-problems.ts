@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { allowedText, childSchema, jsonSchemaOf, type JsonSchema } from "./allowed-text.ts";
 import { ConfigError } from "./config-error.ts";
 import { envVariable, type SettingsSchema, type SettingsSection } from "../kernel/settings-contract.ts";
+import { isSecretPath } from "../kernel/secrets.ts";
 
 /** Where a value came from, for error messages. */
 export type Source = { kind: "env"; variable: string; raw: string } | { kind: "file"; file: string; line: number | null } | { kind: "default" };
@@ -54,7 +55,7 @@ export function defaultIssueMessage(issue: object): string {
 }
 
 function isSecret(path: readonly PropertyKey[]): boolean {
-  return path.some((part) => typeof part === "string" && /(^|_)(token|key|secret|password)$|secret|password/i.test(part));
+  return isSecretPath(path);
 }
 
 /** A value as an error message shows it: JSON, cut to 60 characters. */

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { knownSecrets, redactSecrets } from "./secrets.ts";
 
 /** Severity of a log record. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -62,6 +63,24 @@ export function setLogSink(next: LogSink | null): () => void {
   };
 }
 
+/** A record's error with every known secret redacted from its message and stack (the error itself when none occurs). */
+function redactedError(error: unknown): unknown {
+  if (knownSecrets().length === 0 || error === undefined) return error;
+  if (!(error instanceof Error)) return typeof error === "string" ? redactSecrets(error) : error;
+  const message = redactSecrets(error.message);
+  const stack = error.stack === undefined ? undefined : redactSecrets(error.stack);
+  if (message === error.message && stack === error.stack) return error;
+  const copy = new Error(message);
+  copy.name = error.name;
+  copy.stack = stack;
+  return copy;
+}
+
+/** Sends a record to the current sink with every known secret redacted (docs/security.md, *Secrets*). */
+function write(level: LogLevel, namespace: string, message: string, error: unknown): void {
+  currentSink()(level, namespace, redactSecrets(message), redactedError(error));
+}
+
 /** A namespaced logger: `createLogger("bub:kernel").warn("hook.async_not_supported ...")`. */
 export interface Logger {
   debug(message: string, error?: unknown): void;
@@ -73,9 +92,9 @@ export interface Logger {
 /** A logger whose records carry `namespace`. */
 export function createLogger(namespace: string): Logger {
   return {
-    debug: (message, error) => currentSink()("debug", namespace, message, error),
-    info: (message, error) => currentSink()("info", namespace, message, error),
-    warn: (message, error) => currentSink()("warn", namespace, message, error),
-    error: (message, error) => currentSink()("error", namespace, message, error),
+    debug: (message, error) => write("debug", namespace, message, error),
+    info: (message, error) => write("info", namespace, message, error),
+    warn: (message, error) => write("warn", namespace, message, error),
+    error: (message, error) => write("error", namespace, message, error),
   };
 }

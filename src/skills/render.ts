@@ -2,13 +2,14 @@
  * Skill bodies and the `<available_skills>` prompt block.
  *
  * Body rendering: `${config.a.b}` becomes the configured value (missing: empty, a departure
- * from the reference, spec §15.33), then `$SKILL_DIR` / `${SKILL_DIR}` the skill's directory
+ * from the reference, spec §15.33; a secret: `[redacted:a.b]`), then `$SKILL_DIR` / `${SKILL_DIR}` the skill's directory
  * and `$NODE` / `${NODE}` the running Node binary. Other `$names` — and `$$` — are left alone.
  */
 import { dirname } from "node:path";
 import { readSkillFile, skillMaxBytes, type Skill } from "./discovery.ts";
 import { stringify } from "yaml";
 import { stripFrontmatter } from "./frontmatter.ts";
+import { isSecretPath, redactionMarker, redactSecrets } from "../kernel/secrets.ts";
 
 /** Looks up a configured value by dotted path (`telegram.token`); undefined when missing. */
 export type ConfigLookup = (path: string) => unknown;
@@ -26,7 +27,11 @@ function configText(value: unknown): string {
   return stringify(value).trim();
 }
 
-/** Replaces each `${config.x.y}` with the configured value (missing → ""). */
+/**
+ * Replaces each `${config.x.y}` with the configured value (missing → ""). A path that names a
+ * secret (`telegram.token`, `api_key`, ...) and is set renders as `[redacted:<path>]`, and a known
+ * secret inside any other value is redacted too: skill bodies go to the model and the tape.
+ */
 export function renderConfigTemplates(text: string, config: ConfigLookup | null | undefined): string {
   return text.replace(CONFIG_TEMPLATE, (_match, path: string) => {
     let value: unknown;
@@ -35,7 +40,8 @@ export function renderConfigTemplates(text: string, config: ConfigLookup | null 
     } catch {
       value = undefined;
     }
-    return configText(value);
+    const text = configText(value);
+    return text !== "" && isSecretPath(path) ? redactionMarker(path) : redactSecrets(text);
   });
 }
 

@@ -1,4 +1,5 @@
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
+import { redactJsonText } from "../kernel/secrets.ts";
 import type { JsonObject, NewTapeEntry, TapeEntry } from "../kernel/tape-contract.ts";
 import { dateFromEpochSeconds, utcNow } from "./date.ts";
 
@@ -87,12 +88,14 @@ export function prepareEntry(entry: NewTapeEntry): PreparedEntry {
 
 /**
  * The JSON text of a stored entry (`{"id","kind","payload","meta","date"}`, non-ASCII kept),
- * the reference runtime's line format without the trailing newline.
+ * the reference runtime's line format without the trailing newline. Every configured secret
+ * that occurs in it is replaced with `[redacted:<setting>]` (src/kernel/secrets.ts), so no
+ * store or sidecar ever writes one.
  * @throws BubError `invalid_input` when the payload or meta cannot be written as JSON.
  */
 export function encodeEntry(id: number, entry: PreparedEntry): string {
   try {
-    return JSON.stringify({ id, kind: entry.kind, payload: entry.payload, meta: entry.meta, date: entry.date });
+    return redactJsonText(JSON.stringify({ id, kind: entry.kind, payload: entry.payload, meta: entry.meta, date: entry.date }));
   } catch (error) {
     throw new BubError("invalid_input", `A '${entry.kind}' tape entry is not JSON-serializable (${(error as Error).message}): store plain data only.`, {
       cause: error,

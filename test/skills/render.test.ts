@@ -59,7 +59,7 @@ describe("skill rendering", () => {
     assert.equal(
       prompt,
       "<available_skills>\n- deploy: The deploy skill\n- notes: The notes skill\n" +
-        `- telegram: The telegram skill\n  Location: ${join(workspace, ".agents/skills/telegram/SKILL.md")}\nToken: 123:abc\n</available_skills>`,
+        `- telegram: The telegram skill\n  Location: ${join(workspace, ".agents/skills/telegram/SKILL.md")}\nToken: [redacted:telegram.token]\n</available_skills>`,
     );
     assert.equal(renderSkillsPrompt([]), "");
   });
@@ -76,7 +76,7 @@ describe("skill rendering", () => {
     it("lists the skills and loads one with its location and rendered body", async () => {
       const state = { _runtime_workspace: workspace, _runtime_agent: fakeAgent({ config: { telegram: { token: "T0K" } } }) };
       assert.equal(await call(tools, "skill", {}, toolContext(state)), "Available skills:\n- deploy\n- notes\n- telegram");
-      assert.equal(await call(tools, "skill", { name: "Telegram" }, toolContext(state)), `Location: ${join(workspace, ".agents/skills/telegram/SKILL.md")}\n---\nToken: T0K`);
+      assert.equal(await call(tools, "skill", { name: "Telegram" }, toolContext(state)), `Location: ${join(workspace, ".agents/skills/telegram/SKILL.md")}\n---\nToken: [redacted:telegram.token]`);
       assert.equal(await call(tools, "skill", { name: "nope" }, toolContext(state)), "(no such skill)");
     });
 

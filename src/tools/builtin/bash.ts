@@ -6,6 +6,9 @@ import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
+import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../../kernel/secrets.ts";
+import type { TurnState } from "../../kernel/types.ts";
+import { runtimeAgentOf } from "../runtime-agent.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { resolveToolPath, workspaceOrCwd } from "./context.ts";
 import type { ManagedShell, ShellManager } from "./shell-manager.ts";
@@ -41,6 +44,15 @@ async function resolveCwd(state: Parameters<typeof workspaceOrCwd>[0], cwd: stri
   return target;
 }
 
+/**
+ * The environment of a command: this process's without its secrets (docs/security.md,
+ * *Secrets*); `tool_env_passthrough` (`BUB_TOOL_ENV_PASSTHROUGH`) names variables to keep anyway.
+ */
+function bashEnvironment(state: TurnState): NodeJS.ProcessEnv {
+  const passthrough = runtimeAgentOf(state)?.configValue("tool_env_passthrough") ?? process.env[PASSTHROUGH_VARIABLE];
+  return toolEnvironment(process.env, passthrough);
+}
+
 /** `id: ..\nstatus: ..\nexit_code: ..` lines shared by `bash.output` and `bash.kill`. */
 function statusLines(shell: ManagedShell): string {
   return `id: ${shell.id}\nstatus: ${shell.status}\nexit_code: ${shell.exitCode ?? "null"}`;
@@ -63,7 +75,7 @@ export function bashTools(shells: ShellManager): Tool[] {
     async run({ cmd, cwd, timeout_seconds, background }, { state, signal }) {
       const directory = await resolveCwd(state, cwd);
       const sessionId = typeof state.session_id === "string" ? state.session_id : null;
-      const shell = shells.start({ cmd, cwd: directory, sessionId, background });
+      const shell = shells.start({ cmd, cwd: directory, sessionId, background, env: bashEnvironment(state) });
       if (background) return `started: ${shell.id}`;
       const outcome = await waitForShell(shell, timeout_seconds * 1000, signal);
       try {

@@ -8,6 +8,7 @@
  * process group; output decoding never splits a character across reads.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../../kernel/secrets.ts";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
@@ -59,9 +60,11 @@ export interface ShellManagerOptions {
 export interface ShellManager {
   /**
    * Spawns `cmd` through the shell in `cwd`, in a new process group. A `background` shell
-   * does not keep the process alive: it is killed when the process exits.
+   * does not keep the process alive: it is killed when the process exits. `env` is the
+   * command's environment (default: this process's without its secrets, see
+   * {@link toolEnvironment}).
    */
-  start(options: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean }): ManagedShell;
+  start(options: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean; env?: NodeJS.ProcessEnv }): ManagedShell;
   /**
    * The shell with this id.
    * @throws BubError `not_found` `unknown shell id: <id>`.
@@ -119,12 +122,12 @@ class Shell implements ManagedShell {
   readonly #chunks: string[] = [];
   readonly exited: Promise<void>;
 
-  constructor(id: string, cmd: string, cwd: string, sessionId: string | null, shell: string) {
+  constructor(id: string, cmd: string, cwd: string, sessionId: string | null, shell: string, env: NodeJS.ProcessEnv) {
     this.id = id;
     this.cmd = cmd;
     this.cwd = cwd;
     this.sessionId = sessionId;
-    this.child = spawn(shell, ["-c", cmd], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+    this.child = spawn(shell, ["-c", cmd], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
     const streams = [this.child.stdout!, this.child.stderr!].map(
       (stream) =>
         new Promise<void>((resolve) => {
@@ -201,11 +204,11 @@ class DefaultShellManager implements ShellManager {
     this.#shell = options.shell;
   }
 
-  start({ cmd, cwd, sessionId = null, background = false }: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean }): ManagedShell {
+  start({ cmd, cwd, sessionId = null, background = false, env }: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean; env?: NodeJS.ProcessEnv }): ManagedShell {
     let id: string;
     do id = `bash-${randomBytes(4).toString("hex")}`;
     while (this.#shells.has(id));
-    const shell = new Shell(id, cmd, cwd, sessionId, this.#shell ?? findShell());
+    const shell = new Shell(id, cmd, cwd, sessionId, this.#shell ?? findShell(), env ?? toolEnvironment(process.env, process.env[PASSTHROUGH_VARIABLE]));
     this.#shells.set(id, shell);
     if (background) {
       // A one-shot `bub run` must be able to end while a background shell runs; the exit

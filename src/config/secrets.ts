@@ -1,0 +1,53 @@
+/**
+ * The secrets a settings store holds: every string under a secret-looking key
+ * ({@link isSecretKey}: `api_key` and its per-provider map, `telegram.token`, `*_secret`,
+ * `password`, ...) in the resolved sections and in the config file, plus the secret
+ * variables of the environment. See src/kernel/secrets.ts for where they are kept out of.
+ */
+import { environmentSecrets, isSecretKey, MIN_SECRET_LENGTH, rememberSecrets, type Secret } from "../kernel/secrets.ts";
+import type { SettingsSection, SettingsStore } from "../kernel/settings-contract.ts";
+
+function walk(value: unknown, path: string[], secret: boolean, out: Secret[]): void {
+  if (typeof value === "string") {
+    const trimmed = value.trim();
+    if (secret && trimmed.length >= MIN_SECRET_LENGTH && !trimmed.includes("${")) out.push({ name: path.join("."), value: trimmed });
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => walk(item, [...path, String(index)], secret, out));
+    return;
+  }
+  if (value !== null && typeof value === "object") {
+    for (const [key, child] of Object.entries(value as Record<string, unknown>)) walk(child, [...path, key], secret || isSecretKey(key), out);
+  }
+}
+
+/**
+ * Every secret `settings` knows: the resolved values of its sections whose schema is loaded
+ * (a section that does not validate is skipped), then the config file's raw data, then the
+ * environment's secret variables. Named by dotted setting path (`api_key.openai`,
+ * `telegram.token`) or variable.
+ */
+export function collectSecrets(settings: SettingsStore, env: NodeJS.ProcessEnv = process.env): Secret[] {
+  const out: Secret[] = [];
+  const sections = (settings as { sections?: readonly SettingsSection<unknown>[] }).sections ?? [];
+  for (const section of sections) {
+    let values: unknown;
+    try {
+      values = settings.get(section);
+    } catch {
+      continue;
+    }
+    walk(values, section.section === null ? [] : [section.section], false, out);
+  }
+  walk(settings.file?.data ?? {}, [], false, out);
+  out.push(...environmentSecrets(env));
+  return out;
+}
+
+/** {@link collectSecrets} added to the process-wide list; answers the list it found. */
+export function rememberSettingsSecrets(settings: SettingsStore, env: NodeJS.ProcessEnv = process.env): Secret[] {
+  const found = collectSecrets(settings, env);
+  rememberSecrets(found);
+  return found;
+}
