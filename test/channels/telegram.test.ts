@@ -13,7 +13,7 @@ import { fieldOf, type Prompt, type PromptPart } from "../../src/kernel/envelope
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { setLogSink, type LogLevel } from "../../src/kernel/log.ts";
-import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
+import { FAKE_BOT, startFakeTelegram, type FakeDocument, type FakeTelegram } from "../support/fake-telegram.ts";
 import { deferred, routerDispatch, testFramework, type Deferred } from "./support.ts";
 import type { Message, User } from "grammy/types";
 
@@ -271,12 +271,33 @@ describe("Telegram channel against the Bot API", () => {
     await bot.close();
   });
 
-  it("tells a user who is not allowed 'Access denied.' and runs no turn", async () => {
+  it("tells a user who is not allowed 'Access denied.' in a private chat, once, and runs no turn", async () => {
     const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
     telegram.sendText({ chatId: 9, userId: 9, text: "let me in" });
     await telegram.waitForCalls("sendMessage", 1);
-    assert.deepEqual(texts(), ["Access denied."]);
-    assert.equal(bot.model.prompts.length, 0);
+    // A later allowed message is the sync point: the refusal was the only thing sent.
+    telegram.sendText({ chatId: 7, userId: 7, text: "hello" });
+    await telegram.waitForCalls("sendMessage", 2);
+    assert.deepEqual(texts(), ["Access denied.", "echo: hello"]);
+    assert.equal(bot.model.prompts.length, 1);
+    assert.ok(logs.some((line) => line.level === "info" && /telegram\.denied user_id=9 chat_id=9 .*refused/.test(line.message)));
+    await bot.close();
+  });
+
+  it("ignores a stranger who addresses the bot in a group: nothing is posted, one info line says who and where", async () => {
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
+    const mention = `@${FAKE_BOT.username} let me in`;
+    const entities = [{ type: "mention", offset: 0, length: FAKE_BOT.username.length + 1 }];
+    telegram.sendMessage({ chatId: -60, chatType: "supergroup", from: { id: 9, username: "mallory" }, fields: { text: mention, entities } });
+    telegram.sendMessage({ chatId: -60, chatType: "supergroup", from: { id: 9, username: "mallory" }, fields: { text: "/start", entities: [{ type: "bot_command", offset: 0, length: 6 }] } });
+    telegram.sendMessage({ chatId: -60, chatType: "supergroup", from: { id: 9, username: "mallory" }, fields: { text: "just chatting" } });
+    telegram.sendMessage({ chatId: -60, chatType: "supergroup", from: { id: 7, username: "user7" }, fields: { text: `@${FAKE_BOT.username} hi`, entities } });
+    await telegram.waitForCalls("sendMessage", 1);
+    assert.deepEqual(texts(), [`echo: @${FAKE_BOT.username} hi`]);
+    assert.equal(bot.model.prompts.length, 1);
+    const denied = logs.filter((line) => line.message.startsWith("telegram.denied"));
+    assert.deepEqual(denied.map((line) => line.level), ["info", "info", "debug"]);
+    assert.match(denied[0]!.message, /user_id=9 chat_id=-60 chat_type=supergroup .*ignored/);
     await bot.close();
   });
 
@@ -346,6 +367,48 @@ describe("Telegram channel against the Bot API", () => {
     assert.ok(parts.every((part) => part.length <= 4096));
     assert.equal(parts.join("\n\n"), paragraphs.join("\n\n"));
     assert.ok(parts.every((part) => part.startsWith("Paragraph") && part.endsWith(".")));
+    assert.equal(telegram.callsOf("sendDocument").length, 0, "a reply within BUB_TELEGRAM_MAX_MESSAGES is not attached");
+    await bot.close();
+  });
+
+  it("sends a 2 MB reply as one preview message and answer.md instead of 513 messages", async () => {
+    const model = recordingModel();
+    const answer = Array.from({ length: 2 * 1024 }, (_, index) => `Line ${index}: ${"lorem ipsum ".repeat(84).trim()}`).join("\n");
+    assert.ok(answer.length >= 2_000_000 && splitMessage(answer).length > 500);
+    model.answerWith(() => answer);
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" }, model);
+    telegram.sendText({ chatId: 7, userId: 7, text: "write a book" });
+    const [upload] = await telegram.waitForCalls("sendDocument", 1);
+    const sent = texts();
+    assert.equal(sent.length, 1);
+    const preview = sent[0]!;
+    assert.ok(preview.length <= 4096);
+    const [head, note] = preview.split("\n\n… ");
+    assert.ok(answer.startsWith(head!) && head!.length > 0 && head!.length <= 1000);
+    assert.match(head!, /(lorem|ipsum)$/, "the preview ends at a word boundary");
+    assert.equal(note, `The full answer (${answer.length.toLocaleString("en-US")} characters) is attached as answer.md.`);
+    assert.equal(upload!.status, 200);
+    assert.equal(String(upload!.payload.chat_id), "7");
+    const document = upload!.payload.document as FakeDocument;
+    assert.equal(document.filename, "answer.md");
+    assert.equal(document.text, answer);
+    assert.ok(logs.some((line) => line.level === "info" && /telegram\.send long reply session_id=telegram:7 chat_id=7 .*answer\.md/.test(line.message)));
+    await bot.close();
+  });
+
+  it("attaches a reply only beyond BUB_TELEGRAM_MAX_MESSAGES messages", async () => {
+    const model = recordingModel();
+    const paragraph = (index: number) => `Part ${index}: ${"word ".repeat(700).trim()}.`;
+    const replies = [2, 3].map((count) => Array.from({ length: count }, (_, index) => paragraph(index)).join("\n\n"));
+    model.answerWith((prompt) => replies[Number(JSON.parse(String(prompt)).message)]!);
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7", BUB_TELEGRAM_MAX_MESSAGES: "2" }, model);
+    telegram.sendText({ chatId: 7, userId: 7, text: "0" });
+    await telegram.waitForCalls("sendMessage", 2);
+    assert.deepEqual(texts(), [paragraph(0), paragraph(1)]);
+    telegram.sendText({ chatId: 7, userId: 7, text: "1" });
+    const [upload] = await telegram.waitForCalls("sendDocument", 1);
+    assert.equal(telegram.callsOf("sendMessage").length, 3);
+    assert.equal((upload!.payload.document as FakeDocument).text, replies[1]);
     await bot.close();
   });
 

@@ -11,6 +11,8 @@
  * const [reply] = await telegram.waitForCalls("sendMessage", 1);
  * telegram.fail("sendMessage", { status: 429, retryAfter: 0 }); // once, then it succeeds
  * telegram.fail("sendMessage", { status: 502 });
+ * // sendDocument uploads (multipart) are recorded with payload.document a FakeDocument
+ * const [upload] = await telegram.waitForCalls("sendDocument", 1);
  * await telegram.close();
  * ```
  */
@@ -30,6 +32,48 @@ export interface RecordedCall {
  * (seconds), another error status (5xx, 400, ...), or a dropped connection.
  */
 export type FakeFailure = { status: 429; retryAfter: number } | { status: number; description?: string } | { network: true };
+
+/** A file the bot uploaded (multipart `attach://` part), as recorded in a call's payload. */
+export interface FakeDocument {
+  filename: string;
+  /** The file's bytes decoded as UTF-8. */
+  text: string;
+  size: number;
+}
+
+/**
+ * Parses a multipart/form-data body as grammY sends it: plain fields become strings, and a
+ * field `attach://<id>` is replaced by the uploaded part `<id>` as a {@link FakeDocument}.
+ */
+function parseMultipart(body: Buffer, boundary: string): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  const files = new Map<string, FakeDocument>();
+  const delimiter = Buffer.from(`--${boundary}`);
+  let start = body.indexOf(delimiter);
+  while (start >= 0) {
+    const partStart = start + delimiter.length;
+    if (body.subarray(partStart, partStart + 2).toString() === "--") break;
+    const next = body.indexOf(delimiter, partStart);
+    if (next < 0) break;
+    // Each part sits between "\r\n" after the delimiter and "\r\n" before the next one.
+    const part = body.subarray(partStart + 2, next - 2);
+    const headerEnd = part.indexOf("\r\n\r\n");
+    const headers = part.subarray(0, headerEnd).toString("utf8");
+    const content = part.subarray(headerEnd + 4);
+    const name = /(?:^|[;:\s])name="([^"]*)"/i.exec(headers)?.[1];
+    const filename = /filename="?([^";\r\n]*)"?/i.exec(headers)?.[1];
+    if (name !== undefined) {
+      if (filename === undefined) fields[name] = content.toString("utf8");
+      else files.set(name, { filename, text: content.toString("utf8"), size: content.byteLength });
+    }
+    start = next;
+  }
+  for (const [key, value] of Object.entries(fields)) {
+    const file = typeof value === "string" && value.startsWith("attach://") ? files.get(value.slice("attach://".length)) : undefined;
+    if (file) fields[key] = file;
+  }
+  return fields;
+}
 
 /** A Telegram user as the fake sends it. */
 export interface FakeUser {
@@ -192,6 +236,12 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       }
       case "sendMessage":
         return ok(response, sentMessage(payload));
+      case "sendDocument": {
+        const document = payload.document as FakeDocument | undefined;
+        if (!document || typeof document !== "object") return json(response, 400, { ok: false, error_code: 400, description: "Bad Request: there is no document in the request" });
+        const { text: _text, ...message } = sentMessage(payload);
+        return ok(response, { ...message, document: { file_id: `doc-${message.message_id}`, file_unique_id: `udoc-${message.message_id}`, file_name: document.filename, file_size: document.size } });
+      }
       case "editMessageText":
         return ok(response, { ...sentMessage(payload), message_id: Number(payload.message_id) });
       case "getFile": {
@@ -209,7 +259,10 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString("utf8");
     if (!text) return {};
-    if ((request.headers["content-type"] ?? "").includes("application/json")) return JSON.parse(text) as Record<string, unknown>;
+    const contentType = request.headers["content-type"] ?? "";
+    const boundary = /^multipart\/form-data;\s*boundary=(.+)$/i.exec(contentType)?.[1];
+    if (boundary) return parseMultipart(Buffer.concat(chunks), boundary.replace(/^"|"$/g, ""));
+    if (contentType.includes("application/json")) return JSON.parse(text) as Record<string, unknown>;
     return Object.fromEntries(new URLSearchParams(text));
   };
 

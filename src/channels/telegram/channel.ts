@@ -14,7 +14,7 @@ import { downloadFile } from "./download.ts";
 import { isAddressed, mediaKind, messageContent, messageMedia, messageMetadata } from "./parse.ts";
 import type { TelegramConnection, TelegramRetryOptions } from "./client.ts";
 import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
-import { splitMessage } from "./split.ts";
+import { previewOf, splitMessage } from "./split.ts";
 
 const log = createLogger("bub:telegram");
 
@@ -25,6 +25,13 @@ export const CLOSED_BY_DEFAULT =
   "or set BUB_TELEGRAM_ALLOW_ALL=true to serve everyone.";
 
 const NOT_ALLOWED = "You are not allowed to chat with me. Please deploy your own instance of Bub.";
+const ACCESS_DENIED = "Access denied.";
+/** A reply longer than this many messages goes out as a preview plus a file (`BUB_TELEGRAM_MAX_MESSAGES`). */
+const DEFAULT_MAX_MESSAGES = 5;
+/** The file a long reply is attached as. */
+export const ANSWER_FILE = "answer.md";
+/** The longest preview of a reply sent as a file, in UTF-16 units. */
+const PREVIEW_CHARS = 1000;
 const TYPING_EVERY_MS = 4000;
 
 /** Options for {@link TelegramChannel}. */
@@ -177,9 +184,10 @@ export class TelegramChannel implements Channel {
   }
 
   /**
-   * Sends an outbound message to its chat, split at Telegram's length limit. A message that
-   * cannot be delivered after the retries is logged with its session (the turn and its tape
-   * are unaffected).
+   * Sends an outbound message to its chat, split at Telegram's length limit; one that would
+   * take more than `max_messages` messages goes out as a preview and `answer.md` instead. A
+   * message that cannot be delivered after the retries is logged with its session (the turn
+   * and its tape are unaffected).
    */
   async send(message: Envelope): Promise<void> {
     const sessionId = String(fieldOf(message, "session_id") ?? "?");
@@ -192,6 +200,11 @@ export class TelegramChannel implements Channel {
       return;
     }
     const parts = splitMessage(text);
+    const maxMessages = this.#settings?.max_messages ?? DEFAULT_MAX_MESSAGES;
+    if (parts.length > maxMessages) {
+      await this.#sendAsFile(bot, { sessionId, chatId, text, parts: parts.length });
+      return;
+    }
     for (const [index, part] of parts.entries()) {
       try {
         await bot.api.sendMessage(chatId, part);
@@ -199,6 +212,28 @@ export class TelegramChannel implements Channel {
         log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId} part=${index + 1}/${parts.length}: ${this.#describeError(error)}`);
         return;
       }
+    }
+  }
+
+  /**
+   * Sends a reply too long for `max_messages` messages as a short preview message and the
+   * whole text as `answer.md`. Each of the two is tried even when the other fails.
+   */
+  async #sendAsFile(bot: Bot, reply: { sessionId: string; chatId: string; text: string; parts: number }): Promise<void> {
+    const { sessionId, chatId, text, parts } = reply;
+    const where = `session_id=${sessionId} chat_id=${chatId}`;
+    log.info(`telegram.send long reply ${where} chars=${text.length} parts=${parts}: sent as a preview and ${ANSWER_FILE}`);
+    const preview = `${previewOf(text, PREVIEW_CHARS)}\n\n… The full answer (${text.length.toLocaleString("en-US")} characters) is attached as ${ANSWER_FILE}.`;
+    try {
+      await bot.api.sendMessage(chatId, preview);
+    } catch (error) {
+      log.error(`telegram.send undeliverable ${where} part=preview: ${this.#describeError(error)}`);
+    }
+    try {
+      const { InputFile } = await import("grammy");
+      await bot.api.sendDocument(chatId, new InputFile(Buffer.from(text, "utf8"), ANSWER_FILE));
+    } catch (error) {
+      log.error(`telegram.send undeliverable ${where} part=${ANSWER_FILE}: ${this.#describeError(error)}`);
     }
   }
 
@@ -212,10 +247,28 @@ export class TelegramChannel implements Channel {
     return null;
   }
 
+  /**
+   * Turns away a message the allowlists do not admit: one short refusal in a private chat;
+   * silence in a group, where a refusal would speak to everyone (logged at info when the
+   * message addressed the bot).
+   */
+  async #turnAway(ctx: Context, message: Message, refusal: "chat" | "user", answer: string, addressed: boolean): Promise<void> {
+    const who = `user_id=${message.from?.id ?? "?"} chat_id=${message.chat.id}`;
+    if (message.chat.type === "private") {
+      log.info(`telegram.denied ${who} (not in the ${refusal} allowlist): refused`);
+      await ctx.reply(answer);
+      return;
+    }
+    if (addressed) log.info(`telegram.denied ${who} chat_type=${message.chat.type} (not in the ${refusal} allowlist): ignored`);
+    else log.debug(`telegram.denied ${who} chat_type=${message.chat.type}: ignored`);
+  }
+
   async #onStart(ctx: Context): Promise<void> {
     const message = ctx.message;
     if (!message) return;
-    await ctx.reply(this.#refusal(message) ? NOT_ALLOWED : "Bub is online. Send text to start.");
+    const refusal = this.#refusal(message);
+    if (refusal) return this.#turnAway(ctx, message, refusal, NOT_ALLOWED, true);
+    await ctx.reply("Bub is online. Send text to start.");
   }
 
   async #onMessage(ctx: Context, commandText?: string): Promise<void> {
@@ -225,9 +278,8 @@ export class TelegramChannel implements Channel {
     const refusal = this.#refusal(message);
     if (refusal === "chat") return;
     if (refusal === "user") {
-      log.info(`telegram.denied user_id=${message.from.id} chat_id=${message.chat.id}`);
-      await ctx.reply("Access denied.");
-      return;
+      const addressed = commandText !== undefined || (this.#botInfo ? isAddressed(message, this.#botInfo) : false);
+      return this.#turnAway(ctx, message, refusal, ACCESS_DENIED, addressed);
     }
     await this.#options.messageHandler(this.#toChannelMessage(message, commandText));
   }

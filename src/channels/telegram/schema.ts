@@ -15,4 +15,6 @@ export const telegramSchema = z.object({
   api_root: z.string().url("expected a URL such as https://api.telegram.org").default("https://api.telegram.org"),
   /** Media larger than this many bytes is not downloaded for the model. */
   max_file_bytes: z.number().int().min(0).default(2 * 1024 * 1024),
+  /** A reply that would take more messages than this is sent as a preview plus `answer.md`. */
+  max_messages: z.number().int().min(1).default(5),
 });

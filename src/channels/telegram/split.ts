@@ -41,3 +41,11 @@ export function splitMessage(text: string, limit = TELEGRAM_TEXT_LIMIT): string[
   if (rest.trim() !== "") parts.push(rest);
   return parts;
 }
+
+/**
+ * The opening of a long reply, at most `limit` UTF-16 units, cut like {@link splitMessage}
+ * (paragraph, line, then word boundary); the text itself when it fits.
+ */
+export function previewOf(text: string, limit: number): string {
+  return splitMessage(text.trim(), limit)[0] ?? "";
+}
