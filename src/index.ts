@@ -6,7 +6,7 @@
 export { BubFramework } from "./kernel/framework.ts";
 export type { BubFrameworkOptions, PluginExport, PluginOrigin, PluginStatus } from "./kernel/framework.ts";
 export { createBub } from "./builtin/create.ts";
-export type { CreateBubOptions } from "./builtin/create.ts";
+export type { CreateBubOptions, UntrustedWorkspace } from "./builtin/create.ts";
 export type { RunningScope } from "./kernel/scope.ts";
 
 export { definePlugin, HOOK_NAMES, SYNC_HOOKS } from "./kernel/hooks.ts";

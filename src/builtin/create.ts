@@ -19,12 +19,32 @@ export interface CreateBubOptions {
   env?: NodeJS.ProcessEnv;
   /** The plugin registered first; default the builtin plugin (agent, tools, tapes, channels). */
   builtin?: PluginExport;
+  /**
+   * Whether the workspace's own code loads: the plugins its package.json (and its
+   * dependencies') declare, and `BUB_PLUGINS` / `plugins:` paths inside it. `true` trusts it
+   * (an embedder that chose the folder, a test), `false` never does; by default it is trusted
+   * only when `bub trust` recorded it in `<home>/trust.json` and its package.json and .env
+   * are unchanged since (docs/security.md, "Workspace trust").
+   */
+  trustWorkspace?: boolean;
+  /** Called once when the workspace is not trusted and some of its plugins were not loaded. */
+  onUntrustedWorkspace?: (skipped: UntrustedWorkspace) => void;
+}
+
+/** What an untrusted workspace had that was not loaded. */
+export interface UntrustedWorkspace {
+  readonly workspace: string;
+  /** Plugins its package.json or its dependencies declare. */
+  readonly packagePlugins: readonly string[];
+  /** `BUB_PLUGINS` / `plugins:` entries that point inside it. */
+  readonly listedPlugins: readonly string[];
 }
 
 /**
  * A framework as `bub` itself runs it: settings from the environment and `config.yml`, the
  * builtin plugin registered first, then the plugins of the managed project, the workspace
- * package and `BUB_PLUGINS` / `plugins:`.
+ * package (when trusted, see {@link CreateBubOptions.trustWorkspace}) and `BUB_PLUGINS` /
+ * `plugins:`.
  *
  * ```ts
  * const bub = await createBub({ workspace: process.cwd() });
@@ -44,6 +64,21 @@ export async function createBub(options: CreateBubOptions = {}): Promise<BubFram
   } catch (error) {
     framework.pluginFailed("builtin", "builtin", error, "initialize");
   }
-  await registerDiscoveredPlugins(framework, { projectDir: pluginProjectDir(env, home), workspace, listed: listedPlugins(env, file.data.plugins) });
+  let trustWorkspace = options.trustWorkspace;
+  if (trustWorkspace === undefined) {
+    const { isTrusted } = await import("../config/trust.ts");
+    trustWorkspace = await isTrusted(home, workspace);
+  }
+  const skipped = await registerDiscoveredPlugins(framework, {
+    projectDir: pluginProjectDir(env, home),
+    workspace,
+    listed: listedPlugins(env, file.data.plugins),
+    trustWorkspace,
+    trustedFolders: [home],
+  });
+  if (skipped.length > 0) {
+    const names = (source: string) => skipped.filter((candidate) => candidate.source === source).map((candidate) => candidate.name ?? candidate.module);
+    options.onUntrustedWorkspace?.({ workspace, packagePlugins: names("workspace"), listedPlugins: names("config") });
+  }
   return framework;
 }

@@ -1,10 +1,11 @@
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Command, type CommanderError, type OutputConfiguration } from "commander";
-import { createBub } from "../builtin/create.ts";
+import { createBub, type UntrustedWorkspace } from "../builtin/create.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { loadDotEnv } from "../config/settings.ts";
 import { homeProblem } from "../config/home-dir.ts";
-import { bubHome } from "../config/paths.ts";
+import { bubHome, expandHome } from "../config/paths.ts";
 import { describeError } from "../kernel/errors.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
 import { packageVersion } from "./version.ts";
@@ -96,6 +97,28 @@ export async function createProgram(framework: BubFramework, io: CliIO, argv?: r
 /** Commands that keep state under `BUB_HOME` (tapes, history, config): it must be a writable folder. */
 const HOME_COMMANDS = new Set(["run", "chat", "gateway", "onboard"]);
 
+/**
+ * The one line printed when an untrusted folder had code or settings that were not loaded:
+ * its package.json plugins, `plugins:` paths inside it, its `.env`.
+ */
+export function untrustedNotice(workspace: string, skipped: UntrustedWorkspace | null, dotEnvFolder: string | null): string | null {
+  const byFolder = new Map<string, string[]>();
+  const add = (folder: string, item: string) => byFolder.set(folder, [...(byFolder.get(folder) ?? []), item]);
+  if (skipped?.packagePlugins.length) add(skipped.workspace, "package.json plugins");
+  if (skipped?.listedPlugins.length) add(skipped.workspace, `plugins inside it (${skipped.listedPlugins.join(", ")})`);
+  if (dotEnvFolder) add(dotEnvFolder, ".env");
+  if (byFolder.size === 0) return null;
+  const and = (items: string[]) => (items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
+  const command = (folder: string) => (folder === workspace ? "bub trust" : `bub trust ${folder}`);
+  if (byFolder.size === 1) {
+    const [[folder, items]] = [...byFolder];
+    return `bub: this folder is not trusted, so its ${and(items)} ${items.length === 1 && items[0] === ".env" ? "was" : "were"} not loaded — run \`${command(folder)}\` to trust ${folder}\n`;
+  }
+  const what = [...byFolder].map(([folder, items]) => `${folder}'s ${and(items)}`);
+  const how = [...byFolder.keys()].map((folder) => `\`bub trust ${folder}\``);
+  return `bub: these folders are not trusted, so ${and(what)} were not loaded — run ${and(how)} to trust them\n`;
+}
+
 /** The process's stdout and stderr, created only when written to. */
 const defaultIO: CliIO = { stdout: { write: writeStdout }, stderr: { write: (text) => process.stderr.write(text) } };
 
@@ -104,8 +127,26 @@ const defaultIO: CliIO = { stdout: { write: writeStdout }, stderr: { write: (tex
  * exit code: 0 ok, 1 failure, 2 usage error.
  */
 export async function main(argv: readonly string[], io: CliIO = defaultIO): Promise<number> {
-  loadDotEnv(join(process.cwd(), ".env"));
-  if (HOME_COMMANDS.has(commandFromArgs(argv) ?? "")) {
+  // Workspace trust (docs/security.md): the folder's .env and its own plugins load only once
+  // `bub trust` recorded it, as it is now, in the environment's BUB_HOME.
+  const cwd = process.cwd();
+  const workspace = resolve(expandHome(workspaceFromArgs(argv) ?? cwd));
+  const dotEnv = join(cwd, ".env");
+  const hasDotEnv = existsSync(dotEnv);
+  let workspaceTrusted: boolean;
+  let cwdTrusted: boolean;
+  try {
+    const { isTrusted } = await import("../config/trust.ts");
+    const trustHome = bubHome(process.env);
+    workspaceTrusted = await isTrusted(trustHome, workspace);
+    cwdTrusted = !hasDotEnv || (resolve(cwd) === workspace ? workspaceTrusted : await isTrusted(trustHome, cwd));
+  } catch (error) {
+    io.stderr.write(formatFailure(error));
+    return EXIT.failure;
+  }
+  if (cwdTrusted) loadDotEnv(dotEnv);
+  const command = commandFromArgs(argv);
+  if (HOME_COMMANDS.has(command ?? "")) {
     // Checked once, up front: a home that cannot be created fails here with one line,
     // instead of in the middle of a turn (or in a loop of retries).
     const problem = homeProblem(bubHome(process.env));
@@ -117,7 +158,10 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
   let app: Command;
   let framework: BubFramework;
   try {
-    framework = await createBub({ workspace: workspaceFromArgs(argv) });
+    const skipped: UntrustedWorkspace[] = [];
+    framework = await createBub({ workspace, trustWorkspace: workspaceTrusted, onUntrustedWorkspace: (found) => skipped.push(found) });
+    const notice = command === "trust" ? null : untrustedNotice(workspace, skipped[0] ?? null, cwdTrusted ? null : cwd);
+    if (notice) io.stderr.write(notice);
     app = await createProgram(framework, io, argv);
   } catch (error) {
     io.stderr.write(formatFailure(error));

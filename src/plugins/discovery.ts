@@ -3,7 +3,7 @@
  * project, the workspace package and its dependencies, then the listed specifiers.
  */
 import { readFile } from "node:fs/promises";
-import { isAbsolute, join, resolve, basename, extname } from "node:path";
+import { isAbsolute, join, relative, resolve, basename, extname } from "node:path";
 import { createRequire } from "node:module";
 import { expandHome } from "../config/paths.ts";
 
@@ -25,6 +25,8 @@ export interface PluginCandidate {
 export interface Discovery {
   readonly candidates: PluginCandidate[];
   readonly problems: { name: string; error: Error }[];
+  /** Plugins of an untrusted workspace, found but not to be loaded (see docs/security.md). */
+  readonly skipped: PluginCandidate[];
 }
 
 type PackageJson = {
@@ -111,13 +113,16 @@ function isPathSpecifier(specifier: string): boolean {
   return specifier.startsWith(".") || specifier.startsWith("~") || isAbsolute(specifier) || /\.(c|m)?(j|t)s$/.test(specifier);
 }
 
-/** Resolves an explicitly listed plugin: a file path (relative to the workspace) or a package. */
-async function resolveListed(specifier: string, workspace: string, projectDir: string, problems: Discovery["problems"]): Promise<PluginCandidate[]> {
+/**
+ * Resolves an explicitly listed plugin: a file path (relative to the workspace) or a package
+ * (looked up from the workspace, when trusted, then from the managed project).
+ */
+async function resolveListed(specifier: string, workspace: string, projectDir: string, problems: Discovery["problems"], trustWorkspace: boolean): Promise<PluginCandidate[]> {
   if (isPathSpecifier(specifier)) {
     const path = resolve(workspace, expandHome(specifier));
     return [{ name: null, source: "config", module: path }];
   }
-  for (const base of [workspace, projectDir]) {
+  for (const base of trustWorkspace ? [workspace, projectDir] : [projectDir]) {
     let pkgFile: string;
     try {
       pkgFile = createRequire(join(base, "noop.js")).resolve(`${specifier}/package.json`);
@@ -139,21 +144,49 @@ async function resolveListed(specifier: string, workspace: string, projectDir: s
   return [{ name: specifier, source: "config", module: specifier }];
 }
 
+/** Whether `path` is `folder` or lies under it (compared as written, without resolving links). */
+function isInside(path: string, folder: string): boolean {
+  const rel = relative(resolve(folder), resolve(path));
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+/** Where {@link discoverPlugins} looks. */
+export interface DiscoverOptions {
+  readonly projectDir: string;
+  readonly workspace: string;
+  readonly listed: readonly string[];
+  /**
+   * Whether the workspace's own code may load: its package.json plugins (and its
+   * dependencies'), listed paths inside it and listed packages installed in it. Default true.
+   */
+  readonly trustWorkspace?: boolean;
+  /** Folders always trusted even when inside the workspace (Bub's home). */
+  readonly trustedFolders?: readonly string[];
+}
+
 /**
  * Finds plugins in registration order: the managed plugin project, the workspace package
- * and its dependencies, then the explicitly listed specifiers in the order given.
+ * and its dependencies, then the explicitly listed specifiers in the order given. In an
+ * untrusted workspace the workspace's plugins are found (their package.json files are only
+ * read) but returned as `skipped`.
  */
-export async function discoverPlugins(options: { projectDir: string; workspace: string; listed: readonly string[] }): Promise<Discovery> {
+export async function discoverPlugins(options: DiscoverOptions): Promise<Discovery> {
+  const trusted = options.trustWorkspace ?? true;
   const problems: Discovery["problems"] = [];
   const candidates: PluginCandidate[] = [];
+  const skipped: PluginCandidate[] = [];
   candidates.push(...(await discoverInPackageRoot(options.projectDir, "project", problems)));
   if (resolve(options.workspace) !== resolve(options.projectDir)) {
-    candidates.push(...(await discoverInPackageRoot(options.workspace, "workspace", problems)));
+    const found = await discoverInPackageRoot(options.workspace, "workspace", problems);
+    (trusted ? candidates : skipped).push(...found);
   }
+  const alwaysTrusted = [options.projectDir, ...(options.trustedFolders ?? [])];
+  const inWorkspace = (module: string) => isAbsolute(module) && isInside(module, options.workspace) && !alwaysTrusted.some((folder) => isInside(module, folder));
   for (const specifier of options.listed) {
-    candidates.push(...(await resolveListed(specifier, options.workspace, options.projectDir, problems)));
+    const found = await resolveListed(specifier, options.workspace, options.projectDir, problems, trusted);
+    for (const candidate of found) (trusted || !inWorkspace(candidate.module) ? candidates : skipped).push(candidate);
   }
-  return { candidates, problems };
+  return { candidates, problems, skipped };
 }
 
 /** A default name for a plugin loaded from a path: the file name without extension (or its folder for index files). */

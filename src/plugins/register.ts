@@ -1,5 +1,5 @@
 import type { BubFramework } from "../kernel/framework.ts";
-import { discoverPlugins, nameFromModule, parsePluginList } from "./discovery.ts";
+import { discoverPlugins, nameFromModule, parsePluginList, type PluginCandidate } from "./discovery.ts";
 import { importPluginModule } from "./load.ts";
 
 /** Where {@link registerDiscoveredPlugins} looks. */
@@ -10,15 +10,20 @@ export interface DiscoveryOptions {
   readonly workspace: string;
   /** Explicitly listed specifiers (`BUB_PLUGINS`, then `plugins:` of config.yml), in order. */
   readonly listed: readonly string[];
+  /** Whether the workspace's own plugins may load (see docs/security.md); default true. */
+  readonly trustWorkspace?: boolean;
+  /** Folders always trusted even when inside the workspace (Bub's home). */
+  readonly trustedFolders?: readonly string[];
 }
 
 /**
  * Registers the plugins of the managed project, the workspace package and the listed
  * specifiers, in that order. A plugin that fails to import or initialise is recorded on the
- * framework (`bub hooks` lists it) and skipped.
+ * framework (`bub hooks` lists it) and skipped. Returns the plugins of an untrusted workspace
+ * that were found and not loaded.
  */
-export async function registerDiscoveredPlugins(framework: BubFramework, options: DiscoveryOptions): Promise<void> {
-  const { candidates, problems } = await discoverPlugins(options);
+export async function registerDiscoveredPlugins(framework: BubFramework, options: DiscoveryOptions): Promise<PluginCandidate[]> {
+  const { candidates, problems, skipped } = await discoverPlugins(options);
   for (const problem of problems) framework.pluginFailed(problem.name, "config", problem.error);
   for (const candidate of candidates) {
     const fallbackName = candidate.name ?? nameFromModule(candidate.module);
@@ -36,6 +41,7 @@ export async function registerDiscoveredPlugins(framework: BubFramework, options
       framework.pluginFailed(fallbackName, candidate.source, error, "initialize");
     }
   }
+  return skipped;
 }
 
 /** The listed plugin specifiers: `BUB_PLUGINS` (comma separated), then config.yml's `plugins:`. */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createBub } from "../../src/builtin/create.ts";
-import { commandFromArgs, createProgram } from "../../src/cli/program.ts";
+import { commandFromArgs, createProgram, untrustedNotice } from "../../src/cli/program.ts";
 import { tempDir } from "../support/temp.ts";
 
 const run = promisify(execFile);
@@ -118,9 +118,27 @@ describe("building only the command that runs", () => {
 
   it("registers just that builtin command, and all of them for help or a name it does not know", async () => {
     assert.deepEqual(await names(["run", "hi"]), ["run"]);
-    const all = ["run", "chat", "install", "update", "uninstall", "plugins", "onboard", "gateway", "hooks"];
+    const all = ["run", "chat", "install", "update", "uninstall", "plugins", "onboard", "gateway", "hooks", "trust"];
     assert.deepEqual(await names(["--help"]), all);
     assert.deepEqual(await names(["rnu"]), all);
     assert.deepEqual(await names(), all);
+  });
+});
+
+describe("the untrusted-folder notice", () => {
+  const none = { workspace: "/w", packagePlugins: [], listedPlugins: [] };
+  it("is one line naming what was skipped and how to trust the folder, and nothing when nothing was skipped", () => {
+    assert.equal(untrustedNotice("/w", null, null), null);
+    assert.equal(untrustedNotice("/w", none, null), null);
+    assert.equal(
+      untrustedNotice("/w", { ...none, packagePlugins: ["x"] }, "/w"),
+      "bub: this folder is not trusted, so its package.json plugins and .env were not loaded — run `bub trust` to trust /w\n",
+    );
+    assert.equal(untrustedNotice("/w", null, "/w"), "bub: this folder is not trusted, so its .env was not loaded — run `bub trust` to trust /w\n");
+    assert.equal(untrustedNotice("/w", null, "/c"), "bub: this folder is not trusted, so its .env was not loaded — run `bub trust /c` to trust /c\n");
+    assert.equal(
+      untrustedNotice("/w", { ...none, listedPlugins: ["/w/p.js"] }, "/c"),
+      "bub: these folders are not trusted, so /w's plugins inside it (/w/p.js) and /c's .env were not loaded — run `bub trust /w` and `bub trust /c` to trust them\n",
+    );
   });
 });

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { cp, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createBub } from "../../src/builtin/create.ts";
+import { createBub, type UntrustedWorkspace } from "../../src/builtin/create.ts";
+import { trustFolder } from "../../src/config/trust.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
 
 const fixtures = fileURLToPath(new URL("../fixtures/plugins/", import.meta.url));
@@ -22,7 +23,7 @@ describe("plugin discovery and loading", () => {
   it("discovers plugins declared by the workspace's dependencies, sorted by name, after the builtin", async () => {
     const ws = await workspaceWithPackage();
     try {
-      const bub = await createBub({ workspace: ws.path, home: join(ws.path, ".bub"), env: {} });
+      const bub = await createBub({ workspace: ws.path, home: join(ws.path, ".bub"), env: {}, trustWorkspace: true });
       assert.deepEqual(bub.pluginStatus.map((s) => [s.name, s.ok, s.source]), [
         ["builtin", true, "builtin"],
         ["audit", true, "workspace"],
@@ -51,7 +52,7 @@ describe("plugin discovery and loading", () => {
   it("loads BUB_PLUGINS in order after discovered ones, so a listed .ts plugin overrides buildPrompt", async () => {
     const ws = await workspaceWithPackage();
     try {
-      const bub = await createBub({ workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PLUGINS: `${join(fixtures, "shout.ts")}` } });
+      const bub = await createBub({ workspace: ws.path, home: join(ws.path, ".bub"), env: { BUB_PLUGINS: `${join(fixtures, "shout.ts")}` }, trustWorkspace: true });
       assert.equal(bub.pluginStatus.at(-1)?.name, "shout");
       const result = await bub.processInbound({ content: "hi", session_id: "s" });
       assert.equal(result.prompt, "HI!");
@@ -67,7 +68,7 @@ describe("plugin discovery and loading", () => {
       await cp(join(fixtures, "class-plugin.js"), join(ws.path, "class-plugin.js"));
       await mkdir(join(ws.path, "home"));
       await writeFile(join(ws.path, "home", "config.yml"), "plugins:\n  - ./class-plugin.js\n");
-      const bub = await createBub({ workspace: ws.path, home: join(ws.path, "home"), env: {} });
+      const bub = await createBub({ workspace: ws.path, home: join(ws.path, "home"), env: {}, trustWorkspace: true });
       const result = await bub.processInbound({ content: "x", session_id: "s" });
       assert.equal(result.state.counterWorkspace, ws.path);
     } finally {
@@ -114,5 +115,50 @@ describe("plugin discovery and loading", () => {
     } finally {
       await ws.cleanup();
     }
+  });
+
+  describe("an untrusted workspace", () => {
+    it("does not load its package.json plugins or plugins: paths inside it, and says what it skipped", async () => {
+      const ws = await workspaceWithPackage();
+      try {
+        await cp(join(fixtures, "class-plugin.js"), join(ws.path, "class-plugin.js"));
+        await mkdir(join(ws.path, "home"));
+        await writeFile(join(ws.path, "home", "config.yml"), `plugins:\n  - ./class-plugin.js\n  - ${join(fixtures, "shout.ts")}\n`);
+        const skipped: UntrustedWorkspace[] = [];
+        const bub = await createBub({ workspace: ws.path, home: join(ws.path, "home"), env: {}, onUntrustedWorkspace: (found) => skipped.push(found) });
+        assert.deepEqual(bub.pluginStatus.map((s) => `${s.name}:${s.source}`), ["builtin:builtin", "shout:config"]);
+        assert.deepEqual(skipped, [{ workspace: ws.path, packagePlugins: ["audit", "greet"], listedPlugins: [join(ws.path, "class-plugin.js")] }]);
+        const refused = await createBub({ workspace: ws.path, home: join(ws.path, "home"), env: {}, trustWorkspace: false });
+        assert.deepEqual(refused.pluginStatus.map((s) => s.name), ["builtin", "shout"]);
+      } finally {
+        await ws.cleanup();
+      }
+    });
+
+    it("loads them once `bub trust` recorded it in <home>/trust.json", async () => {
+      const ws = await workspaceWithPackage();
+      try {
+        const home = join(ws.path, ".bub");
+        await trustFolder(home, ws.path);
+        const skipped: UntrustedWorkspace[] = [];
+        const bub = await createBub({ workspace: ws.path, home, env: {}, onUntrustedWorkspace: (found) => skipped.push(found) });
+        assert.deepEqual(bub.pluginStatus.map((s) => s.name), ["builtin", "audit", "greet"]);
+        assert.deepEqual(skipped, []);
+      } finally {
+        await ws.cleanup();
+      }
+    });
+
+    it("reports nothing when it declares no plugins", async () => {
+      const ws = await tempDir();
+      try {
+        await writeFile(join(ws.path, "package.json"), JSON.stringify({ name: "plain" }));
+        const skipped: UntrustedWorkspace[] = [];
+        await createBub({ workspace: ws.path, home: join(ws.path, ".bub"), env: {}, onUntrustedWorkspace: (found) => skipped.push(found) });
+        assert.deepEqual(skipped, []);
+      } finally {
+        await ws.cleanup();
+      }
+    });
   });
 });

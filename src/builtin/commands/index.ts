@@ -12,6 +12,7 @@ import { registerUninstallCommand } from "./uninstall.ts";
 import { registerPluginsCommand } from "./plugins.ts";
 import { registerOnboardCommand } from "./onboard.ts";
 import { registerGatewayCommand } from "./gateway.ts";
+import { registerTrustCommand } from "./trust.ts";
 
 const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) => void> = {
   run: registerRunCommand,
@@ -23,11 +24,12 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   onboard: registerOnboardCommand,
   gateway: registerGatewayCommand,
   hooks: registerHooksCommand,
+  trust: registerTrustCommand,
 };
 
 /**
  * Adds the builtin commands to `app`: only `command` when it names one of them (building
- * all nine costs ~2 ms of every start), else all of them, so help and "did you mean"
+ * all ten costs ~2 ms of every start), else all of them, so help and "did you mean"
  * suggestions stay complete.
  */
 export function registerBuiltinCommands(app: Command, framework: BubFramework, command?: string): void {

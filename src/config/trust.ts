@@ -1,0 +1,123 @@
+/**
+ * Workspace trust: which folders may run their own code and settings (the plugins their
+ * `package.json` declares, their `.env`). Recorded in `<BUB_HOME>/trust.json`, keyed by the
+ * folder's real path, with a hash of its `package.json` and `.env`: a change to either makes
+ * the folder untrusted again.
+ */
+import { createHash } from "node:crypto";
+import { readFile, realpath, rename, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { makeDirectoryAsync } from "./home-dir.ts";
+
+/** What a trusted folder looked like when it was trusted. */
+export interface TrustEntry {
+  /** The folder's real path (symlinks resolved). */
+  readonly path: string;
+  /** sha256 of its `package.json`, null when it had none. */
+  readonly packageJson: string | null;
+  /** sha256 of its `.env`, null when it had none. */
+  readonly env: string | null;
+  /** When it was trusted (ISO time). */
+  readonly trustedAt: string;
+}
+
+/** The files whose content a trust entry depends on. */
+export const TRUSTED_FILES = { packageJson: "package.json", env: ".env" } as const;
+
+/** `<home>/trust.json`. */
+export function trustFile(home: string): string {
+  return join(home, "trust.json");
+}
+
+async function hashOf(file: string): Promise<string | null> {
+  let data: Buffer;
+  try {
+    data = await readFile(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return null;
+    throw error;
+  }
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** The real path of `folder` (symlinks resolved); the absolute path when it does not exist. */
+export async function realFolder(folder: string): Promise<string> {
+  const absolute = resolve(folder);
+  return realpath(absolute).catch(() => absolute);
+}
+
+async function readEntries(home: string): Promise<TrustEntry[]> {
+  let text: string;
+  try {
+    text = await readFile(trustFile(home), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return [];
+    throw error;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${trustFile(home)} is not valid JSON: ${(error as Error).message}; fix or delete it`);
+  }
+  const list = (data as { trusted?: unknown } | null)?.trusted;
+  if (!Array.isArray(list)) return [];
+  return list.filter((entry): entry is TrustEntry => typeof entry === "object" && entry !== null && typeof (entry as TrustEntry).path === "string");
+}
+
+async function writeEntries(home: string, entries: readonly TrustEntry[]): Promise<void> {
+  await makeDirectoryAsync(home);
+  const file = trustFile(home);
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, `${JSON.stringify({ trusted: entries }, null, 2)}\n`, { mode: 0o600 });
+  await rename(temp, file);
+}
+
+/** The current hashes of `folder`'s `package.json` and `.env`. */
+async function fingerprint(folder: string): Promise<{ packageJson: string | null; env: string | null }> {
+  const [packageJson, env] = await Promise.all([hashOf(join(folder, TRUSTED_FILES.packageJson)), hashOf(join(folder, TRUSTED_FILES.env))]);
+  return { packageJson, env };
+}
+
+/**
+ * Whether `folder` is trusted: it has an entry in `<home>/trust.json` under its real path and
+ * its `package.json` and `.env` are unchanged since. An unreadable store counts as no trust.
+ */
+export async function isTrusted(home: string, folder: string): Promise<boolean> {
+  const path = await realFolder(folder);
+  const entries = await readEntries(home).catch(() => []);
+  const entry = entries.find((item) => item.path === path);
+  if (!entry) return false;
+  const now = await fingerprint(path);
+  return now.packageJson === (entry.packageJson ?? null) && now.env === (entry.env ?? null);
+}
+
+/** Trusts `folder` as it is now (replacing an older entry); returns the entry. */
+export async function trustFolder(home: string, folder: string, now: Date = new Date()): Promise<TrustEntry> {
+  const path = await realFolder(folder);
+  const entry: TrustEntry = { path, ...(await fingerprint(path)), trustedAt: now.toISOString() };
+  const entries = (await readEntries(home)).filter((item) => item.path !== path);
+  await writeEntries(home, [...entries, entry]);
+  return entry;
+}
+
+/** Removes `folder`'s entry; false when it had none. */
+export async function revokeTrust(home: string, folder: string): Promise<boolean> {
+  const path = await realFolder(folder);
+  const entries = await readEntries(home);
+  const kept = entries.filter((item) => item.path !== path);
+  if (kept.length === entries.length) return false;
+  await writeEntries(home, kept);
+  return true;
+}
+
+/** Every entry, with whether it still matches its folder. */
+export async function listTrust(home: string): Promise<{ entry: TrustEntry; current: boolean }[]> {
+  const entries = await readEntries(home);
+  return Promise.all(
+    entries.map(async (entry) => {
+      const now = await fingerprint(entry.path);
+      return { entry, current: now.packageJson === (entry.packageJson ?? null) && now.env === (entry.env ?? null) };
+    }),
+  );
+}
