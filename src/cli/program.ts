@@ -136,8 +136,9 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
   let workspaceTrusted: boolean;
   let cwdTrusted: boolean;
   try {
-    const { isTrusted } = await import("../config/trust.ts");
     const trustHome = bubHome(process.env);
+    // No trust.json (the usual case) trusts nothing: the trust module is not even loaded.
+    const isTrusted = existsSync(join(trustHome, "trust.json")) ? (await import("../config/trust.ts")).isTrusted : async () => false;
     workspaceTrusted = await isTrusted(trustHome, workspace);
     cwdTrusted = !hasDotEnv || (resolve(cwd) === workspace ? workspaceTrusted : await isTrusted(trustHome, cwd));
   } catch (error) {
