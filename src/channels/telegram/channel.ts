@@ -101,6 +101,11 @@ export class TelegramChannel implements Channel {
     return hasTelegramToken(this.#framework.settings);
   }
 
+  /** The running bot's Bot API client (for the `telegram.send`/`telegram.edit` tools); null while stopped. */
+  get api(): Bot["api"] | null {
+    return this.#bot?.api ?? null;
+  }
+
   /**
    * Checks the configuration, connects (getMe) and starts long polling; resolves once
    * polling runs. Polling stops when `signal` aborts.

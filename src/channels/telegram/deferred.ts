@@ -1,7 +1,8 @@
 /**
  * The Telegram channel as the builtin plugin offers it: a stand-in that imports the channel
  * (and with it grammY and undici) the first time it is started or asked to send, so commands
- * that never run the gateway do not load that code.
+ * that never run the gateway do not load that code. While it runs, the model has the
+ * `telegram.send` and `telegram.edit` tools (./tools.ts).
  */
 import type { Envelope } from "../../kernel/envelope.ts";
 import type { Channel } from "../../kernel/types.ts";
@@ -16,6 +17,7 @@ export class DeferredTelegramChannel implements Channel {
   readonly #framework: TelegramFramework;
   readonly #options: TelegramChannelOptions;
   #channel: Promise<TelegramChannel> | null = null;
+  #removeTools: (() => void) | null = null;
 
   constructor(framework: TelegramFramework, options: TelegramChannelOptions) {
     this.#framework = framework;
@@ -31,12 +33,19 @@ export class DeferredTelegramChannel implements Channel {
     return (this.#channel ??= import("./channel.ts").then(({ createTelegramChannel }) => createTelegramChannel(this.#framework, this.#options)));
   }
 
+  /** Starts the channel, then offers the model `telegram.send` and `telegram.edit` (run through the channel's client). */
   async start(signal: AbortSignal): Promise<void> {
-    await (await this.#load()).start(signal);
+    const channel = await this.#load();
+    await channel.start(signal);
+    const { registerTelegramTools } = await import("./tools.ts");
+    this.#removeTools?.();
+    this.#removeTools = registerTelegramTools(this.#framework, () => channel.api);
   }
 
-  /** Stops the channel if it was ever loaded (one that never started has nothing to stop). */
+  /** Stops the channel if it was ever loaded (one that never started has nothing to stop), and removes its tools. */
   async stop(): Promise<void> {
+    this.#removeTools?.();
+    this.#removeTools = null;
     if (this.#channel) await (await this.#channel).stop();
   }
 

@@ -1,0 +1,161 @@
+/**
+ * `telegram.send` and `telegram.edit`: the model talks to Telegram chats through the running
+ * channel's own Bot API client, inside the gateway process, so the bot token never reaches
+ * the model, a skill or a tool's environment (docs/security.md, *Secrets*). Registered on the
+ * framework's tools while the Telegram channel runs.
+ */
+import type { Api } from "grammy";
+import { z } from "zod";
+import { BubError } from "../../kernel/errors.ts";
+import { registerTool } from "../../tools/global.ts";
+import { defineTool, type Tool } from "../../tools/tool.ts";
+import type { TurnState } from "../../kernel/types.ts";
+import { markdownToTelegramHtml } from "./markdown.ts";
+import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split.ts";
+
+/** grammY types its signal as abort-controller's; Node's is what runs. */
+type ApiSignal = Parameters<Api["sendMessage"]>[3];
+
+/** The Bot API calls the tools make (the channel's grammY `bot.api`). */
+export type TelegramBotApi = Pick<Api, "sendMessage" | "editMessageText">;
+
+/** Markdown (converted to Telegram HTML), Telegram HTML as written, or plain text. */
+const FORMATS = ["markdown", "html", "plain"] as const;
+type Format = (typeof FORMATS)[number];
+
+/** Markdown is split before it is converted; this leaves room for the tags. */
+const MARKDOWN_PART = 3500;
+
+const chatIdSchema = () =>
+  z.union([z.string(), z.number().int()]).nullable().optional().describe("The chat id (chat_id=... in the message context); default: this turn's Telegram chat.");
+const formatSchema = () => z.enum(FORMATS).default("markdown").describe("markdown (converted to Telegram formatting), html (Telegram HTML as is) or plain.");
+
+/** The chat of a turn from a Telegram chat (`telegram:<chat id>`), else null. */
+function turnChat(state: TurnState): string | null {
+  const session = typeof state.session_id === "string" ? state.session_id : "";
+  return session.toLowerCase().startsWith("telegram:") ? session.slice("telegram:".length) : null;
+}
+
+/**
+ * The chat to use: the given one or the turn's. A turn from one Telegram chat may not write
+ * to another chat (one person's conversation must not reach another's, docs/security.md).
+ */
+function chatFor(tool: string, given: string | number | null | undefined, state: TurnState): string {
+  const own = turnChat(state);
+  const chat = given === null || given === undefined || String(given).trim() === "" ? own : String(given).trim();
+  if (chat === null) throw new BubError("invalid_input", `${tool}: chat_id is required outside a Telegram turn`);
+  if (own !== null && chat !== own) throw new BubError("invalid_input", `${tool}: chat ${chat} is not this turn's chat (${own}); a turn from a Telegram chat may only write to its own chat`);
+  return chat;
+}
+
+function reason(error: unknown): string {
+  const description = (error as { description?: unknown } | null)?.description;
+  return typeof description === "string" && description ? description : error instanceof Error ? error.message : String(error);
+}
+
+function isFormattingError(error: unknown): boolean {
+  return /can't parse entities|unsupported start tag|can't find end tag/i.test(reason(error));
+}
+
+/** The text as sent with `format`: [text, parse mode]; markdown or HTML over the limit goes as plain text. */
+function rendered(part: string, format: Format): [string, "HTML" | undefined] {
+  if (format === "plain") return [part, undefined];
+  const html = format === "markdown" ? markdownToTelegramHtml(part) : part;
+  return html.length <= TELEGRAM_TEXT_LIMIT ? [html, "HTML"] : [part, undefined];
+}
+
+/**
+ * Sends or edits one message with `format`; when Telegram cannot parse the formatting, sends
+ * the text again as plain text.
+ */
+async function withFallback<T>(part: string, format: Format, call: (text: string, parseMode: "HTML" | undefined) => Promise<T>): Promise<T> {
+  const [text, parseMode] = rendered(part, format);
+  try {
+    return await call(text, parseMode);
+  } catch (error) {
+    if (parseMode === undefined || !isFormattingError(error)) throw error;
+    return call(part, undefined);
+  }
+}
+
+/** The two tools over a Bot API client that is there while the channel runs (`api()` null otherwise). */
+export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
+  const running = (tool: string): TelegramBotApi => {
+    const client = api();
+    if (!client) throw new BubError("tool", `${tool}: the Telegram channel is not running`);
+    return client;
+  };
+
+  const send = defineTool({
+    name: "telegram.send",
+    description:
+      "Send a message to a Telegram chat (Markdown by default; texts over 4096 characters are split into several messages). " +
+      "Returns the sent message ids, for telegram.edit.",
+    parameters: () =>
+      z.object({
+        text: z.string().min(1).describe("The message text."),
+        chat_id: chatIdSchema(),
+        reply_to: z.number().int().nullable().optional().describe("Answer this message id as a reply (sent normally if that message is gone)."),
+        format: formatSchema(),
+        silent: z.boolean().default(false).describe("Send without a notification sound."),
+      }),
+    context: true,
+    async run({ text, chat_id, reply_to, format, silent }, { state, signal }) {
+      const chat = chatFor("telegram.send", chat_id, state);
+      const client = running("telegram.send");
+      const parts = format === "markdown" ? splitMessage(text, MARKDOWN_PART) : splitMessage(text);
+      const ids: number[] = [];
+      for (const [index, part] of parts.entries()) {
+        const other = {
+          ...(silent ? { disable_notification: true } : {}),
+          ...(reply_to != null && index === 0 ? { reply_parameters: { message_id: reply_to, allow_sending_without_reply: true } } : {}),
+        };
+        try {
+          const sent = await withFallback(part, format, (body, parseMode) => client.sendMessage(chat, body, parseMode ? { ...other, parse_mode: parseMode } : other, signal as ApiSignal));
+          ids.push(sent.message_id);
+        } catch (error) {
+          const done = ids.length > 0 ? ` after sending ${ids.length} of ${parts.length} parts (message_id=${ids.join(",")})` : "";
+          throw new BubError("tool", `telegram.send to ${chat} failed${done}: ${reason(error)}`, { cause: error });
+        }
+      }
+      return `sent to ${chat}: message_id=${ids.join(",")}`;
+    },
+  });
+
+  const edit = defineTool({
+    name: "telegram.edit",
+    description: "Replace the text of a message the bot sent earlier (for progress updates). Markdown by default; at most 4096 characters.",
+    parameters: () =>
+      z.object({
+        message_id: z.number().int().describe("The id telegram.send returned."),
+        text: z.string().min(1).describe("The new text."),
+        chat_id: chatIdSchema(),
+        format: formatSchema(),
+      }),
+    context: true,
+    async run({ message_id, text, chat_id, format }, { state, signal }) {
+      const chat = chatFor("telegram.edit", chat_id, state);
+      if (text.length > TELEGRAM_TEXT_LIMIT) {
+        throw new BubError("invalid_input", `telegram.edit: the text has ${text.length} characters and one message holds ${TELEGRAM_TEXT_LIMIT}; shorten it or send the rest with telegram.send`);
+      }
+      const client = running("telegram.edit");
+      try {
+        await withFallback(text, format, (body, parseMode) => client.editMessageText(chat, message_id, body, parseMode ? { parse_mode: parseMode } : {}, signal as ApiSignal));
+      } catch (error) {
+        if (/message is not modified/i.test(reason(error))) return `unchanged ${chat}: message_id=${message_id}`;
+        throw new BubError("tool", `telegram.edit of ${chat}/${message_id} failed: ${reason(error)}`, { cause: error });
+      }
+      return `edited ${chat}: message_id=${message_id}`;
+    },
+  });
+
+  return [send, edit];
+}
+
+/** Registers the tools on `framework`; returns a function that removes them again. */
+export function registerTelegramTools(framework: object, api: () => TelegramBotApi | null): () => void {
+  const removals = telegramTools(api).map((tool) => registerTool(framework, tool));
+  return () => {
+    for (const remove of removals) remove();
+  };
+}
