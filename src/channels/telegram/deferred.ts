@@ -7,6 +7,7 @@
 import type { Envelope } from "../../kernel/envelope.ts";
 import type { Channel } from "../../kernel/types.ts";
 import type { TelegramChannel, TelegramChannelOptions, TelegramFramework } from "./channel.ts";
+import { rememberSettingsSecrets } from "../../config/secrets.ts";
 import { hasTelegramToken } from "./settings.ts";
 
 /** Behaves as {@link TelegramChannel}, whose module it imports on first use. */
@@ -35,6 +36,7 @@ export class DeferredTelegramChannel implements Channel {
 
   /** Starts the channel, then offers the model `telegram.send` and `telegram.edit` (run through the channel's client). */
   async start(signal: AbortSignal): Promise<void> {
+    rememberSettingsSecrets(this.#framework.settings); // the token is redacted from log lines from the start
     const channel = await this.#load();
     await channel.start(signal);
     const { registerTelegramTools } = await import("./tools.ts");
