@@ -48,6 +48,8 @@ export const channelSchema = z.object({
   max_wait_seconds: durationSeconds({ allowZero: true }).default(10.0),
   active_time_window: durationSeconds({ allowZero: true }).default(60.0),
   stream_output: z.boolean().default(false),
+  /** Seconds `bub gateway` lets running turns finish after SIGINT/SIGTERM before it cancels them. */
+  shutdown_grace_seconds: durationSeconds({ allowZero: true }).default(10.0),
   admission: z.enum(["concurrent", "follow_up", "steer"]).default("concurrent"),
   tape_store: z.enum(["file", "sqlite"]).default("file"),
   tape_dsn: z.string().nullable().default(null),

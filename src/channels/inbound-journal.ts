@@ -28,6 +28,8 @@ export interface JournalEntry {
   item: unknown;
   /** Its turn began (before the last restart, when read at open). */
   started: boolean;
+  /** How many times its turn began (a restart cut each of them off). */
+  starts: number;
   /** It was already run once more after a restart cut its turn off. */
   retried: boolean;
 }
@@ -107,14 +109,17 @@ export class InboundJournal {
     const { id } = record;
     if (record.t === "received") {
       this.#last = Math.max(this.#last, id);
-      if (!this.#done.has(id) && !this.#open.has(id)) this.#open.set(id, { id, item: record.item, started: false, retried: false });
+      if (!this.#done.has(id) && !this.#open.has(id)) this.#open.set(id, { id, item: record.item, started: false, starts: 0, retried: false });
       return;
     }
     const entry = this.#open.get(id);
     if (record.t === "done") {
       this.#open.delete(id);
       this.#done.add(id);
-    } else if (entry && record.t === "started") entry.started = true;
+    } else if (entry && record.t === "started") {
+      entry.started = true;
+      entry.starts++;
+    }
     else if (entry && record.t === "retried") entry.retried = true;
   }
 
@@ -223,7 +228,7 @@ export class InboundJournal {
     const lines = [JSON.stringify({ t: "mark", last })];
     for (const entry of this.pending()) {
       lines.push(JSON.stringify({ t: "received", id: entry.id, item: entry.item }));
-      if (entry.started) lines.push(JSON.stringify({ t: "started", id: entry.id }));
+      for (let run = 0; run < entry.starts; run++) lines.push(JSON.stringify({ t: "started", id: entry.id }));
       if (entry.retried) lines.push(JSON.stringify({ t: "retried", id: entry.id }));
     }
     const temporary = `${this.path}.tmp`;

@@ -38,8 +38,13 @@ export interface ChannelMessageInit {
   kind?: "normal" | "command" | "error";
   context?: Record<string, unknown>;
   media?: MediaItem[];
-  /** Entered when the turn loads its state, exited when it saves it (e.g. a typing indicator). */
-  lifespan?: { enter(): Promise<void> | void; exit(error?: unknown): Promise<void> | void } | null;
+  /**
+   * Entered when the turn loads its state, exited when it saves it (e.g. a typing indicator).
+   * `settled`, when the channel manager runs the turn, is told once the turn is over with
+   * its replies dispatched (`done`, also after a failure that was reported), or that the
+   * shutdown cancelled it (`cancelled`).
+   */
+  lifespan?: { enter(): Promise<void> | void; exit(error?: unknown): Promise<void> | void; settled?(outcome: "done" | "cancelled"): void } | null;
   outputChannel?: string;
 }
 

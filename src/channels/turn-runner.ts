@@ -4,9 +4,10 @@
  * starts the next pending message. Cancels turns for `quit` and at the end of a shutdown.
  */
 import { createLogger } from "../kernel/log.ts";
-import type { Envelope } from "../kernel/envelope.ts";
+import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { TurnResult, TurnSnapshot, TurnState } from "../kernel/types.ts";
+import type { ChannelMessage } from "./message.ts";
 import { emptySessionTurns, TurnTask, turnScope, type SessionTurns } from "./session-turns.ts";
 import { steeringStateOf } from "./steering.ts";
 
@@ -14,6 +15,16 @@ const log = createLogger("bub:channels");
 
 const STREAMED = Object.freeze({ streamOutput: true });
 const NOT_STREAMED = Object.freeze({ streamOutput: false });
+
+/** Tells the message's lifespan (see ChannelMessage) how its turn ended; a failing callback is logged. */
+function settleLifespan(message: Envelope, outcome: "done" | "cancelled"): void {
+  const lifespan = fieldOf(message, "lifespan") as ChannelMessage["lifespan"] | undefined;
+  try {
+    lifespan?.settled?.(outcome);
+  } catch (error) {
+    log.error("channel.manager lifespan.settled failed", error);
+  }
+}
 
 /** Options of {@link TurnRunner}. */
 export interface TurnRunnerOptions {
@@ -107,8 +118,14 @@ export class TurnRunner {
       turn = Promise.reject(error);
     }
     task.settled = turn.then(
-      (result) => runner.#finish(task, result.state),
-      () => runner.#finish(task, null),
+      (result) => {
+        settleLifespan(task.message, "done");
+        runner.#finish(task, result.state);
+      },
+      () => {
+        settleLifespan(task.message, task.cancelled ? "cancelled" : "done");
+        runner.#finish(task, null);
+      },
     );
   }
 

@@ -25,23 +25,26 @@ describe("InboundJournal", () => {
     // No close: as after kill -9, what was appended is what the next run reads.
     const reopened = await InboundJournal.open(path);
     assert.deepEqual(reopened.pending(), [
-      { id: 2, item: { text: "b" }, started: true, retried: false },
-      { id: 3, item: { text: "c" }, started: false, retried: false },
+      { id: 2, item: { text: "b" }, started: true, starts: 1, retried: false },
+      { id: 3, item: { text: "c" }, started: false, starts: 0, retried: false },
     ]);
     assert.equal(reopened.lastId, 3);
     await journal.close();
     await reopened.close();
   });
 
-  it("records a retry, so a second cut-off run is known", async () => {
+  it("records a retry and counts the runs that began, so a second cut-off run is known", async () => {
     const journal = await InboundJournal.open(path);
     await journal.receive([{ id: 5, item: {} }]);
     await journal.started([5]);
     await journal.retried([5]);
     await journal.close();
     const reopened = await InboundJournal.open(path);
-    assert.deepEqual(reopened.pending(), [{ id: 5, item: {}, started: true, retried: true }]);
-    await reopened.close();
+    assert.deepEqual(reopened.pending(), [{ id: 5, item: {}, started: true, starts: 1, retried: true }]);
+    await reopened.started([5]);
+    const again = await InboundJournal.open(path);
+    assert.deepEqual(again.pending(), [{ id: 5, item: {}, started: true, starts: 2, retried: true }], "the retry's start is counted (also through the compaction at open)");
+    await Promise.all([reopened.close(), again.close()]);
   });
 
   it("does not record an item twice (dedupe by id), also after compaction", async () => {

@@ -9,6 +9,9 @@ import type { AdmitDecision, Channel, ChannelKind, TurnSnapshot, TurnState } fro
 import { createSteeringInbox } from "../../src/channels/steering.ts";
 import { ChannelManager, currentTurnSignal } from "../../src/channels/manager.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { kernelFramework } from "../support/framework.ts";
 
 /** A promise with its resolve/reject handles. */
@@ -31,7 +34,8 @@ export function deferred<T = void>(): Deferred<T> {
 
 /** A framework (kernel only, no builtin plugin) with the given plugins, first lowest precedence. */
 export function testFramework(plugins: BubPlugin[], env: NodeJS.ProcessEnv = {}): BubFramework {
-  const bub = kernelFramework({ env });
+  // A home of its own: the Telegram channel keeps its inbound journal there.
+  const bub = kernelFramework({ env, home: mkdtempSync(join(tmpdir(), "bub-channels-home-")) });
   plugins.forEach((plugin, index) => bub.runtime.register(plugin, plugin.name ?? `p${index}`));
   return bub;
 }

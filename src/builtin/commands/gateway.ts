@@ -9,7 +9,7 @@ import type { BubFramework } from "../../kernel/framework.ts";
 export interface GatewayCommandOptions {
   /** Channels to run (repeatable `--enable-channel`); default the `enabled_channels` setting. */
   enableChannel?: string[];
-  /** Seconds running turns get to finish after SIGINT/SIGTERM (default 30). */
+  /** Seconds running turns get to finish after SIGINT/SIGTERM (default: the `shutdown_grace_seconds` setting, 10). */
   graceSeconds?: number;
 }
 
@@ -31,9 +31,10 @@ export async function runGateway(
   signal?: AbortSignal,
 ): Promise<number> {
   await framework.settings.prepare();
-  const { ChannelManager } = await import("../../channels/manager.ts");
+  const [{ ChannelManager }, { channelSettings }] = await Promise.all([import("../../channels/manager.ts"), import("../settings.ts")]);
+  const graceSeconds = options.graceSeconds ?? (await framework.settings.load(channelSettings)).shutdown_grace_seconds;
   const requested = options.enableChannel?.flatMap((entry) => entry.split(",")).filter((name) => name.trim() !== "");
-  const manager = new ChannelManager(framework, { enabledChannels: requested?.length ? requested : null, graceSeconds: options.graceSeconds });
+  const manager = new ChannelManager(framework, { enabledChannels: requested?.length ? requested : null, graceSeconds });
   const enabled = manager.enabledChannels();
   if (enabled.length === 0) {
     io.stderr.write(`${NO_CHANNELS}\n`);
@@ -61,8 +62,8 @@ Examples:
   $ BUB_TELEGRAM_TOKEN=123:abc BUB_TELEGRAM_ALLOW_USERS=alice bub gateway
   $ bub gateway --enable-channel telegram --enable-channel mychannel
 
-SIGINT or SIGTERM stops taking messages and lets running turns finish (up to 30 s);
-a second signal exits at once.`,
+SIGINT or SIGTERM stops taking messages and lets running turns finish (up to
+BUB_SHUTDOWN_GRACE_SECONDS, default 10 s); a second signal exits at once.`,
     )
     .action(async (options: GatewayCommandOptions) => {
       const stop = new AbortController();

@@ -1,0 +1,182 @@
+/**
+ * `bub gateway` of the installed binary loses no Telegram message across restarts: what
+ * arrives while it is down is answered after it starts, a `kill -9` at a random moment
+ * repeats at most the one reply it cut between leaving and being recorded, a SIGTERM
+ * repeats none, and a SIGTERM with nothing running exits at once. Fake Bot API and fake
+ * model on 127.0.0.1; every wait has a deadline.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, afterEach, before, beforeEach, describe, it } from "node:test";
+import { reply, startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../support/fake-openai.ts";
+import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
+import { installedPackage, tempHome } from "./support/installed.ts";
+
+/** What the gateway says for a message two restarts in a row cut off (src/channels/telegram/channel.ts). */
+const GIVEN_UP = "Bub restarted twice while working on your message, so it was not answered. Please send it again.";
+import { pollUntil, startBub, within, type LiveBub } from "./support/live.ts";
+
+const TOKEN = "123456:E2E-DURABLE";
+/** Each message comes from its own private chat (its own session), `text` `msg-<n>`. */
+const FIRST_CHAT = 1000;
+
+/** The model answers `re: msg-<n>` to the latest message it was given. */
+function echo(request: RecordedRequest) {
+  const user = request.body.messages.filter((message) => message.role === "user").at(-1);
+  const match = /msg-\d+/.exec(JSON.stringify(user?.content ?? ""));
+  return reply.text(`re: ${match?.[0] ?? "?"}`, { delayMs: 20 });
+}
+
+describe("bub gateway keeps Telegram messages across restarts (installed package)", () => {
+  let openai: FakeOpenAI;
+  let telegram: FakeTelegram;
+  let home: Awaited<ReturnType<typeof tempHome>>;
+  let bubHome: string;
+  let live: LiveBub | null = null;
+  before(async () => {
+    await installedPackage();
+    openai = await startFakeOpenAI();
+  });
+  after(() => openai.close());
+  beforeEach(async () => {
+    openai.requests.length = 0;
+    openai.script(...Array.from({ length: 3000 }, () => echo));
+    telegram = await startFakeTelegram({ token: TOKEN });
+    home = await tempHome();
+    bubHome = join(home.path, ".bub");
+  });
+  afterEach(async () => {
+    live?.kill();
+    live = null;
+    await telegram.close();
+    await home.cleanup();
+  });
+
+  /** Starts the gateway; resolves once it polls (its first getUpdates after deleteWebhook). */
+  async function start(): Promise<LiveBub> {
+    const polled = telegram.callsOf("deleteWebhook").length;
+    live = await startBub(["gateway"], {
+      home: home.path,
+      env: {
+        BUB_HOME: bubHome,
+        BUB_MODEL: "local:any",
+        BUB_API_BASE: openai.url,
+        BUB_TELEGRAM_TOKEN: TOKEN,
+        BUB_TELEGRAM_API_ROOT: telegram.apiRoot,
+        BUB_TELEGRAM_ALLOW_ALL: "true",
+        BUB_DEBOUNCE_SECONDS: "0",
+      },
+    });
+    const started = live;
+    const exitedEarly = started.closed.then((result) => {
+      throw new Error(`bub gateway exited before it polled (${result.code})\nstderr:\n${result.stderr}`);
+    });
+    exitedEarly.catch(() => {});
+    await within(Promise.race([telegram.waitForCalls("deleteWebhook", polled + 1), exitedEarly]), 20_000, "the gateway to start polling");
+    return started;
+  }
+
+  function send(n: number): void {
+    telegram.sendText({ chatId: FIRST_CHAT + n, userId: FIRST_CHAT + n, text: `msg-${n}` });
+  }
+
+  /** Replies Telegram accepted, by message number. */
+  function answers(): Map<number, number> {
+    const counts = new Map<number, number>();
+    for (const call of telegram.succeededOf("sendMessage")) {
+      const n = Number(call.payload.chat_id) - FIRST_CHAT;
+      // A message whose turn two restarts cut off is answered with GIVEN_UP (ask again).
+      if (call.payload.text !== GIVEN_UP) assert.equal(call.payload.text, `re: msg-${n}`, `chat ${String(call.payload.chat_id)} got the reply to its own message`);
+      counts.set(n, (counts.get(n) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  async function allAnswered(count: number, timeoutMs: number): Promise<Map<number, number>> {
+    return pollUntil(() => (answers().size >= count ? answers() : undefined), `replies to all ${count} messages`, { timeoutMs, intervalMs: 50 }).catch((error: Error) => {
+      const missing = Array.from({ length: count }, (_, n) => n).filter((n) => !answers().has(n));
+      throw new Error(`${error.message}: ${answers().size} answered, missing ${missing.slice(0, 20).join(",")}\nstderr:\n${live?.stderr().slice(-3000) ?? ""}`);
+    });
+  }
+
+  async function sigterm(gateway: LiveBub, timeoutMs = 15_000): Promise<number> {
+    const sent = performance.now();
+    gateway.child.kill("SIGTERM");
+    const result = await gateway.exited(timeoutMs);
+    assert.equal(result.code, 0, `exit ${result.code} ${result.signal}\nstderr:\n${result.stderr}`);
+    return performance.now() - sent;
+  }
+
+  it("answers every message that arrived while it was down (none dropped), then compacts its journal", async () => {
+    for (let n = 0; n < 20; n++) send(n);
+    const gateway = await start();
+    const counts = await allAnswered(20, 30_000);
+    assert.deepEqual([...counts.values()].filter((count) => count !== 1), [], "one reply each");
+    await sigterm(gateway);
+    const journal = await readFile(join(bubHome, "inbound", `telegram-${FAKE_BOT.id}.jsonl`), "utf8");
+    assert.deepEqual(journal.trim().split("\n").map((line) => JSON.parse(line)), [{ t: "mark", last: 20 }], "everything done: compacted to its mark");
+  });
+
+  it("answers all of 200 messages across 3 kill -9 restarts at random moments, repeating at most one reply per kill", async (t) => {
+    const total = 200;
+    const kills = 3;
+    let gateway = await start();
+    let next = 0;
+    const feed = (count: number) => {
+      for (const end = Math.min(total, next + count); next < end; next++) send(next);
+    };
+    for (let kill = 0; kill < kills; kill++) {
+      // What the last kill cut off is answered first (its retry is not cut off again)...
+      await allAnswered(next, 30_000);
+      // ...then a random moment while it works through a new batch, after its first reply.
+      const replied = telegram.succeededOf("sendMessage").length;
+      feed(Math.ceil(total / (kills + 1)));
+      await within(telegram.waitForCalls("sendMessage", replied + 1), 20_000, "a reply from this run");
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 300));
+      gateway.child.kill("SIGKILL");
+      await gateway.exited(5_000);
+      // Some messages arrive while it is down.
+      feed(5);
+      gateway = await start();
+    }
+    feed(total);
+    const counts = await allAnswered(total, 60_000);
+    // Let any late repeat arrive before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const repeated = [...answers().values()].reduce((sum, count) => sum + count - 1, 0);
+    const givenUp = telegram.succeededOf("sendMessage").filter((call) => call.payload.text === GIVEN_UP).length;
+    t.diagnostic(`repeated replies: ${repeated}, given up: ${givenUp}`);
+    assert.equal(givenUp, 0, "no message was cut off twice");
+    assert.equal(counts.size, total, "every message answered");
+    assert.ok(repeated <= kills, `at most one repeated reply per kill -9 (${repeated} for ${kills} kills)`);
+    const beforeSigterm = telegram.succeededOf("sendMessage").length;
+    await sigterm(gateway);
+    // A SIGTERM restart repeats nothing.
+    gateway = await start();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(telegram.succeededOf("sendMessage").length, beforeSigterm, "nothing answered again after a SIGTERM restart");
+    await sigterm(gateway);
+  });
+
+  it("lets a running turn finish on SIGTERM and repeats no reply after the restart", async () => {
+    let gateway = await start();
+    for (let n = 0; n < 10; n++) send(n);
+    await within(openai.waitForRequest(0), 15_000, "a model call");
+    await sigterm(gateway);
+    gateway = await start();
+    const counts = await allAnswered(10, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual([...answers().values()].filter((count) => count !== 1), [], `one reply each: ${JSON.stringify([...counts])}`);
+    await sigterm(gateway);
+  });
+
+  it("exits within 1 s of a SIGTERM when no turn is running", async () => {
+    const gateway = await start();
+    send(0);
+    await allAnswered(1, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const ms = await sigterm(gateway, 5_000);
+    assert.ok(ms < 1_000, `exited ${Math.round(ms)} ms after SIGTERM`);
+  });
+});
