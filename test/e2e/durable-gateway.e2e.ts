@@ -9,20 +9,27 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
-import { reply, startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../support/fake-openai.ts";
+import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply, type RecordedRequest } from "../support/fake-openai.ts";
 import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
 import { installedPackage, tempHome } from "./support/installed.ts";
 
 /** What the gateway says for a message two restarts in a row cut off (src/channels/telegram/channel.ts). */
 const GIVEN_UP = "Bub restarted twice while working on your message, so it was not answered. Please send it again.";
-import { pollUntil, startBub, within, type LiveBub } from "./support/live.ts";
+import { pollUntil, readTapes, startBub, within, type LiveBub } from "./support/live.ts";
 
 const TOKEN = "123456:E2E-DURABLE";
 /** Each message comes from its own private chat (its own session), `text` `msg-<n>`. */
 const FIRST_CHAT = 1000;
 
+/** How many model calls from now on hang (never answer): a turn to cut off. */
+let hangs = 0;
+
 /** The model answers `re: msg-<n>` to the latest message it was given. */
-function echo(request: RecordedRequest) {
+function echo(request: RecordedRequest): FakeReply {
+  if (hangs > 0) {
+    hangs--;
+    return reply.hang();
+  }
   const user = request.body.messages.filter((message) => message.role === "user").at(-1);
   const match = /msg-\d+/.exec(JSON.stringify(user?.content ?? ""));
   return reply.text(`re: ${match?.[0] ?? "?"}`, { delayMs: 20 });
@@ -41,6 +48,7 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
   after(() => openai.close());
   beforeEach(async () => {
     openai.requests.length = 0;
+    hangs = 0;
     openai.script(...Array.from({ length: 3000 }, () => echo));
     telegram = await startFakeTelegram({ token: TOKEN });
     home = await tempHome();
@@ -156,6 +164,42 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
     gateway = await start();
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(telegram.succeededOf("sendMessage").length, beforeSigterm, "nothing answered again after a SIGTERM restart");
+    await sigterm(gateway);
+  });
+
+  it("retries a turn a kill -9 cut off once, marked retried_after_restart on the tape", async () => {
+    hangs = 1;
+    let gateway = await start();
+    send(0);
+    await within(openai.waitForRequest(0), 15_000, "the model call that hangs");
+    gateway.child.kill("SIGKILL");
+    await gateway.exited(5_000);
+    gateway = await start();
+    const counts = await allAnswered(1, 15_000);
+    assert.equal(counts.get(0), 1);
+    assert.equal(openai.requests.length, 2, "the turn ran again once");
+    assert.match(JSON.stringify(openai.requests[1]!.body.messages), /retried_after_restart=true/);
+    assert.doesNotMatch(JSON.stringify(openai.requests[0]!.body.messages), /retried_after_restart/);
+    const entries = [...(await readTapes(bubHome)).values()].flat();
+    assert.ok(entries.some((entry) => JSON.stringify(entry.payload).includes("retried_after_restart=true")), "the retry is on the tape");
+    await sigterm(gateway);
+  });
+
+  it("does not run a turn a third time when its retry was cut off too: the chat is asked to send it again", async () => {
+    hangs = 2;
+    let gateway = await start();
+    send(0);
+    for (let run = 0; run < 2; run++) {
+      await within(openai.waitForRequest(run), 15_000, `model call ${run + 1} (hangs)`);
+      gateway.child.kill("SIGKILL");
+      await gateway.exited(5_000);
+      gateway = await start();
+    }
+    const [notice] = await within(telegram.waitForCalls("sendMessage", 1), 15_000, "the notice");
+    assert.equal(notice!.payload.text, GIVEN_UP);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(openai.requests.length, 2, "no third run");
+    assert.equal(telegram.callsOf("sendMessage").length, 1);
     await sigterm(gateway);
   });
 
