@@ -126,6 +126,31 @@ describe("TurnRunner", () => {
     runner.clear();
   });
 
+  it("tells a message's lifespan how its turn ended: done (also after a failure) or cancelled", async () => {
+    const { model, runner } = setup();
+    const outcomes: string[] = [];
+    const tracked = (content: string, chat: string) => {
+      const made = message(content, { chat });
+      made.lifespan = { enter: () => {}, exit: () => {}, settled: (outcome) => void outcomes.push(`${content}:${outcome}`) };
+      return made;
+    };
+    runner.schedule(runner.sessionTurns("test:1"), tracked("ok", "1"));
+    runner.schedule(runner.sessionTurns("test:2"), tracked("failing", "2"));
+    runner.schedule(runner.sessionTurns("test:3"), tracked("cut", "3"));
+    await model.callCount(3);
+    model.calls[0]!.finish();
+    await captureLogs(async () => {
+      model.calls[1]!.fail(new Error("model down"));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const cancelling = runner.cancelAll();
+      model.calls[2]!.fail(Object.assign(new Error("aborted"), { name: "AbortError" }));
+      await cancelling;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    });
+    assert.deepEqual(outcomes.sort(), ["cut:cancelled", "failing:done", "ok:done"]);
+    runner.clear();
+  });
+
   it("interruptAll cancels every running turn with the reason and resolves once their pipelines have returned", async () => {
     const { model, runner } = setup();
     const turns = runner.sessionTurns("test:1");
