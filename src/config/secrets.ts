@@ -2,9 +2,9 @@
  * The secrets a settings store holds: every string under a secret-looking key
  * ({@link isSecretKey}: `api_key` and its per-provider map, `telegram.token`, `*_secret`,
  * `password`, ...) in the resolved sections and in the config file, plus the secret
- * variables of the environment. See src/kernel/secrets.ts for where they are kept out of.
+ * variables of the environment. See src/config/redaction.ts for where they are kept out of.
  */
-import { environmentSecrets, isSecretKey, MIN_SECRET_LENGTH, rememberSecrets, type Secret } from "../kernel/secrets.ts";
+import { environmentSecrets, isSecretKey, MIN_SECRET_LENGTH, rememberSecrets, type Secret } from "./redaction.ts";
 import type { SettingsSection, SettingsStore } from "../kernel/settings-contract.ts";
 
 function walk(value: unknown, path: string[], secret: boolean, out: Secret[]): void {

@@ -8,7 +8,7 @@ import type { z } from "zod";
 import { allowedText, childSchema, jsonSchemaOf, type JsonSchema } from "./allowed-text.ts";
 import { ConfigError } from "./config-error.ts";
 import { envVariable, type SettingsSchema, type SettingsSection } from "../kernel/settings-contract.ts";
-import { isSecretPath } from "../kernel/secrets.ts";
+import { isSecretPath } from "./redaction.ts";
 
 /** Where a value came from, for error messages. */
 export type Source = { kind: "env"; variable: string; raw: string } | { kind: "file"; file: string; line: number | null } | { kind: "default" };

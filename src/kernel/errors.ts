@@ -60,12 +60,6 @@ export class BubError extends Error {
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
   }
 
-  /** Builds a BubError from the `{ kind, message, details }` shape of an error event. */
-  static fromData(data: { kind?: unknown; message?: unknown; details?: unknown }): BubError {
-    const details = typeof data.details === "object" && data.details !== null ? (data.details as Record<string, unknown>) : undefined;
-    return new BubError(toErrorKind(data.kind), String(data.message ?? ""), { details });
-  }
-
   /** `{ kind, message }` plus `details` only when there are any. */
   toData(): BubErrorData {
     return this.details ? { kind: this.kind, message: this.message, details: this.details } : { kind: this.kind, message: this.message };

@@ -117,13 +117,7 @@ export type HookValue<K extends HookName> = Awaited<HookReturn<K>>;
 
 /** The hooks called synchronously: their implementations must not return a Promise. */
 export const SYNC_HOOKS = [
-  "registerCliCommands",
-  "onboardConfig",
-  "systemPrompt",
-  "provideTapeStore",
-  "provideTapeSidecar",
-  "provideChannels",
-  "buildTapeContext",
+  "registerCliCommands", "onboardConfig", "systemPrompt", "provideTapeStore", "provideTapeSidecar", "provideChannels", "buildTapeContext",
 ] as const satisfies readonly HookName[];
 
 /**
@@ -138,30 +132,14 @@ void everyHookListed;
 
 /** Every hook name the runtime knows, in specification order. */
 export const HOOK_NAMES = [
-  "resolveSession",
-  "buildPrompt",
-  "runModel",
-  "runModelStream",
-  "continuePrompt",
-  "loadState",
-  "saveState",
-  "renderOutbound",
-  "dispatchOutbound",
-  "registerCliCommands",
-  "onboardConfig",
-  "provideModelOptions",
-  "onError",
-  "beforeLlmCall",
-  "afterLlmCall",
-  "beforeToolCall",
-  "afterToolCall",
-  "systemPrompt",
-  "provideTapeStore",
-  "provideTapeSidecar",
-  "provideChannels",
-  "buildTapeContext",
-  "admitMessage",
-  "provideSteeringInbox",
+  // the turn pipeline and the agent loop's prompt
+  "resolveSession", "buildPrompt", "runModel", "runModelStream", "continuePrompt", "loadState", "saveState", "renderOutbound", "dispatchOutbound",
+  // the command line, onboarding, models and errors
+  "registerCliCommands", "onboardConfig", "provideModelOptions", "onError",
+  // interceptors around model and tool calls
+  "beforeLlmCall", "afterLlmCall", "beforeToolCall", "afterToolCall",
+  // what the builtin plugin provides: prompt fragments, tapes, channels, admission, steering
+  "systemPrompt", "provideTapeStore", "provideTapeSidecar", "provideChannels", "buildTapeContext", "admitMessage", "provideSteeringInbox",
 ] as const satisfies readonly HookName[];
 
 /**

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { knownSecrets, redactSecrets } from "./secrets.ts";
 
 /** Severity of a log record. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -63,12 +62,22 @@ export function setLogSink(next: LogSink | null): () => void {
   };
 }
 
-/** A record's error with every known secret redacted from its message and stack (the error itself when none occurs). */
-function redactedError(error: unknown): unknown {
-  if (knownSecrets().length === 0 || error === undefined) return error;
-  if (!(error instanceof Error)) return typeof error === "string" ? redactSecrets(error) : error;
-  const message = redactSecrets(error.message);
-  const stack = error.stack === undefined ? undefined : redactSecrets(error.stack);
+/** Rewrites the text of a record before any sink sees it: the secrets redaction (src/config/redaction.ts) installs one. */
+export type LogRedaction = (text: string) => string;
+
+let redaction: LogRedaction | null = null;
+
+/** Sets (or, with null, removes) the {@link LogRedaction} every record goes through. */
+export function setLogRedaction(next: LogRedaction | null): void {
+  redaction = next;
+}
+
+/** A record's error with its message and stack redacted (the error itself when nothing changes). */
+function redactedError(redact: LogRedaction, error: unknown): unknown {
+  if (error === undefined) return error;
+  if (!(error instanceof Error)) return typeof error === "string" ? redact(error) : error;
+  const message = redact(error.message);
+  const stack = error.stack === undefined ? undefined : redact(error.stack);
   if (message === error.message && stack === error.stack) return error;
   const copy = new Error(message);
   copy.name = error.name;
@@ -76,9 +85,11 @@ function redactedError(error: unknown): unknown {
   return copy;
 }
 
-/** Sends a record to the current sink with every known secret redacted (docs/security.md, *Secrets*). */
+/** Sends a record to the current sink, redacted when a {@link LogRedaction} is set (docs/security.md, *Secrets*). */
 function write(level: LogLevel, namespace: string, message: string, error: unknown): void {
-  currentSink()(level, namespace, redactSecrets(message), redactedError(error));
+  const redact = redaction;
+  if (redact) currentSink()(level, namespace, redact(message), redactedError(redact, error));
+  else currentSink()(level, namespace, message, error);
 }
 
 /** A namespaced logger: `createLogger("bub:kernel").warn("hook.async_not_supported ...")`. */

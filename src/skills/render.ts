@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import { readSkillFile, skillMaxBytes, type Skill } from "./discovery.ts";
 import { stringify } from "yaml";
 import { stripFrontmatter } from "./frontmatter.ts";
-import { isSecretPath, redactionMarker, redactSecrets } from "../kernel/secrets.ts";
+import { isSecretPath, redactionMarker, redactSecrets } from "../config/redaction.ts";
 
 /** Looks up a configured value by dotted path (`telegram.token`); undefined when missing. */
 export type ConfigLookup = (path: string) => unknown;

@@ -1,5 +1,5 @@
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
-import { redactJsonText } from "../kernel/secrets.ts";
+import { redactJsonText } from "../config/redaction.ts";
 import type { JsonObject, NewTapeEntry, TapeEntry } from "../kernel/tape-contract.ts";
 import { dateFromEpochSeconds, utcNow } from "./date.ts";
 
@@ -89,7 +89,7 @@ export function prepareEntry(entry: NewTapeEntry): PreparedEntry {
 /**
  * The JSON text of a stored entry (`{"id","kind","payload","meta","date"}`, non-ASCII kept),
  * the reference runtime's line format without the trailing newline. Every configured secret
- * that occurs in it is replaced with `[redacted:<setting>]` (src/kernel/secrets.ts), so no
+ * that occurs in it is replaced with `[redacted:<setting>]` (src/config/redaction.ts), so no
  * store or sidecar ever writes one.
  * @throws BubError `invalid_input` when the payload or meta cannot be written as JSON.
  */

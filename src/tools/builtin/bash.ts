@@ -6,7 +6,7 @@ import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
-import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../../kernel/secrets.ts";
+import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../../config/redaction.ts";
 import type { TurnState } from "../../kernel/types.ts";
 import { runtimeAgentOf } from "../runtime-agent.ts";
 import { defineTool, type Tool } from "../tool.ts";

@@ -8,7 +8,7 @@
  * process group; output decoding never splits a character across reads.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../../kernel/secrets.ts";
+import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../../config/redaction.ts";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";

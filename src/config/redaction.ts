@@ -1,3 +1,5 @@
+import { setLogRedaction } from "../kernel/log.ts";
+
 /**
  * Configured secrets (API keys, bot tokens, any secret-looking setting) and the places they
  * must not reach: text bound for the tape and the logs has them replaced with
@@ -67,6 +69,7 @@ export function rememberSecrets(secrets: Iterable<Secret>): void {
   if (!added) return;
   known = [...known].sort((a, b) => b.value.length - a.value.length);
   jsonForms = null;
+  setLogRedaction(redactSecrets);
 }
 
 /** The secrets known so far, longest first. */
@@ -79,6 +82,7 @@ export function forgetSecrets(): void {
   known = [];
   knownValues = new Set();
   jsonForms = null;
+  setLogRedaction(null);
 }
 
 /** The marker a secret is replaced with. */

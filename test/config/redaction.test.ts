@@ -15,7 +15,7 @@ import {
   redactSecrets,
   rememberSecrets,
   toolEnvironment,
-} from "../../src/kernel/secrets.ts";
+} from "../../src/config/redaction.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
 import { entries } from "../../src/tape/entry.ts";
 import { renderConfigTemplates } from "../../src/skills/render.ts";
