@@ -1,0 +1,238 @@
+/**
+ * Durable long polling: every update is journaled before Telegram is told it arrived, a
+ * journaled update is done only once its turn's replies were sent, and after a restart
+ * what the journal still holds is run again (once).
+ */
+import type { Bot } from "grammy";
+import type { Update } from "grammy/types";
+import { createLogger } from "../../kernel/log.ts";
+import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
+import type { MessageHandler } from "../../kernel/types.ts";
+import type { InboundJournal } from "../inbound-journal.ts";
+import { ChannelMessage } from "../message.ts";
+import { turnScope } from "../session-turns.ts";
+
+const log = createLogger("bub:telegram");
+
+/** Long polling: how long one getUpdates call waits for updates, and the pause after a failed one. */
+const POLL_TIMEOUT_SECONDS = 30;
+const POLL_RETRY_MS = 3000;
+/** Sent for a message whose turn a restart cut off twice (it is not run a third time). */
+export const GIVEN_UP = "Bub restarted twice while working on your message, so it was not answered. Please send it again.";
+
+/** The update being handed to the bot's handlers (updates are handled one at a time). */
+interface Handing {
+  id: number;
+  /** Its message went to the manager (a turn will mark it done). */
+  handed: boolean;
+  /** It is run again after a restart cut its turn off. */
+  retried: boolean;
+}
+
+/** The journal-backed polling of one running bot, and the bookkeeping of its turns. */
+export class DurablePolling {
+  readonly #describeError: (error: unknown) => string;
+  #polling: Promise<void> | null = null;
+  #pollStop: AbortController | null = null;
+  #journal: InboundJournal | null = null;
+  #handing: Handing | null = null;
+  /** Per chat, the journaled updates handed to the manager whose turn has not started. */
+  readonly #unclaimed = new Map<string, Set<number>>();
+  /** The journaled update ids of a turn, by its inbound message's lifespan. */
+  readonly #turnIds = new WeakMap<object, () => number[]>();
+  /** Replies of journaled turns go out one at a time, each recorded before the next leaves. */
+  #replying: Promise<void> = Promise.resolve();
+
+  constructor(describeError: (error: unknown) => string) {
+    this.#describeError = describeError;
+  }
+
+  /** Uses `journal` from now on (until {@link closeJournal}). */
+  attach(journal: InboundJournal): void {
+    this.#journal = journal;
+  }
+
+  /**
+   * Replays the journal, then starts polling in the background; polling stops when
+   * `signal` aborts or {@link stop} is called.
+   */
+  async start(bot: Bot, journal: InboundJournal, signal: AbortSignal): Promise<void> {
+    // First what the journal holds from before the restart, then what Telegram holds.
+    await this.#replayJournal(bot, journal);
+    const pollStop = new AbortController();
+    this.#pollStop = pollStop;
+    this.#polling = this.#poll(bot, journal, pollStop.signal);
+    signal.addEventListener("abort", () => void this.#stopPolling(), { once: true });
+    if (signal.aborted) await this.#stopPolling();
+  }
+
+  /**
+   * Runs again what the journal holds: updates received but not done. One whose turn had
+   * started was cut off by the restart: it is retried once, its message's context saying
+   * `retried_after_restart: true`. One whose retry was cut off too is given up: its chat
+   * is told to send it again (a message that brings the gateway down is not run for ever).
+   */
+  async #replayJournal(bot: Bot, journal: InboundJournal): Promise<void> {
+    const pending = journal.pending();
+    if (pending.length === 0) return;
+    log.info(`telegram.journal resuming ${pending.length} update(s) received before the restart`);
+    for (const entry of pending) {
+      if (entry.starts >= 2) {
+        const chatId = (entry.item as Update).message?.chat.id;
+        log.warn(`telegram.journal update_id=${entry.id} chat_id=${String(chatId ?? "?")} was cut off by a restart twice; not run again`);
+        if (chatId !== undefined) await bot.api.sendMessage(chatId, GIVEN_UP).catch((error: unknown) => log.error(`telegram.send undeliverable chat_id=${chatId}: ${this.#describeError(error)}`));
+        await journal.done([entry.id]);
+        continue;
+      }
+      if (entry.started) {
+        log.warn(`telegram.journal update_id=${entry.id} was cut off by a restart; running it again once`);
+        await journal.retried([entry.id]);
+      }
+      await this.#handleUpdate(bot, journal, entry.item as Update, entry.started);
+    }
+  }
+
+  /**
+   * Long polling that acknowledges an update (the next getUpdates' offset) only once the
+   * journal holds it on disk. Updates the journal already has are not run again.
+   */
+  async #poll(bot: Bot, journal: InboundJournal, signal: AbortSignal): Promise<void> {
+    let offset = journal.lastId > 0 ? journal.lastId + 1 : undefined;
+    const apiSignal = signal as unknown as Parameters<Bot["api"]["getUpdates"]>[1];
+    while (!signal.aborted) {
+      let fresh: number[];
+      let updates: Update[];
+      try {
+        updates = await bot.api.getUpdates({ offset, timeout: POLL_TIMEOUT_SECONDS, allowed_updates: ["message"] }, apiSignal);
+        if (updates.length === 0) continue;
+        fresh = await journal.receive(updates.map((update) => ({ id: update.update_id, item: update })));
+      } catch (error) {
+        if (signal.aborted) break;
+        log.warn(`telegram.polling getUpdates failed, trying again in ${POLL_RETRY_MS / 1000}s: ${this.#describeError(error)}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, POLL_RETRY_MS);
+          signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        });
+        continue;
+      }
+      offset = Math.max(offset ?? 0, ...updates.map((update) => update.update_id + 1));
+      const recorded = new Set(fresh);
+      for (const update of updates) {
+        if (recorded.has(update.update_id)) await this.#handleUpdate(bot, journal, update, false);
+      }
+    }
+  }
+
+  /** Hands one journaled update to the bot's handlers; one that did not reach a turn is done at once. */
+  async #handleUpdate(bot: Bot, journal: InboundJournal, update: Update, retried: boolean): Promise<void> {
+    const handing: Handing = { id: update.update_id, handed: false, retried };
+    this.#handing = handing;
+    try {
+      await bot.handleUpdate(update);
+    } catch (error) {
+      const chatId = update.message?.chat.id ?? "?";
+      log.error(`telegram.update failed chat_id=${String(chatId)}: ${this.#describeError((error as { error?: unknown }).error ?? error)}`);
+    } finally {
+      this.#handing = null;
+    }
+    if (!handing.handed) await this.#journalDone([handing.id]);
+  }
+
+  /**
+   * The manager's handler, wrapped: a journaled message's turn marks its update (and the
+   * earlier ones of its chat that no turn has claimed, such as the rest of a debounced
+   * batch) started when it begins and done once its replies were sent. Chatter the bot
+   * was not addressed in is done once handed over (it is context at most).
+   */
+  handOver(message: Envelope, handler: MessageHandler): Promise<void> {
+    const handing = this.#handing;
+    const journal = this.#journal;
+    if (!handing || !journal || !(message instanceof ChannelMessage)) return handler(message);
+    handing.handed = true;
+    const { id } = handing;
+    if (handing.retried) message.context.retried_after_restart = true;
+    if (!message.isActive && !message.content.trimStart().startsWith(",")) {
+      return handler(message).finally(() => this.#journalDone([id]));
+    }
+    const chatId = message.chatId;
+    let unclaimed = this.#unclaimed.get(chatId);
+    if (!unclaimed) this.#unclaimed.set(chatId, (unclaimed = new Set()));
+    unclaimed.add(id);
+    const inner = message.lifespan;
+    let claimed: number[] | null = null;
+    const claim = (): number[] => {
+      if (claimed) return claimed;
+      const open = this.#unclaimed.get(chatId);
+      claimed = open ? [...open].filter((other) => other <= id) : [id];
+      for (const other of claimed) open?.delete(other);
+      if (open?.size === 0) this.#unclaimed.delete(chatId);
+      return claimed;
+    };
+    const lifespan: NonNullable<ChannelMessage["lifespan"]> = {
+      enter: () => {
+        journal.started(claim()).catch((error: unknown) => log.error("telegram.journal could not record a started turn", error));
+        return inner?.enter();
+      },
+      exit: (error) => inner?.exit(error),
+      settled: (outcome) => {
+        // A turn the shutdown cancelled stays open: it is retried once after the restart.
+        if (outcome === "done") void this.#journalDone(claim());
+      },
+    };
+    this.#turnIds.set(lifespan, claim);
+    message.lifespan = lifespan;
+    return handler(message);
+  }
+
+  /**
+   * Sends a reply of a journaled turn and records the turn's updates as done right after
+   * it left, one reply at a time: a kill -9 can then cut at most one reply between leaving
+   * and being recorded (that one is sent again after the restart). Other sends go straight out.
+   */
+  async sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
+    const inbound = turnScope.getStore()?.message;
+    const lifespan = inbound === undefined ? undefined : fieldOf(inbound, "lifespan");
+    const claim = typeof lifespan === "object" && lifespan !== null ? this.#turnIds.get(lifespan) : undefined;
+    const journal = this.#journal;
+    if (!claim || !journal) return deliver(message);
+    const previous = this.#replying;
+    const turn = Promise.withResolvers<void>();
+    this.#replying = turn.promise;
+    try {
+      await previous;
+      await deliver(message);
+      await this.#journalDone(claim());
+    } finally {
+      turn.resolve();
+    }
+  }
+
+  async #journalDone(ids: number[]): Promise<void> {
+    try {
+      await this.#journal?.done(ids);
+    } catch (error) {
+      log.error(`telegram.journal could not record update(s) ${ids.join(",")} as done`, error);
+    }
+  }
+
+  async #stopPolling(): Promise<void> {
+    this.#pollStop?.abort();
+  }
+
+  /** Stops polling and waits for the loop (and the update it is handling) to end. */
+  async stop(): Promise<void> {
+    await this.#stopPolling();
+    await this.#polling;
+  }
+
+  /** Closes the journal; nothing is recorded afterwards. */
+  async closeJournal(): Promise<void> {
+    const journal = this.#journal;
+    this.#journal = null;
+    try {
+      await journal?.close();
+    } catch (error) {
+      log.error("telegram.journal close failed", error);
+    }
+  }
+}
