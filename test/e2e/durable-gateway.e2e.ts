@@ -13,7 +13,7 @@ import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply, type RecordedR
 import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
 import { installedPackage, tempHome } from "./support/installed.ts";
 
-/** What the gateway says for a message two restarts in a row cut off (src/channels/telegram/channel.ts). */
+/** What the gateway says for a message two restarts in a row cut off (src/channels/telegram/polling.ts). */
 const GIVEN_UP = "Bub restarted twice while working on your message, so it was not answered. Please send it again.";
 import { pollUntil, readTapes, startBub, within, type LiveBub } from "./support/live.ts";
 
