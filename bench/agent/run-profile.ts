@@ -15,7 +15,7 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { reply, startFakeOpenAI } from "../../test/support/fake-openai.ts";
-import { expectSuccess, installBub, interleave, median, printMachine, printSamples, roundsArg, spawnTimed, tempDir, userEnv, type BenchCase } from "../support/processes.ts";
+import { expectSuccess, installBub, interleave, median, printLadder, printMachine, printSamples, roundsArg, spawnTimed, tempDir, userEnv, type BenchCase } from "../support/processes.ts";
 
 const runs = roundsArg(2, 20);
 const { prefix, bin } = await installBub();
@@ -88,14 +88,6 @@ const samples = await interleave(cases, { runs, warmup: 2, rssRuns: 0 });
 await server.close();
 printSamples(samples, 72);
 const m = (label: string) => median(samples.get(label)!.wallMs);
-const line = (what: string, ms: number) => console.log(`  ${ms.toFixed(1).padStart(6)} ms  ${what}`);
-console.log("\nWhat each part adds (differences of the medians):");
-line(NODE, m(NODE));
-let previous = m(NODE);
-for (const [label] of ladder) {
-  line(label, m(label) - previous);
-  previous = m(label);
-}
-const floor = m(ladder.at(-1)![0]);
+const floor = printLadder(samples, NODE, ladder.map(([label]) => label));
 console.log(`\nThe dependencies and one streamed answer: ${floor.toFixed(1)} ms (${(floor / m(NODE)).toFixed(2)}× node -e 0)`);
 console.log(`${BUB}: ${m(BUB).toFixed(1)} ms (${(m(BUB) / m(NODE)).toFixed(2)}× node -e 0), ${(m(BUB) - floor).toFixed(1)} ms above that floor`);

@@ -14,7 +14,7 @@ import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } fro
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { expectSuccess, installBub, interleave, median, printMachine, printSamples, roundsArg, spawnTimed, tempDir, userEnv, type BenchCase } from "../support/processes.ts";
+import { expectSuccess, installBub, interleave, median, printLadder, printMachine, printSamples, printStep, roundsArg, spawnTimed, tempDir, userEnv, type BenchCase } from "../support/processes.ts";
 
 const runs = roundsArg(2, 20);
 const profiles = roundsArg(3, 10);
@@ -78,18 +78,11 @@ cases.push(
 const samples = await interleave(cases, { runs, warmup: 3, rssRuns: 0 });
 printSamples(samples, 78);
 const m = (label: string) => median(samples.get(label)!.wallMs);
-const line = (what: string, ms: number) => console.log(`  ${ms.toFixed(1).padStart(6)} ms  ${what}`);
-console.log("\nWhat each part adds (differences of the medians):");
-line(NODE, m(NODE));
-let previous = m(NODE);
-for (const [label] of ladder) {
-  line(label, m(label) - previous);
-  previous = m(label);
-}
-line(`the bin itself (${HELP} minus the last step)`, m(HELP) - previous);
-line("a config.yml (the bin with one minus without)", m(HELP_CONFIG) - m(HELP));
-line(`(${YAML}, over the first step)`, m(YAML) - m(ladder[0]![0]));
-line("the #!/usr/bin/env node line (installed bin minus node dist/bin/bub.js)", m(SHEBANG) - m(HELP));
+const last = printLadder(samples, NODE, ladder.map(([label]) => label));
+printStep(`the bin itself (${HELP} minus the last step)`, m(HELP) - last);
+printStep("a config.yml (the bin with one minus without)", m(HELP_CONFIG) - m(HELP));
+printStep(`(${YAML}, over the first step)`, m(YAML) - m(ladder[0]![0]));
+printStep("the #!/usr/bin/env node line (installed bin minus node dist/bin/bub.js)", m(SHEBANG) - m(HELP));
 
 // 2. CPU profiles.
 function category(callFrame: { url: string; functionName: string }): string {
@@ -133,7 +126,7 @@ function profileSummary(label: string, bubHome: () => string): void {
     });
   }
   console.log(`\nCPU profile of ${label}: ${(span / files.length).toFixed(1)} ms profiled per run (profiling slows it down), self time per run, mean of ${files.length}:`);
-  for (const [key, ms] of [...totals].sort((a, b) => b[1] - a[1])) if (ms / files.length >= 0.3) line(key, ms / files.length);
+  for (const [key, ms] of [...totals].sort((a, b) => b[1] - a[1])) if (ms / files.length >= 0.3) printStep(key, ms / files.length);
 }
 profileSummary("bub --help (no config.yml)", freshHome);
 profileSummary("bub --help (config.yml)", () => configured);

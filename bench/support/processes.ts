@@ -172,6 +172,27 @@ export function printSamples(samples: Samples, width = 44): void {
   }
 }
 
+/** Prints one line of a ladder: `ms` and what it is. */
+export function printStep(what: string, ms: number): void {
+  console.log(`  ${ms.toFixed(1).padStart(6)} ms  ${what}`);
+}
+
+/**
+ * Prints what each step of a cumulative ladder adds over the one before it (differences of
+ * the medians), starting from `baseline`; returns the last step's median.
+ */
+export function printLadder(samples: Samples, baseline: string, steps: readonly string[]): number {
+  const m = (label: string) => median(samples.get(label)!.wallMs);
+  console.log("\nWhat each part adds (differences of the medians):");
+  printStep(baseline, m(baseline));
+  let previous = m(baseline);
+  for (const label of steps) {
+    printStep(label, m(label) - previous);
+    previous = m(label);
+  }
+  return previous;
+}
+
 /**
  * Prints `label / baseline` as the ratio of the medians, the median of the per-round
  * ratios (the two runs of a round are close in time, so this one shrugs off drift), and the
