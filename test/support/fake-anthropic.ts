@@ -21,9 +21,9 @@
  * await server.close();
  * ```
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { splitDeltas } from "./fake-openai.ts";
+import { lowerHeaders, readBody, startScriptedServer, type Exchange, type Recorded, type ScriptedServer } from "./scripted-server.ts";
 
 /** Token usage in Anthropic field names. */
 export interface AnthropicUsage {
@@ -92,23 +92,10 @@ export interface AnthropicMessagesBody {
 }
 
 /** One request the server received. */
-export interface AnthropicRequest {
-  method: string;
-  path: string;
-  /** Lower-cased header names. */
-  headers: Record<string, string>;
-  body: AnthropicMessagesBody;
-}
+export type AnthropicRequest = Recorded<AnthropicMessagesBody>;
 
-export interface FakeAnthropic {
-  /** Base URL including `/v1` (the `baseURL` of `@ai-sdk/anthropic`). */
-  readonly url: string;
-  readonly requests: AnthropicRequest[];
-  script(...replies: FakeAnthropicScript[]): void;
-  pending(): number;
-  waitForRequest(index: number): Promise<AnthropicRequest>;
-  close(): Promise<void>;
-}
+/** A running fake Anthropic server; `url` is the `baseURL` of `@ai-sdk/anthropic` (it includes `/v1`). */
+export type FakeAnthropic = ScriptedServer<AnthropicMessagesBody, FakeAnthropicScript>;
 
 /** Builders for {@link FakeAnthropicReply} values. */
 export const anthropicReply = {
@@ -237,58 +224,31 @@ function messageBody(scripted: FakeAnthropicMessage, body: AnthropicMessagesBody
   return { id, type: "message", role: "assistant", model: body.model, content, stop_reason: scripted.stopReason ?? (uses.length > 0 ? "tool_use" : "end_turn"), stop_sequence: null, usage };
 }
 
-function lowerHeaders(request: IncomingMessage): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [key, value] of Object.entries(request.headers)) if (value !== undefined) headers[key.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-  return headers;
-}
-
 /**
  * Starts a fake Anthropic server on 127.0.0.1 at a random port. `apiKey`, when given, is
  * required in `x-api-key` (401 `authentication_error` otherwise). A request that arrives
  * with an empty script gets HTTP 500 `no scripted reply`.
  */
 export async function startFakeAnthropic(options: { apiKey?: string } = {}): Promise<FakeAnthropic> {
-  const queue: FakeAnthropicScript[] = [];
-  const requests: AnthropicRequest[] = [];
-  const sockets = new Set<Socket>();
-  let waiters: { index: number; resolve: (request: AnthropicRequest) => void }[] = [];
   let sequence = 0;
 
-  const server = createServer((request, response) => {
-    void handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) sendJson(response, 500, errorBody("api_error", String(error)));
-      else response.destroy();
-    });
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+  async function handle(request: IncomingMessage, response: ServerResponse, exchange: Exchange<AnthropicMessagesBody, FakeAnthropicScript>): Promise<void> {
+    const raw = await readBody(request);
     const path = (request.url ?? "/").split("?")[0]!;
     if (request.method !== "POST" || path !== "/v1/messages") return sendJson(response, 404, errorBody("not_found_error", `Not Found: ${request.method} ${path}`));
     const headers = lowerHeaders(request);
     if (options.apiKey !== undefined && headers["x-api-key"] !== options.apiKey) return sendJson(response, 401, errorBody("authentication_error", "invalid x-api-key"));
     let body: AnthropicMessagesBody;
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as AnthropicMessagesBody;
+      body = JSON.parse(raw) as AnthropicMessagesBody;
     } catch {
       return sendJson(response, 400, errorBody("invalid_request_error", "There was an error parsing the body of your request"));
     }
     const recorded: AnthropicRequest = { method: request.method, path, headers, body };
-    requests.push(recorded);
-    waiters = waiters.filter((waiter) => {
-      if (waiter.index >= requests.length) return true;
-      waiter.resolve(requests[waiter.index]!);
-      return false;
-    });
+    exchange.record(recorded);
     const invalid = invalidRequest(body, headers);
     if (invalid) return sendJson(response, 400, errorBody("invalid_request_error", invalid));
-    const next = queue.shift();
+    const next = exchange.next();
     if (next === undefined) return sendJson(response, 500, errorBody("api_error", "no scripted reply"));
     const scripted = typeof next === "function" ? next(recorded) : next;
     if (scripted.kind === "hang") return;
@@ -311,25 +271,5 @@ export async function startFakeAnthropic(options: { apiKey?: string } = {}): Pro
     response.end();
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    script: (...replies) => void queue.push(...replies),
-    pending: () => queue.length,
-    waitForRequest(index) {
-      if (index < requests.length) return Promise.resolve(requests[index]!);
-      return new Promise((resolve) => waiters.push({ index, resolve }));
-    },
-    close() {
-      return new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      });
-    },
-  };
+  return startScriptedServer(handle, (response, error) => sendJson(response, 500, errorBody("api_error", String(error))));
 }

@@ -14,8 +14,8 @@
  * await server.close();
  * ```
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { lowerHeaders, readBody, startScriptedServer, type Exchange, type Recorded, type ScriptedServer } from "./scripted-server.ts";
 import { invalidResponsesRequest, responsesBody, responsesEvents, type ResponsesBody, type StoredItems } from "./fake-openai-responses.ts";
 
 /** Token usage in OpenAI field names; `total_tokens` defaults to the sum. */
@@ -90,29 +90,10 @@ export interface ChatCompletionBody {
 }
 
 /** One request the server received. */
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  /** Lower-cased header names. */
-  headers: Record<string, string>;
-  body: ChatCompletionBody;
-}
+export type RecordedRequest = Recorded<ChatCompletionBody>;
 
 /** A running fake server. */
-export interface FakeOpenAI {
-  /** Base URL including `/v1`, e.g. `http://127.0.0.1:41234/v1`. */
-  readonly url: string;
-  /** Every request received, in arrival order. */
-  readonly requests: RecordedRequest[];
-  /** Appends replies to the queue. */
-  script(...replies: FakeReplyScript[]): void;
-  /** Replies still waiting in the queue. */
-  pending(): number;
-  /** Resolves with the request at `index` (0-based) once it has arrived. */
-  waitForRequest(index: number): Promise<RecordedRequest>;
-  /** Stops the server, destroying open connections (hanging requests included). */
-  close(): Promise<void>;
-}
+export type FakeOpenAI = ScriptedServer<ChatCompletionBody, FakeReplyScript>;
 
 /** Builders for {@link FakeReply} values. */
 export const reply = {
@@ -167,23 +148,6 @@ function splitFragments(text: string, parts: number): string[] {
   const fragments: string[] = [];
   for (let index = 0; index < text.length; index += size) fragments.push(text.slice(index, index + size));
   return fragments;
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
-  });
-}
-
-function lowerHeaders(request: IncomingMessage): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [key, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[key.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return headers;
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -270,25 +234,10 @@ function delay(ms: number): Promise<void> {
  * that makes more calls than it scripted fails loudly.
  */
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
-  const queue: FakeReplyScript[] = [];
-  const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
-  const waiters: { index: number; resolve: (request: RecordedRequest) => void }[] = [];
   const stored: StoredItems = new Map();
   let sequence = 0;
 
-  const server = createServer((request, response) => {
-    void handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) sendJson(response, 500, { error: { message: String(error), type: "fake_server_error" } });
-      else response.destroy();
-    });
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async function handle(request: IncomingMessage, response: ServerResponse, exchange: Exchange<ChatCompletionBody, FakeReplyScript>): Promise<void> {
     const raw = await readBody(request);
     const path = (request.url ?? "/").split("?")[0]!;
     const responses = path === "/v1/responses";
@@ -304,17 +253,13 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return;
     }
     const recorded: RecordedRequest = { method: request.method, path, headers: lowerHeaders(request), body };
-    requests.push(recorded);
-    for (const waiter of waiters.splice(0)) {
-      if (waiter.index < requests.length) waiter.resolve(requests[waiter.index]!);
-      else waiters.push(waiter);
-    }
+    exchange.record(recorded);
     const invalid = responses ? invalidResponsesRequest(body as unknown as ResponsesBody, stored) : null;
     if (invalid) {
       sendJson(response, 400, { error: { message: invalid, type: "invalid_request_error", param: "input", code: null } });
       return;
     }
-    const next = queue.shift();
+    const next = exchange.next();
     if (next === undefined) {
       sendJson(response, 500, { error: { message: "no scripted reply", type: "fake_server_error" } });
       return;
@@ -356,30 +301,5 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     response.end(responses ? undefined : "data: [DONE]\n\n");
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    script(...replies) {
-      queue.push(...replies);
-    },
-    pending() {
-      return queue.length;
-    },
-    waitForRequest(index) {
-      if (index < requests.length) return Promise.resolve(requests[index]!);
-      return new Promise((resolve) => waiters.push({ index, resolve }));
-    },
-    close() {
-      return new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      });
-    },
-  };
+  return startScriptedServer(handle, (response, error) => sendJson(response, 500, { error: { message: String(error), type: "fake_server_error" } }));
 }
