@@ -1,5 +1,6 @@
 /**
- * `bub gateway` of the installed binary loses no Telegram message across restarts: what
+ * `bub gateway` of the installed binary loses no Telegram message across restarts (1,000
+ * messages through three `kill -9` restarts and a SIGTERM under load): what
  * arrives while it is down is answered after it starts, a `kill -9` at a random moment
  * repeats at most the one reply it cut between leaving and being recorded, a SIGTERM
  * repeats none, and a SIGTERM with nothing running exits at once. Fake Bot API and fake
@@ -126,44 +127,78 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
     assert.deepEqual(journal.trim().split("\n").map((line) => JSON.parse(line)), [{ t: "mark", last: 20 }], "everything done: compacted to its mark");
   });
 
-  it("answers all of 200 messages across 3 kill -9 restarts at random moments, repeating at most one reply per kill", async (t) => {
-    const total = 200;
+  it("answers all of 1,000 messages across 3 kill -9 restarts at random moments and a SIGTERM under load: at most one repeated reply per kill -9, none across the SIGTERM", async (t) => {
+    const total = 1000;
     const kills = 3;
+    /** Messages pushed per run while the gateway works (the rest arrive while it is down, or at the end). */
+    const batch = 200;
+    const whileDown = 5;
     let gateway = await start();
     let next = 0;
     const feed = (count: number) => {
       for (const end = Math.min(total, next + count); next < end; next++) send(next);
     };
-    for (let kill = 0; kill < kills; kill++) {
-      // What the last kill cut off is answered first (its retry is not cut off again)...
-      await allAnswered(next, 30_000);
-      // ...then a random moment while it works through a new batch, after its first reply.
+    /** Each restart: how it was stopped and where its run's replies begin in the list of sent replies. */
+    const restarts: { how: "kill -9" | "SIGTERM"; firstReply: number; stoppedAfter: number }[] = [];
+    let inFlightAtSigterm = 0;
+    const stopAtRandom = async (how: "kill -9" | "SIGTERM") => {
+      // What the last stop cut off is answered first (so its retry is not cut off again)...
+      await allAnswered(next, 60_000);
+      // ...then a random moment while this run works through a new batch: after a random
+      // number of its replies (1 to batch - 1), so turns are running, some replied, some not.
       const replied = telegram.succeededOf("sendMessage").length;
-      feed(Math.ceil(total / (kills + 1)));
-      await within(telegram.waitForCalls("sendMessage", replied + 1), 20_000, "a reply from this run");
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 300));
-      gateway.child.kill("SIGKILL");
-      await gateway.exited(5_000);
-      // Some messages arrive while it is down.
-      feed(5);
+      const stopAfter = 1 + Math.floor(Math.random() * (batch - 1));
+      feed(batch);
+      await within(telegram.waitForCalls("sendMessage", replied + stopAfter), 60_000, `${stopAfter} replies from this run`);
+      if (how === "kill -9") {
+        gateway.child.kill("SIGKILL");
+        await gateway.exited(5_000);
+      } else {
+        inFlightAtSigterm = next - answers().size;
+        await sigterm(gateway);
+      }
+      feed(whileDown);
+      const firstReply = telegram.succeededOf("sendMessage").length;
       gateway = await start();
-    }
+      restarts.push({ how, firstReply, stoppedAfter: stopAfter });
+    };
+    for (let kill = 0; kill < kills; kill++) await stopAtRandom("kill -9");
+    await stopAtRandom("SIGTERM");
     feed(total);
-    const counts = await allAnswered(total, 60_000);
+    const counts = await allAnswered(total, 120_000);
     // Let any late repeat arrive before counting.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const repeated = [...answers().values()].reduce((sum, count) => sum + count - 1, 0);
+
+    // Every reply, in the order Telegram accepted them; a repeat is a second reply to a message.
+    const sent = telegram.succeededOf("sendMessage").map((call) => Number(call.payload.chat_id) - FIRST_CHAT);
+    const seen = new Set<number>();
+    const repeatsInRun = new Array<number>(restarts.length + 1).fill(0);
+    sent.forEach((n, index) => {
+      const run = restarts.filter((restart) => restart.firstReply <= index).length;
+      if (seen.has(n)) repeatsInRun[run]!++;
+      seen.add(n);
+    });
     const givenUp = telegram.succeededOf("sendMessage").filter((call) => call.payload.text === GIVEN_UP).length;
-    t.diagnostic(`repeated replies: ${repeated}, given up: ${givenUp}`);
-    assert.equal(givenUp, 0, "no message was cut off twice");
+    t.diagnostic(`stops: ${restarts.map((restart) => `${restart.how} after ${restart.stoppedAfter} replies`).join(", ")}; unanswered at the SIGTERM: ${inFlightAtSigterm}; repeated replies per run: ${repeatsInRun.join(", ")}; given up: ${givenUp}`);
+    assert.equal(next, total, "all messages were sent");
     assert.equal(counts.size, total, "every message answered");
-    assert.ok(repeated <= kills, `at most one repeated reply per kill -9 (${repeated} for ${kills} kills)`);
-    const beforeSigterm = telegram.succeededOf("sendMessage").length;
-    await sigterm(gateway);
-    // A SIGTERM restart repeats nothing.
+    assert.equal(givenUp, 0, "no message was cut off twice");
+    assert.equal(repeatsInRun[0], 0, "the first run repeats nothing");
+    restarts.forEach((restart, index) => {
+      const limit = restart.how === "kill -9" ? 1 : 0;
+      assert.ok(repeatsInRun[index + 1]! <= limit, `after ${restart.how} #${index + 1}: ${repeatsInRun[index + 1]} repeated replies (at most ${limit})`);
+    });
+    // None lost on the way either: every update went through the journal, which is now
+    // compacted to the mark of the last one.
+    const idleExit = await sigterm(gateway, 5_000);
+    assert.ok(idleExit < 1_000, `with nothing running it exited ${Math.round(idleExit)} ms after SIGTERM`);
+    const journal = await readFile(join(bubHome, "inbound", `telegram-${FAKE_BOT.id}.jsonl`), "utf8");
+    assert.deepEqual(journal.trim().split("\n").map((line) => JSON.parse(line)), [{ t: "mark", last: total }], "everything done: compacted to its mark");
+    // A SIGTERM restart with nothing pending answers nothing again.
+    const beforeRestart = telegram.succeededOf("sendMessage").length;
     gateway = await start();
     await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.equal(telegram.succeededOf("sendMessage").length, beforeSigterm, "nothing answered again after a SIGTERM restart");
+    assert.equal(telegram.succeededOf("sendMessage").length, beforeRestart, "nothing answered again after a SIGTERM restart");
     await sigterm(gateway);
   });
 
@@ -215,7 +250,10 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
     await sigterm(gateway);
   });
 
-  it("exits within 1 s of a SIGTERM when no turn is running", async () => {
+  it("exits within 1 s of a SIGTERM when no turn is running: idle since start, and after answering", async () => {
+    const idle = await start();
+    const idleMs = await sigterm(idle, 5_000);
+    assert.ok(idleMs < 1_000, `idle since start: exited ${Math.round(idleMs)} ms after SIGTERM`);
     const gateway = await start();
     send(0);
     await allAnswered(1, 15_000);
