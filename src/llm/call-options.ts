@@ -85,11 +85,23 @@ export function buildCallOptions(request: ModelCallRequest, target: ModelTarget,
     inputSchema: tool.parameters as LanguageModelV4FunctionTool["inputSchema"],
   }));
   const maxTokens = request.maxTokens ?? settings.max_tokens;
+  const options = completionCallOptions(settings.completion_args ?? {}, target, request.reasoningEffort);
   return {
-    ...completionCallOptions(settings.completion_args ?? {}, target, request.reasoningEffort),
+    ...options,
     prompt,
-    ...(maxTokens ? { maxOutputTokens: maxTokens } : {}),
+    ...(maxTokens ? tokenLimit(maxTokens, target, options.providerOptions) : {}),
     ...(tools.length > 0 ? { tools } : {}),
     abortSignal,
   };
+}
+
+/**
+ * The answer's token limit. OpenAI's own chat endpoint (provider `openai` with a base URL,
+ * as in the reference) gets `max_completion_tokens`, the field every current OpenAI chat
+ * model accepts; every other provider gets the SDK's `maxOutputTokens` (`max_tokens` on
+ * chat-completions servers, `max_output_tokens` on OpenAI's Responses API).
+ */
+function tokenLimit(maxTokens: number, target: Pick<ModelTarget, "family" | "baseURL">, providerOptions: LanguageModelV4CallOptions["providerOptions"]): Partial<LanguageModelV4CallOptions> {
+  if (target.family !== "openai" || !target.baseURL) return { maxOutputTokens: maxTokens };
+  return { providerOptions: { ...providerOptions, openai: { ...providerOptions?.openai, maxCompletionTokens: maxTokens } } };
 }

@@ -8,6 +8,7 @@ import { BubError } from "../kernel/errors.ts";
 import { parseModelId, type ModelRef } from "./model-id.ts";
 import { providerValue, type ModelSettings } from "./settings.ts";
 import type { FetchFunction } from "./transport.ts";
+import { alignChatRequestBody, alignedChatFetch } from "./chat-wire.ts";
 
 /** Which AI SDK package talks to a provider. */
 export type ProviderFamily = "openrouter" | "openai" | "anthropic" | "openai-compatible";
@@ -148,7 +149,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * Builds the AI SDK language model for a target (importing its package on first use).
  * `openai` with a base URL uses the chat-completions model so any OpenAI-compatible
- * server works; without one it uses OpenAI's Responses API.
+ * server works; without one it uses OpenAI's Responses API. Every chat-completions body is
+ * aligned with the reference's message shape ({@link alignChatRequestBody}).
  *
  * `fetch` is what the provider sends its requests with (the model client passes the global
  * `fetch` bound to its own dispatcher, see ./transport.ts); without it the provider uses the
@@ -156,6 +158,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export async function createLanguageModel(target: ModelTarget, fetch?: FetchFunction): Promise<LanguageModelV4> {
   const options = factoryOptions(target, fetch);
+  // Chat-completions bodies get the reference's message shape (see ./chat-wire.ts).
+  if (target.family === "openrouter" || (target.family === "openai" && target.baseURL)) options.fetch = alignedChatFetch(fetch ?? ((input, init) => globalThis.fetch(input, init)));
   switch (target.family) {
     case "openrouter": {
       const { createOpenRouter } = await loadProviderModule("openrouter");
@@ -179,6 +183,7 @@ export async function createLanguageModel(target: ModelTarget, fetch?: FetchFunc
       const { createOpenAICompatible } = await loadProviderModule("openai-compatible");
       const provider = createOpenAICompatible({
         includeUsage: true,
+        transformRequestBody: alignChatRequestBody,
         ...(options as Record<string, unknown>),
         name: target.ref.provider,
         baseURL: String(options.baseURL ?? ""),

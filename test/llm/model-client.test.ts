@@ -108,8 +108,8 @@ describe("model client (against a fake OpenAI server)", () => {
         }),
       );
       assert.deepEqual(server.requests[0]!.body.messages, [
-        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "fs_read", arguments: '{"path":"a"}' } }] },
-        { role: "tool", tool_call_id: "c1", content: "contents of a" },
+        { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: { name: "fs_read", arguments: '{"path":"a"}' } }] },
+        { role: "tool", tool_call_id: "c1", content: "contents of a", name: "fs_read" },
         {
           role: "user",
           content: [
