@@ -30,6 +30,7 @@ export type { BubErrorData } from "./kernel/errors.ts";
 export { ConfigError } from "./config/settings.ts";
 
 export { isAdmitDecision } from "./kernel/types.ts";
+export type { ApprovalAnswer, ApprovalAsker, ApprovalRequest } from "./kernel/approval.ts";
 export type { AdmitDecision, Channel, ChannelKind, ChannelRouter, MessageHandler, ModelChoice, ModelOptions, SteeringInbox, TurnResult, TurnSnapshot, TurnState } from "./kernel/types.ts";
 export { LAST_ANCHOR, isTapeContext } from "./kernel/tape-contract.ts";
 export type { ChatMessage, ContextSelector, NewTapeEntry, TapeContext, TapeEntry, TapeHandle, TapeQuery, TapeSidecar, TapeStore } from "./kernel/tape-contract.ts";

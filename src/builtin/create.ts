@@ -6,6 +6,7 @@ import { Settings } from "../config/settings.ts";
 import { listedPlugins, registerDiscoveredPlugins } from "../plugins/register.ts";
 import type { PluginExport } from "../kernel/framework.ts";
 import { createBuiltinPlugin } from "./plugin.ts";
+import { approvalIsSet, approvalSettings } from "../approval/settings.ts";
 
 /** Options of {@link createBub}; every one has a default. */
 export interface CreateBubOptions {
@@ -64,6 +65,7 @@ export async function createBub(options: CreateBubOptions = {}): Promise<BubFram
   } catch (error) {
     framework.pluginFailed("builtin", "builtin", error, "initialize");
   }
+  await registerApproval(framework, env, file.data);
   let trustWorkspace = options.trustWorkspace;
   if (trustWorkspace === undefined) {
     const { isTrusted } = await import("../config/trust.ts");
@@ -81,4 +83,17 @@ export async function createBub(options: CreateBubOptions = {}): Promise<BubFram
     options.onUntrustedWorkspace?.({ workspace, packagePlugins: names("workspace"), listedPlugins: names("config") });
   }
   return framework;
+}
+
+/**
+ * The approval policy (docs/security.md, "Approval for dangerous tools"), right after the
+ * builtin: only with `approval: ask`, so the default costs nothing and plugins registered
+ * later decide before it. An invalid value fails here, before any tool can run.
+ */
+async function registerApproval(framework: BubFramework, env: NodeJS.ProcessEnv, fileData: Record<string, unknown>): Promise<void> {
+  framework.settings.register(approvalSettings);
+  if (!approvalIsSet(env, fileData)) return;
+  if ((await framework.settings.load(approvalSettings)).approval !== "ask") return;
+  const { createApprovalPlugin } = await import("../approval/plugin.ts");
+  await framework.registerPlugin(createApprovalPlugin, "approval", { origin: "builtin" });
 }

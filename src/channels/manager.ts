@@ -8,6 +8,7 @@ import { createLogger } from "../kernel/log.ts";
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { BubFramework } from "../kernel/framework.ts";
+import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnSnapshot } from "../kernel/types.ts";
 import { channelOwnAdmission } from "./admission.ts";
 import type { DebounceClock, DebounceWindows } from "./debounce.ts";
@@ -171,6 +172,11 @@ export class ChannelManager implements ChannelRouter {
   /** The admission policy of the message's own channel, if it has one. */
   admitChannelMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
     return channelOwnAdmission(this.channels.get(String(fieldOf(message, "channel") ?? "")), sessionId, message, turn);
+  }
+
+  /** Asks the person behind the request's turn, through the channel it came from (docs/security.md, "Approval for dangerous tools"). */
+  askApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | null> {
+    return this.#outbound.askApproval(request, signal);
   }
 
   /** Stops a session: forgets its pending messages and cancels its running turns (except the caller's own). */

@@ -4,6 +4,7 @@
  */
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import { AsyncStreamEvents } from "../kernel/stream.ts";
+import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { Channel } from "../kernel/types.ts";
 import { ChannelMessage } from "./message.ts";
 
@@ -53,6 +54,17 @@ export class OutboundRouter {
     if (!channel) return false;
     await channel.send(outboundMessage(channel, message));
     return true;
+  }
+
+  /**
+   * Asks through the running channel the request's turn came from (its `channel`, not where
+   * the answer goes); null when that channel is not running or cannot ask.
+   */
+  askApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | null> {
+    const name = fieldOf(request.message, "channel");
+    const channel = typeof name === "string" ? this.#channels.get(name) : undefined;
+    if (!channel?.askApproval || !this.#isRunning(channel)) return Promise.resolve(null);
+    return channel.askApproval(request, signal);
   }
 
   /** The turn's stream as the target channel renders or transforms it (same state); unchanged without one. */

@@ -1,5 +1,6 @@
 import type { AsyncStreamEvents, StreamEvent } from "./stream.ts";
 import type { Envelope, Prompt } from "./envelope.ts";
+import type { ApprovalAnswer, ApprovalRequest } from "./approval.ts";
 
 /**
  * The mutable state shared by every stage of one turn. Keys starting with `_` are the
@@ -93,6 +94,8 @@ export interface Channel {
   streamEvents?(message: Envelope, stream: AsyncStreamEvents): AsyncIterable<StreamEvent>;
   /** The channel's own admission policy. */
   admitMessage?(args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): AdmitDecision | null | undefined | Promise<AdmitDecision | null | undefined>;
+  /** Asks the person behind the turn's chat whether a tool call may run (see ./approval.ts). */
+  askApproval?(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer>;
 }
 
 /** What the channel manager offers the framework once bound. */
@@ -101,4 +104,6 @@ export interface ChannelRouter {
   wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents;
   quit(sessionId: string): Promise<void>;
   admitChannelMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null>;
+  /** Asks through the channel the request's turn came from; null when that channel cannot ask. */
+  askApproval?(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | null>;
 }

@@ -9,7 +9,9 @@ import type { Envelope } from "../../kernel/envelope.ts";
 import { fieldOf } from "../../kernel/envelope.ts";
 import type { AsyncStreamEvents, StreamEvent } from "../../kernel/stream.ts";
 import type { AdmitDecision, Channel, MessageHandler, TurnSnapshot } from "../../kernel/types.ts";
+import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import { ChannelMessage } from "../message.ts";
+import { CliApprovals } from "./approval.ts";
 import { completeCommand, displayToolName } from "./completion.ts";
 import { formatErrorPanel, formatWelcome, promptLabel, type CliMode } from "./format.ts";
 import { appendHistory, historyFile, loadHistory } from "./history.ts";
@@ -73,6 +75,7 @@ export class CliChannel implements Channel {
   #terminal: Terminal | null = null;
   readonly #rendering = new LiveRendering();
   readonly #turns = new InFlightTurns((busy) => this.#showBusy(busy));
+  readonly #approvals = new CliApprovals({ terminal: () => this.#terminal, restorePrompt: () => this.#terminal?.setPrompt(this.#label()) });
   #restoreLogs: (() => void) | null = null;
   #history: string | null = null;
   #historyWrites: Promise<void> = Promise.resolve();
@@ -164,7 +167,10 @@ export class CliChannel implements Channel {
     const rl = terminal.readline;
     rl.on("line", (line) => void this.#onLine(line));
     rl.on("SIGINT", () => void this.#onInterrupt());
-    rl.on("close", () => void this.#leave(true));
+    rl.on("close", () => {
+      this.#approvals.close();
+      void this.#leave(true);
+    });
     terminal.input.on("keypress", (_text: string, key?: { ctrl?: boolean; name?: string }) => {
       if (key?.ctrl && key.name === "x") this.#toggleMode();
     });
@@ -197,6 +203,8 @@ export class CliChannel implements Channel {
   async #onLine(raw: string): Promise<void> {
     const terminal = this.#terminal;
     if (!terminal || this.#leaving) return;
+    // While a tool call waits for approval, the next line is the answer.
+    if (this.#approvals.answer(raw)) return;
     const line = raw.trim();
     if (line === "") {
       if (!this.busy) terminal.showPrompt();
@@ -299,6 +307,11 @@ export class CliChannel implements Channel {
     if (!terminal || content.trim() === "") return;
     this.#turns.failed();
     terminal.printAbove(formatErrorPanel(content, terminal.width, terminal.style, terminal.interactive));
+  }
+
+  /** Asks the person at the terminal whether a tool call may run (see ./approval.ts). */
+  askApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    return this.#approvals.ask(request, signal);
   }
 
   admitMessage({ turn }: { sessionId: string; message: Envelope; turn: TurnSnapshot }): AdmitDecision | null {

@@ -12,8 +12,10 @@ import { BubError, describeError } from "../../kernel/errors.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { Channel, MessageHandler } from "../../kernel/types.ts";
+import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
 import type { TelegramConnection, TelegramRetryOptions } from "./client.ts";
+import { TelegramApprovals } from "./approval.ts";
 import { onMessage, onStart, type InboundContext } from "./inbound.ts";
 import { sendOutbound } from "./outbound.ts";
 import { DurablePolling } from "./polling.ts";
@@ -68,6 +70,11 @@ export class TelegramChannel implements Channel {
     (error) => this.#describeError(error),
   );
   readonly #inbound: InboundContext;
+  readonly #approvals = new TelegramApprovals({
+    api: () => this.#bot?.api ?? null,
+    users: () => this.#users,
+    describeError: (error) => this.#describeError(error),
+  });
 
   constructor(framework: TelegramFramework, options: TelegramChannelOptions) {
     this.#framework = framework;
@@ -134,6 +141,7 @@ export class TelegramChannel implements Channel {
     bot.command("start", (ctx) => onStart(this.#inbound, ctx));
     bot.command("bub", (ctx) => (ctx.match.trim() ? onMessage(this.#inbound, ctx, ctx.match.trim()) : undefined));
     bot.on("message", (ctx) => onMessage(this.#inbound, ctx));
+    bot.on("callback_query:data", (ctx) => this.#approvals.onCallbackQuery(ctx));
     bot.catch((error) => log.error(`telegram.update failed chat_id=${String(error.ctx.chat?.id ?? "?")}: ${client.describeTelegramError(error.error)}`));
     try {
       // grammY retries getMe until it succeeds or the signal aborts: give up with the per-call deadline.
@@ -190,6 +198,11 @@ export class TelegramChannel implements Channel {
     } catch (error) {
       log.debug("telegram.connection close failed", error);
     }
+  }
+
+  /** Asks in the turn's chat, with Approve / Deny buttons, whether a tool call may run (see ./approval.ts). */
+  askApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    return this.#approvals.ask(request, signal);
   }
 
   /**

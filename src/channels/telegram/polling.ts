@@ -103,7 +103,7 @@ export class DurablePolling {
       let fresh: number[];
       let updates: Update[];
       try {
-        updates = await bot.api.getUpdates({ offset, timeout: POLL_TIMEOUT_SECONDS, allowed_updates: ["message"] }, apiSignal);
+        updates = await bot.api.getUpdates({ offset, timeout: POLL_TIMEOUT_SECONDS, allowed_updates: ["message", "callback_query"] }, apiSignal);
         if (updates.length === 0) continue;
         fresh = await journal.receive(updates.map((update) => ({ id: update.update_id, item: update })));
       } catch (error) {
