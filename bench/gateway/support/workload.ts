@@ -1,0 +1,91 @@
+/**
+ * The closed-loop burst the gateway benches feed a gateway (floor.ts, memory.ts): N private
+ * chats x M messages, each chat a user who sends the next message once the previous one is
+ * answered (the chats run in parallel). Each message carries a token `q<chat>x<seq>` that the
+ * fake model echoes, so every sendMessage names the message it answers: answered / lost (no
+ * answer by the deadline) / duplicated (answered twice) / order kept (answers of a chat
+ * arrive in the order of its messages).
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { answerToken, FIRST_CHAT, sendToken, type RunningGateway } from "./gateway.ts";
+
+/** What a burst did. */
+export interface BurstResult {
+  sent: number;
+  answered: number;
+  lost: number;
+  duplicated: number;
+  outOfOrder: number;
+  /** sendMessage calls that name no message (errors, notices). */
+  otherMessages: number;
+  /** First message pushed to last answer, in ms. */
+  wallMs: number;
+}
+
+/**
+ * Runs the burst on `gateway` and resolves 250 ms after the last answer (tape writes after
+ * the answer, late duplicates), or at the deadline: max(60 s, M x 15 s).
+ */
+export async function closedLoop(gateway: RunningGateway, chats: number, messages: number): Promise<BurstResult> {
+  const { telegram } = gateway;
+  const total = chats * messages;
+  const next = new Map<number, number>(); // chat -> seq expected next (1-based)
+  const seen = new Set<string>();
+  const result: BurstResult = { sent: 0, answered: 0, lost: 0, duplicated: 0, outOfOrder: 0, otherMessages: 0, wallMs: 0 };
+  const send = (chat: number, seq: number) => {
+    result.sent++;
+    sendToken(telegram, chat, seq);
+  };
+  const start = performance.now();
+  let lastAnswerAt = start;
+  for (let index = 0; index < chats; index++) {
+    next.set(FIRST_CHAT + index, 1);
+    send(FIRST_CHAT + index, 1);
+  }
+  const deadline = start + Math.max(60_000, messages * 15_000);
+  let scanned = 0;
+  while (result.answered < total && performance.now() < deadline && !gateway.exited()) {
+    await sleep(5);
+    const calls = telegram.calls;
+    for (; scanned < calls.length; scanned++) {
+      const call = calls[scanned]!;
+      if (call.method !== "sendMessage") continue;
+      const token = answerToken(call.payload);
+      if (!token) {
+        result.otherMessages++;
+        continue;
+      }
+      if (seen.has(token.key)) {
+        result.duplicated++;
+        continue;
+      }
+      seen.add(token.key);
+      result.answered++;
+      lastAnswerAt = performance.now();
+      if (next.get(token.chat) !== token.seq) result.outOfOrder++;
+      next.set(token.chat, token.seq + 1);
+      if (token.seq < messages) send(token.chat, token.seq + 1);
+    }
+  }
+  result.wallMs = lastAnswerAt - start;
+  await sleep(250);
+  for (const call of telegram.calls.slice(scanned)) {
+    const token = call.method === "sendMessage" ? answerToken(call.payload) : undefined;
+    if (token && seen.has(token.key)) result.duplicated++;
+  }
+  gateway.assertRunning("during the burst");
+  result.lost = total - result.answered;
+  return result;
+}
+
+/** `answered/total | lost | dup | order` of a burst. */
+export function burstSummary(result: BurstResult, total: number): string {
+  return [
+    `${result.answered}/${total} answered`,
+    `lost ${result.lost}`,
+    `dup ${result.duplicated}`,
+    `order ${result.outOfOrder === 0 ? "kept" : `broken ${result.outOfOrder}x`}`,
+    `wall ${(result.wallMs / 1000).toFixed(2)} s`,
+    `other sendMessage ${result.otherMessages}`,
+  ].join(" | ");
+}
