@@ -64,19 +64,32 @@ function cancelled(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
 
+/** The failure of a tool the step does not have; it reaches the model as it is. */
+class UnknownToolError extends BubError {}
+
+/**
+ * A BubError a tool threw, in the shape every failing tool call has on the model's side (as
+ * in the reference): its kind, the message `Tool '<name>' execution failed.`, and the
+ * tool's own message in `details.error` (next to the error's own details).
+ */
+export function toolFailure(name: string, error: BubError): BubError {
+  return new BubError(error.kind, `Tool '${name}' execution failed.`, { details: { ...error.details, error: error.message }, cause: error });
+}
+
 /**
  * Calls one tool with raw arguments, without interception hooks: validates the arguments,
  * runs the tool, reports the call, and normalizes failures.
  *
  * @throws BubError `invalid_input` when a context tool gets no context or the arguments do
- *   not validate; `tool` when the tool throws anything but a BubError (which passes
- *   through). When `signal` is aborted the tool's own error is rethrown unchanged.
+ *   not validate; `tool` when the tool throws anything but a BubError, which passes through
+ *   unless `options.uniformFailures` is set (the executor sets it): then it is rethrown as
+ *   {@link toolFailure}. When `signal` is aborted the tool's own error is rethrown unchanged.
  */
 export async function invokeTool<TTape>(
   tool: Tool,
   args: Record<string, unknown>,
   context: ToolContext<TTape> | null | undefined,
-  options: { reporter?: ToolCallReporter | null; signal?: AbortSignal } = {},
+  options: { reporter?: ToolCallReporter | null; signal?: AbortSignal; uniformFailures?: boolean } = {},
 ): Promise<unknown> {
   if (tool.context && !context) {
     throw new BubError("invalid_input", `Tool '${tool.name}' requires context but none was provided.`);
@@ -85,6 +98,7 @@ export async function invokeTool<TTape>(
   const reporter = options.reporter ?? currentToolCallReporter();
   await reportToolStart(reporter, tool.name, args);
   const started = performance.now();
+  let validated = false;
   try {
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) {
@@ -93,6 +107,7 @@ export async function invokeTool<TTape>(
         cause: parsed.error,
       });
     }
+    validated = true;
     const runContext = tool.context ? context! : { signal };
     const result = await tool.run(parsed.data, runContext);
     await reportToolSuccess(reporter, tool.name, result, performance.now() - started);
@@ -100,7 +115,9 @@ export async function invokeTool<TTape>(
   } catch (error) {
     await reportToolError(reporter, tool.name, error, performance.now() - started, cancelled(signal));
     if (cancelled(signal) && !BubError.isInstance(error)) throw error;
-    if (BubError.isInstance(error)) throw error;
+    if (BubError.isInstance(error)) {
+      throw validated && options.uniformFailures === true && !(error instanceof UnknownToolError) ? toolFailure(tool.name, error) : error;
+    }
     if (error instanceof z.ZodError) {
       throw new BubError("invalid_input", `Tool '${tool.name}' argument validation failed.`, { details: { errors: validationIssues(error) }, cause: error });
     }
@@ -119,7 +136,7 @@ export function unknownTool(name: string, available: Iterable<string> = []): Too
     name: name || "(unnamed)",
     parameters: z.looseObject({}),
     run: () => {
-      throw new BubError("tool", `Unknown tool name: ${name}.${hint}`);
+      throw new UnknownToolError("tool", `Unknown tool name: ${name}.${hint}`);
     },
   });
 }
@@ -178,7 +195,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
 
     let result: unknown;
     try {
-      result = await invokeTool(tool, call.arguments, context, { reporter: this.#reporter, signal: context?.signal });
+      result = await invokeTool(tool, call.arguments, context, { reporter: this.#reporter, signal: context?.signal, uniformFailures: true });
     } catch (error) {
       if (BubError.isInstance(error)) await this.#after(call, state, started, null, error);
       throw error;

@@ -62,7 +62,7 @@ describe("skill-creator script", () => {
   });
 
   it("validates the bundled skills", async () => {
-    for (const name of ["telegram", "skill-creator"]) {
+    for (const name of ["telegram", "skill-creator", "gh"]) {
       const result = await runScript(tool, ["validate", join(SKILLS, name)]);
       assert.equal(result.code, 0, result.stderr);
     }

@@ -147,6 +147,9 @@ describe("skill discovery", () => {
     assert.equal(telegram?.source, "builtin");
     assert.deepEqual(telegram?.metadata.metadata, { channel: "telegram" });
     assert.ok(skills.some((skill) => skill.name === "skill-creator"));
+    const gh = skills.find((skill) => skill.name === "gh");
+    assert.equal(gh?.source, "builtin", "the reference's gh skill is bundled too");
+    assert.match(gh!.description, /GitHub/);
   });
 });
 

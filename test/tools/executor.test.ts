@@ -107,15 +107,23 @@ describe("ToolExecutor", () => {
     assert.ok(result.error?.cause instanceof RangeError);
   });
 
-  it("passes a BubError thrown by the tool through unchanged", async () => {
+  it("gives a BubError thrown by the tool the same shape, keeping its kind and details; a direct call gets it unchanged", async () => {
+    const original = new BubError("not_found", "Anchor 'x' was not found.", { details: { anchor: "x" } });
     const notFound = defineTool({
-      name: "lookup",
+      name: "tape.lookup",
       run: () => {
-        throw new BubError("not_found", "Anchor 'x' was not found.");
+        throw original;
       },
     });
     const { result } = await captureLogs(() => createToolExecutor().execute([call(notFound, {})]));
-    assert.deepEqual(result.toolResults, [{ kind: "not_found", message: "Anchor 'x' was not found." }]);
+    assert.deepEqual(result.toolResults, [{ kind: "not_found", message: "Tool 'tape.lookup' execution failed.", details: { anchor: "x", error: "Anchor 'x' was not found." } }]);
+    assert.equal(result.error?.cause, original);
+    await captureLogs(() => assert.rejects(invokeTool(notFound, {}, null), (error) => error === original));
+  });
+
+  it("leaves argument validation failures in their own shape", async () => {
+    const { result } = await captureLogs(() => createToolExecutor().execute([call(echo, { text: 5 })]));
+    assert.equal((result.toolResults[0] as { message: string }).message, "Tool 'echo' argument validation failed.");
   });
 
   it("gives context tools a ToolContext and refuses them when there is none", async () => {
