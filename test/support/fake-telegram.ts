@@ -13,6 +13,8 @@
  * telegram.fail("sendMessage", { status: 502 });
  * // sendDocument uploads (multipart) are recorded with payload.document a FakeDocument
  * const [upload] = await telegram.waitForCalls("sendDocument", 1);
+ * // inline keyboard buttons: press one as a user (a callback_query update)
+ * telegram.pressButton({ message: sentMessageCall, data: "yes", from: { id: 7 } });
  * await telegram.close();
  * ```
  */
@@ -117,6 +119,14 @@ export interface FakeTelegram {
   pushUpdate(update: Record<string, unknown>): number;
   /** Queues a message update and returns the message. */
   sendMessage(init: FakeMessageInit): Record<string, unknown>;
+  /**
+   * Queues a `callback_query` update: `from` pressed the inline button whose callback data is
+   * `data` under the message a recorded `sendMessage` call sent (chat and message id from it).
+   * Returns the callback query id (answerCallbackQuery calls carry it).
+   */
+  pressButton(init: { message: RecordedCall; data: string; from: FakeUser }): string;
+  /** The callback data of every inline button a recorded sendMessage call carried, in order. */
+  buttonsOf(call: RecordedCall): { text: string; data: string }[];
   /** Shortcut: a private text message from user `userId` (username `user<id>`). */
   sendText(init: { chatId: number; userId: number; text: string; username?: string }): Record<string, unknown>;
   /** Serves `bytes` under `fileId`; returns the file_path. */
@@ -145,6 +155,9 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   let polls: Poll[] = [];
   let nextUpdateId = 1;
   let nextMessageId = 1;
+  let nextCallbackId = 1;
+  /** The message id each successful sendMessage call got. */
+  const sentIds = new WeakMap<Record<string, unknown>, number>();
   let downloads = 0;
 
   const callsOf = (method: string) => calls.filter((call) => call.method === method);
@@ -234,8 +247,15 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
         polls.push(poll);
         return;
       }
-      case "sendMessage":
-        return ok(response, sentMessage(payload));
+      case "sendMessage": {
+        const message = sentMessage(payload);
+        sentIds.set(payload, message.message_id);
+        return ok(response, message);
+      }
+      case "answerCallbackQuery":
+        return ok(response, true);
+      case "editMessageReplyMarkup":
+        return ok(response, { ...sentMessage(payload), message_id: Number(payload.message_id) });
       case "sendDocument": {
         const document = payload.document as FakeDocument | undefined;
         if (!document || typeof document !== "object") return json(response, 400, { ok: false, error_code: 400, description: "Bad Request: there is no document in the request" });
@@ -320,6 +340,27 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       };
       fake.pushUpdate({ message });
       return message;
+    },
+    pressButton({ message, data, from }) {
+      const messageId = sentIds.get(message.payload);
+      if (messageId === undefined) throw new Error("pressButton: that sendMessage call was not answered with a message");
+      const chatId = Number(message.payload.chat_id);
+      const id = String(nextCallbackId++);
+      fake.pushUpdate({
+        callback_query: {
+          id,
+          from: { is_bot: false, first_name: `User ${from.id}`, ...from },
+          chat_instance: `instance-${chatId}`,
+          data,
+          message: { message_id: messageId, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: chatId > 0 ? "private" : "group" }, from: FAKE_BOT, text: message.payload.text },
+        },
+      });
+      return id;
+    },
+    buttonsOf(call) {
+      const markup = call.payload.reply_markup;
+      const parsed = (typeof markup === "string" ? JSON.parse(markup) : markup) as { inline_keyboard?: { text: string; callback_data?: string }[][] } | undefined;
+      return (parsed?.inline_keyboard ?? []).flat().map((button) => ({ text: button.text, data: button.callback_data ?? "" }));
     },
     sendText({ chatId, userId, text, username }) {
       const entities = text.startsWith("/") ? [{ type: "bot_command", offset: 0, length: text.split(/\s/)[0]!.length }] : undefined;

@@ -6,6 +6,7 @@
  */
 import type { Envelope } from "../../kernel/envelope.ts";
 import type { Channel } from "../../kernel/types.ts";
+import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import type { TelegramChannel, TelegramChannelOptions, TelegramFramework } from "./channel.ts";
 import { rememberSettingsSecrets } from "../../config/secrets.ts";
 import { hasTelegramToken } from "./settings.ts";
@@ -53,5 +54,10 @@ export class DeferredTelegramChannel implements Channel {
 
   async send(message: Envelope): Promise<void> {
     await (await this.#load()).send(message);
+  }
+
+  /** Asks with Approve / Deny buttons in the turn's chat (see ./approval.ts). */
+  async askApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    return (await this.#load()).askApproval(request, signal);
   }
 }

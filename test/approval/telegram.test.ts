@@ -1,0 +1,117 @@
+// BUB_APPROVAL=ask in a real `bub gateway` process against the fake Bot API and the fake
+// model: the model calls bash, the gateway posts Approve / Deny buttons in the turn's chat,
+// only a press from an allowed user counts, and a no reaches the model as a tool error.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { reply } from "../support/fake-openai.ts";
+import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
+import { startFakeTelegram, type FakeTelegram, type RecordedCall } from "../support/fake-telegram.ts";
+import { tempDir } from "../support/temp.ts";
+
+const bin = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
+
+/** Resolves once `find` answers something other than undefined, checked every 20 ms. */
+async function eventually<T>(find: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = find();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The n-th sendMessage call with inline buttons (an approval question). */
+function question(telegram: FakeTelegram, index: number): Promise<RecordedCall> {
+  return eventually(() => telegram.callsOf("sendMessage").filter((call) => call.status === 200 && call.payload.reply_markup !== undefined)[index], `approval question ${index + 1}`);
+}
+
+describe("approval in Telegram (bub gateway, BUB_APPROVAL=ask)", () => {
+  const server = useFakeOpenAI();
+
+  it("runs bash only after an allowed user presses Approve; a stranger's press is ignored; Deny is a tool error", { timeout: 60_000 }, async () => {
+    const telegram = await startFakeTelegram({ token: "123:TEST" });
+    const dir = await tempDir();
+    const child = spawn(process.execPath, [bin, "gateway", "--enable-channel", "telegram"], {
+      cwd: dir.path,
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir.path,
+        BUB_HOME: join(dir.path, ".bub"),
+        BUB_MODEL: "fake:any",
+        BUB_API_BASE: server.url,
+        BUB_API_KEY: "sk-test",
+        BUB_TELEGRAM_TOKEN: "123:TEST",
+        BUB_TELEGRAM_API_ROOT: telegram.apiRoot,
+        BUB_TELEGRAM_ALLOW_USERS: "7",
+        BUB_DEBOUNCE_SECONDS: "0",
+        BUB_APPROVAL: "ask",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = once(child, "exit");
+    try {
+      await telegram.waitForCalls("deleteWebhook", 1);
+
+      // Approve: the command runs once an allowed user says yes.
+      server.script(reply.toolCalls([{ name: "bash", arguments: JSON.stringify({ cmd: "echo approved > approved.txt && echo ran" }) }]), reply.text("Made the file."));
+      telegram.sendText({ chatId: 7, userId: 7, text: "make a file" });
+      const asked = await question(telegram, 0);
+      assert.equal(asked.payload.chat_id, "7");
+      assert.match(String(asked.payload.text), /^Approval needed: bash runs a shell command\.\n\necho approved > approved\.txt && echo ran$/);
+      const buttons = telegram.buttonsOf(asked);
+      assert.deepEqual(buttons.map((button) => button.text), ["Approve", "Deny"]);
+      const [approve, denyButton] = buttons.map((button) => button.data);
+
+      const strangerQuery = telegram.pressButton({ message: asked, data: approve!, from: { id: 99, username: "stranger" } });
+      const strangerAnswer = await eventually(() => telegram.callsOf("answerCallbackQuery").find((call) => call.payload.callback_query_id === strangerQuery), "the stranger's press answered");
+      assert.match(String(strangerAnswer.payload.text), /may not answer/);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(existsSync(join(dir.path, "approved.txt")), false, "a stranger's press does not run the command");
+      assert.equal(server.requests.length, 1, "the turn still waits");
+
+      const ownQuery = telegram.pressButton({ message: asked, data: approve!, from: { id: 7, username: "user7" } });
+      const answer = await eventually(() => telegram.callsOf("sendMessage").find((call) => call.payload.text === "Made the file."), "the final answer");
+      assert.equal(answer.payload.chat_id, "7");
+      assert.equal(existsSync(join(dir.path, "approved.txt")), true, "the approved command ran");
+      const tool = server.requests[1]!.body.messages.find((message) => message.role === "tool");
+      assert.equal(tool?.content, "ran");
+      assert.ok(telegram.callsOf("answerCallbackQuery").some((call) => call.payload.callback_query_id === ownQuery && call.payload.text === "Approved"));
+      const edited = await eventually(() => telegram.callsOf("editMessageText").find((call) => call.payload.chat_id === "7" && String(call.payload.text).startsWith(String(asked.payload.text))), "the question updated");
+      assert.match(String(edited.payload.text), /\n\nApproved by @user7\.$/);
+      assert.equal(edited.payload.reply_markup, undefined, "the buttons are gone");
+
+      // Deny: the model's next request carries the tool error, and the turn goes on.
+      server.requests.length = 0;
+      server.script(reply.toolCalls([{ name: "bash", arguments: JSON.stringify({ cmd: "echo no > denied.txt" }) }]), reply.text("Understood, I will not."));
+      telegram.sendText({ chatId: 7, userId: 7, text: "make another file" });
+      const second = await question(telegram, 1);
+      assert.notEqual(telegram.buttonsOf(second)[1]!.data, denyButton, "each question has its own buttons");
+      telegram.pressButton({ message: second, data: telegram.buttonsOf(second)[1]!.data, from: { id: 7, username: "user7" } });
+      await eventually(() => telegram.callsOf("sendMessage").find((call) => call.payload.text === "Understood, I will not."), "the answer after the denial");
+      const denied = server.requests[1]!.body.messages.findLast((message) => message.role === "tool");
+      assert.match(String(denied?.content), /bash: the user denied this call/);
+      assert.equal(existsSync(join(dir.path, "denied.txt")), false);
+
+      // A press on a question that is no longer open changes nothing.
+      const late = telegram.pressButton({ message: asked, data: approve!, from: { id: 7, username: "user7" } });
+      const lateAnswer = await eventually(() => telegram.callsOf("answerCallbackQuery").find((call) => call.payload.callback_query_id === late), "the late press answered");
+      assert.match(String(lateAnswer.payload.text), /no longer open/);
+
+      child.kill("SIGTERM");
+      const [code] = await exited;
+      assert.equal(code, 0, stderr);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await telegram.close();
+      await dir.cleanup();
+    }
+  });
+});
