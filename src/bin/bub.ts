@@ -16,6 +16,7 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   process.stdout.write(`${packageVersion()}\n`);
 } else {
   module.enableCompileCache?.();
-  const { main } = await import("../cli/program.ts");
+  const [{ main }, { endQuietlyOnClosedStdout }] = await Promise.all([import("../cli/program.ts"), import("../cli/stdout.ts")]);
+  endQuietlyOnClosedStdout();
   process.exitCode = await main(argv);
 }

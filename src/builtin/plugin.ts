@@ -59,12 +59,17 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       if (message === null || message === undefined) return;
       // A turn a signal interrupted is reported once, by the command that got the signal.
       if (interruptSignalOf(error) !== null) return;
+      const sessionId = text(fieldOf(message, "session_id"), "unknown");
+      // A failure the turn threw was logged by the framework already (stage `turn`).
+      if (stage !== "turn") log.error(`turn.error stage=${stage} session_id=${sessionId}`, error);
       const outbound = new ChannelMessage({
-        sessionId: text(fieldOf(message, "session_id"), "unknown"),
+        sessionId,
         channel: text(fieldOf(message, "channel"), "default"),
         chatId: text(fieldOf(message, "chat_id"), "default"),
         content: `An error occurred at stage '${stage}': ${describeError(error)}`,
         kind: "error",
+        // The error itself, for a command that prints it (`bub run`: one stderr line, causes with --verbose).
+        context: { _error: error },
       });
       await framework.runtime.callMany("dispatchOutbound", { message: outbound });
     },

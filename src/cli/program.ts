@@ -1,12 +1,14 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Command, type CommanderError, type OutputConfiguration } from "commander";
+import { Argument, Command, type CommanderError, type OutputConfiguration } from "commander";
 import { createBub, type UntrustedWorkspace } from "../builtin/create.ts";
 import type { BubFramework } from "../kernel/framework.ts";
+import type { LogSink } from "../kernel/log.ts";
 import { loadDotEnv } from "../config/settings.ts";
 import { homeProblem } from "../config/home-dir.ts";
 import { bubHome, expandHome } from "../config/paths.ts";
-import { describeError } from "../kernel/errors.ts";
+import { errorLine } from "../builtin/error-line.ts";
+import { installCliLogging } from "./logging.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
 import { packageVersion } from "./version.ts";
 
@@ -17,6 +19,15 @@ export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 export interface CliIO {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
+}
+
+/** The global `--verbose`, read ahead of commander so failures before parsing show their causes too. */
+export function verboseFromArgs(argv: readonly string[]): boolean {
+  for (const arg of argv) {
+    if (arg === "--") return false;
+    if (arg === "--verbose") return true;
+  }
+  return false;
 }
 
 /** `-w/--workspace` must be known before plugins are discovered, so it is read ahead of commander. */
@@ -39,22 +50,34 @@ export function commandFromArgs(argv: readonly string[]): string | undefined {
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     if (arg === "-w" || arg === "--workspace") index++;
-    else if (arg.startsWith("--workspace=")) continue;
+    else if (arg.startsWith("--workspace=") || arg === "--verbose") continue;
     else if (arg.startsWith("-")) return undefined;
-    else return arg === "help" ? undefined : arg;
+    // `completion` describes every command, as help does.
+    else return arg === "help" || arg === "completion" ? undefined : arg;
   }
   return undefined;
 }
 
 /**
- * Turns any failure into one readable paragraph (plus the stack with BUB_DEBUG=1). A
- * configuration error already says where the problem is and what to do, so its message is
- * printed as it is, without the `[config]` kind.
+ * Turns any failure into `bub: <what happened> — <what to do>` (see {@link errorLine}),
+ * with its causes when `verbose`, and the stack with BUB_DEBUG=1. A configuration error
+ * already says where the problem is and what to do, so its message is printed as it is.
  */
-export function formatFailure(error: unknown): string {
-  const message = error instanceof Error && (error.name === "ConfigError" || error.name === "YamlError") ? error.message : describeError(error);
-  const stack = process.env.BUB_DEBUG && error instanceof Error && error.stack ? `\n${error.stack}` : "";
-  return `bub: ${message}${stack}\n`;
+export function formatFailure(error: unknown, verbose = false): string {
+  return errorLine(error, { verbose, stack: Boolean(process.env.BUB_DEBUG) });
+}
+
+/**
+ * commander's usage error (`error: unknown option '--x'`, maybe followed by
+ * `(Did you mean --y?)`) as one line: `bub: unknown option '--x' (did you mean --y?) — run
+ * \`bub run --help\` for usage`.
+ */
+export function usageLine(text: string, commandPath: string): string {
+  const lines = text.trim().split("\n").map((line) => line.trim()).filter(Boolean);
+  const what = (lines[0] ?? "usage error").replace(/^error: /, "").replace(/\.$/, "");
+  const hint = lines.slice(1).map((line) => line.replace(/^\((.*)\)$/, "$1")).join(" ");
+  const suggestion = hint ? ` (${hint.charAt(0).toLowerCase()}${hint.slice(1)})` : "";
+  return `bub: ${what}${suggestion} — run \`${commandPath} --help\` for usage\n`;
 }
 
 /**
@@ -76,8 +99,8 @@ export async function createProgram(framework: BubFramework, io: CliIO, argv?: r
     .description("Batteries-included, hook-first AI framework")
     .version(packageVersion(), "-V, --version", "print the version")
     .option("-w, --workspace <path>", "directory the agent works in (default: the current directory)")
-    .showHelpAfterError("(run with --help for usage)")
-    .configureOutput(output)
+    .option("--verbose", "add the causes of an error to its message")
+    .configureOutput({ ...output, outputError: (text, write) => write(usageLine(text, "bub")) })
     .exitOverride();
   app.hook("preAction", (command) => {
     const workspace = command.opts().workspace as string | undefined;
@@ -90,7 +113,23 @@ export async function createProgram(framework: BubFramework, io: CliIO, argv?: r
       io.stdout.write("No CLI command loaded.\n");
     });
   }
-  for (const command of app.commands) command.exitOverride().configureOutput(output);
+  // Not when another command that was built runs (commandFromArgs names none for `completion`).
+  if (!app.commands.some((each) => each.name() === "completion" || each.name() === command)) {
+    app
+      .command("completion")
+      .description("print a completion script for bash, zsh or fish")
+      .addArgument(new Argument("<shell>", "the shell").choices(["bash", "zsh", "fish"]))
+      .addHelpText("after", "\nExamples:\n  $ bub completion bash > ~/.local/share/bash-completion/completions/bub\n  $ bub completion zsh > ~/.zfunc/_bub\n  $ bub completion fish > ~/.config/fish/completions/bub.fish")
+      .action(async (shell: string) => {
+        const { completionScript } = await import("./completion.ts");
+        io.stdout.write(completionScript(app, shell));
+      });
+  }
+  const configure = (command: Command, path: string) => {
+    command.exitOverride().configureOutput({ ...output, outputError: (text, write) => write(usageLine(text, path)) });
+    for (const sub of command.commands) configure(sub, `${path} ${sub.name()}`);
+  };
+  for (const command of app.commands) configure(command, `bub ${command.name()}`);
   return app;
 }
 
@@ -130,6 +169,7 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
   // Workspace trust (docs/security.md): the folder's .env and its own plugins load only once
   // `bub trust` recorded it, as it is now, in the environment's BUB_HOME.
   const cwd = process.cwd();
+  const verbose = verboseFromArgs(argv);
   const workspace = resolve(expandHome(workspaceFromArgs(argv) ?? cwd));
   const dotEnv = join(cwd, ".env");
   const hasDotEnv = existsSync(dotEnv);
@@ -142,11 +182,35 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
     workspaceTrusted = await isTrusted(trustHome, workspace);
     cwdTrusted = !hasDotEnv || (resolve(cwd) === workspace ? workspaceTrusted : await isTrusted(trustHome, cwd));
   } catch (error) {
-    io.stderr.write(formatFailure(error));
+    io.stderr.write(formatFailure(error, verbose));
     return EXIT.failure;
   }
   if (cwdTrusted) loadDotEnv(dotEnv);
   const command = commandFromArgs(argv);
+  // Records go to <BUB_HOME>/logs/bub.log (created at the first one) and, when asked for, stderr.
+  const logging = installCliLogging({ home: bubHome(process.env), command, env: process.env, stderr: io.stderr });
+  try {
+    return await runProgram(argv, io, { workspace, workspaceTrusted, cwd, cwdTrusted, command, verbose, turnSink: logging.turnSink });
+  } finally {
+    logging.restore();
+    await logging.file.flush();
+  }
+}
+
+/** What {@link main} found out before building the program. */
+interface StartFacts {
+  workspace: string;
+  workspaceTrusted: boolean;
+  cwd: string;
+  cwdTrusted: boolean;
+  command: string | undefined;
+  verbose: boolean;
+  /** Where the framework's own records go besides the log file (see installCliLogging). */
+  turnSink: LogSink | null;
+}
+
+async function runProgram(argv: readonly string[], io: CliIO, facts: StartFacts): Promise<number> {
+  const { workspace, workspaceTrusted, cwd, cwdTrusted, command, verbose, turnSink } = facts;
   if (HOME_COMMANDS.has(command ?? "")) {
     // Checked once, up front: a home that cannot be created fails here with one line,
     // instead of in the middle of a turn (or in a loop of retries).
@@ -161,11 +225,12 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
   try {
     const skipped: UntrustedWorkspace[] = [];
     framework = await createBub({ workspace, trustWorkspace: workspaceTrusted, onUntrustedWorkspace: (found) => skipped.push(found) });
+    if (turnSink) framework.setLogSink(turnSink);
     const notice = command === "trust" ? null : untrustedNotice(workspace, skipped[0] ?? null, cwdTrusted ? null : cwd);
     if (notice) io.stderr.write(notice);
     app = await createProgram(framework, io, argv);
   } catch (error) {
-    io.stderr.write(formatFailure(error));
+    io.stderr.write(formatFailure(error, verbose));
     return EXIT.failure;
   }
   try {
@@ -177,7 +242,7 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
       if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(commanderError.code)) return EXIT.ok;
       return EXIT.usage;
     }
-    io.stderr.write(formatFailure(error));
+    io.stderr.write(formatFailure(error, verbose));
     return EXIT.failure;
   }
 }

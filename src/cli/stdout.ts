@@ -37,10 +37,53 @@ export function writeStdout(text: string): void {
   let rest = Buffer.from(text, "utf8");
   try {
     while (rest.length > 0) rest = rest.subarray(fs.writeSync(1, rest));
-  } catch {
+  } catch (error) {
+    if (isClosedPipe(error)) readerGone();
     plain = false; // from now on, and for the rest of this text, Node's stream handles it
     process.stdout.write(rest);
   }
+}
+
+/** True for the error of a write to a pipe whose reader has gone (`bub hooks | head -1`). */
+export function isClosedPipe(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === "EPIPE" || code === "ERR_STREAM_DESTROYED";
+}
+
+/**
+ * The reader of stdout has gone: the rest of the output has nobody to read it, so the
+ * command ends at once, quietly and with status 0, as a Unix filter does on SIGPIPE
+ * (Node ignores that signal, and would otherwise print an EPIPE stack trace).
+ */
+function readerGone(): never {
+  process.exit(0);
+}
+
+/**
+ * Makes a closed stdout pipe end the command quietly (see {@link readerGone}), for every
+ * writer of `process.stdout`. The stream is created lazily by Node and costs several
+ * milliseconds, so the listener is added when something first asks for it, not here.
+ */
+export function endQuietlyOnClosedStdout(): void {
+  const descriptor = Object.getOwnPropertyDescriptor(process, "stdout");
+  if (!descriptor?.get || !descriptor.configurable) return;
+  const create = descriptor.get;
+  let watched = false;
+  Object.defineProperty(process, "stdout", {
+    configurable: true,
+    enumerable: descriptor.enumerable,
+    get() {
+      const stream = create.call(process) as NodeJS.WriteStream;
+      if (!watched) {
+        watched = true;
+        stream.on("error", (error) => {
+          if (isClosedPipe(error)) readerGone();
+          throw error;
+        });
+      }
+      return stream;
+    },
+  });
 }
 
 /** commander's `useColor()` (not exported): colour forced on or off by the environment. */

@@ -175,7 +175,7 @@ export class BubFramework {
     } catch (error) {
       // A cancelled turn (Ctrl-C, SIGINT/SIGTERM, quit) is not an error to report on stderr.
       if (error instanceof Error && error.name === "AbortError") log.info("Turn cancelled", error);
-      else log.error("Error processing inbound message", error);
+      else log.error(`turn.failed session_id=${String(fieldOf(inbound, "session_id") ?? "?")}`, error);
       await runtime.notifyError("turn", error, inbound);
       throw error;
     }

@@ -72,24 +72,42 @@ export function setLogRedaction(next: LogRedaction | null): void {
   redaction = next;
 }
 
-/** A record's error with its message and stack redacted (the error itself when nothing changes). */
-function redactedError(redact: LogRedaction, error: unknown): unknown {
+/** A record's error with its message, stack and causes redacted (the error itself when nothing changes). */
+function redactedError(redact: LogRedaction, error: unknown, depth = 0): unknown {
   if (error === undefined) return error;
   if (!(error instanceof Error)) return typeof error === "string" ? redact(error) : error;
   const message = redact(error.message);
   const stack = error.stack === undefined ? undefined : redact(error.stack);
-  if (message === error.message && stack === error.stack) return error;
-  const copy = new Error(message);
+  const cause = depth < 8 ? redactedError(redact, error.cause, depth + 1) : error.cause;
+  if (message === error.message && stack === error.stack && cause === error.cause) return error;
+  const copy = new Error(message, cause === undefined ? undefined : { cause });
   copy.name = error.name;
   copy.stack = stack;
   return copy;
 }
 
-/** Sends a record to the current sink, redacted when a {@link LogRedaction} is set (docs/security.md, *Secrets*). */
+let recorder: LogSink | null = null;
+
+/**
+ * Sets (or, with null, removes) a sink that receives every record as well, whichever sink
+ * a framework routes it to: the `bub` command line's log file. Returns a function that
+ * restores the previous one.
+ */
+export function setLogRecorder(next: LogSink | null): () => void {
+  const previous = recorder;
+  recorder = next;
+  return () => {
+    recorder = previous;
+  };
+}
+
+/** Sends a record to the current sink (and the recorder), redacted when a {@link LogRedaction} is set (docs/security.md, *Secrets*). */
 function write(level: LogLevel, namespace: string, message: string, error: unknown): void {
   const redact = redaction;
-  if (redact) currentSink()(level, namespace, redact(message), redactedError(redact, error));
-  else currentSink()(level, namespace, message, error);
+  const text = redact ? redact(message) : message;
+  const cause = redact ? redactedError(redact, error) : error;
+  currentSink()(level, namespace, text, cause);
+  recorder?.(level, namespace, text, cause);
 }
 
 /** A namespaced logger: `createLogger("bub:kernel").warn("hook.async_not_supported ...")`. */

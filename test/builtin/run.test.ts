@@ -116,7 +116,7 @@ describe("a real turn through the builtin plugin", () => {
       const result = await bub(["run", ",fs_read 'x"], join(dir.path, ".bub"), dir.path);
       assert.equal(result.code, 1);
       assert.equal(result.stdout, "", "nothing on stdout: scripts read only answers there");
-      assert.equal(result.stderr, "bub: No closing quotation: a single quote is not closed\n");
+      assert.equal(result.stderr, "bub: No closing quotation: a single quote is not closed — check the command and its arguments (`,help` lists them)\n");
       assert.equal(server.requests.length, 0);
     } finally {
       await dir.cleanup();
@@ -130,7 +130,7 @@ describe("a real turn through the builtin plugin", () => {
       const result = await bub(["run", "hi"], join(dir.path, ".bub"), dir.path);
       assert.equal(result.code, 1);
       assert.equal(result.stdout, "");
-      assert.match(result.stderr, /^bub: An error occurred at stage 'run_model': .*(401|Incorrect API key)/m);
+      assert.match(result.stderr, /^bub: \S+ returned HTTP 401: Incorrect API key provided — check the API key \(\w+ or BUB_API_KEY\)\n$/);
       assert.doesNotMatch(result.stdout + result.stderr, /at .*\.ts:\d+/, "no stack trace without BUB_DEBUG");
       assert.doesNotMatch(result.stdout + result.stderr, /sk-secret-value/);
     } finally {

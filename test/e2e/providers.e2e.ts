@@ -225,7 +225,7 @@ describe("bub run against each provider (installed package, fake servers)", () =
       const result = await run(home, "hi", { BUB_MODEL: "local:any", BUB_API_BASE: openai.url, BUB_API_KEY: "sk-secret-e2e" });
       assert.equal(result.code, 1, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
       assert.equal(result.stdout, "");
-      assert.match(result.stderr, /^bub: An error occurred at stage 'run_model': .*Incorrect API key provided/);
+      assert.match(result.stderr, /^bub: local:any returned HTTP 401: Incorrect API key provided — check the API key \(BUB_LOCAL_API_KEY or BUB_API_KEY\)\n$/);
       assert.equal(openai.requests.length, 1, "a 401 is not retried");
       const entries = await onlyTape(home.bubHome);
       assert.ok(entries.some((entry) => entry.kind === "error"), "the failure is on the tape");

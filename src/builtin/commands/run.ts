@@ -7,6 +7,7 @@ import { ChannelMessage } from "../../channels/message.ts";
 import { emptySessionTurns, TurnTask, turnScope } from "../../channels/session-turns.ts";
 import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
+import { errorLine } from "../error-line.ts";
 import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
 
 /** Options of `bub run`. */
@@ -15,6 +16,8 @@ export interface RunCommandOptions {
   chatId: string;
   senderId: string;
   sessionId?: string;
+  /** Error lines carry their chain of causes (the global `--verbose`). */
+  verbose?: boolean;
 }
 
 function label(value: unknown, fallback: string): string {
@@ -26,6 +29,12 @@ export function formatOutbound(message: Envelope): string {
   const channel = label(fieldOf(message, "output_channel") ?? fieldOf(message, "channel"), "stdout");
   const where = `[${channel === "default" ? label(fieldOf(message, "channel"), "stdout") : channel}:${label(fieldOf(message, "chat_id"), "local")}]`;
   return `${where}\n${label(fieldOf(message, "content"), "")}\n`;
+}
+
+/** The error an `onError` outbound carries (see the builtin plugin), if any. */
+function errorOf(outbound: Envelope): unknown {
+  const context = fieldOf(outbound, "context");
+  return typeof context === "object" && context !== null ? (context as Record<string, unknown>)._error : undefined;
 }
 
 /** The line `bub run` prints on stderr when a signal interrupted the turn. */
@@ -97,7 +106,7 @@ export async function runOnce(
     for (const outbound of printed) {
       const content = label(fieldOf(outbound, "content"), "");
       if (content === "") continue;
-      if (fieldOf(outbound, "kind") === "error") err.write(`bub: ${content}\n`);
+      if (fieldOf(outbound, "kind") === "error") err.write(errorLine(errorOf(outbound) ?? content, { verbose: options.verbose === true, kind: "tool" }));
       else out.write(formatOutbound(outbound));
     }
     return printed.some((outbound) => fieldOf(outbound, "kind") === "error") ? 1 : 0;
@@ -133,7 +142,8 @@ SIGINT (Ctrl-C) or SIGTERM stops the turn: the model call and the running tool (
 process group) are stopped, the message and an "interrupted" event are written to the tape,
 and bub exits with 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once.`,
     )
-    .action(async (message: string, options: RunCommandOptions) => {
+    .action(async (message: string, options: RunCommandOptions, command: Command) => {
+      options.verbose = command.optsWithGlobals().verbose === true;
       const interrupt = new AbortController();
       const onSignal = (signal: InterruptSignal) => {
         if (interrupt.signal.aborted) process.exit(INTERRUPT_EXIT_CODES[signal]);

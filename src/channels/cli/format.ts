@@ -67,14 +67,37 @@ export function formatToolFailure(error: unknown, elapsedMs: number): { status: 
   return { status: `  ⎿ failed in ${Math.round(elapsedMs)} ms`, detail };
 }
 
+/**
+ * `line` cut into lines of at most `width` characters at spaces, never inside a word; only
+ * a word longer than a whole line (a URL, a path) is cut, at the width.
+ */
+export function wrapWords(line: string, width: number): string[] {
+  if (line.length <= width) return [line.trimEnd()];
+  const lines: string[] = [];
+  let current = "";
+  const words = line.trimStart().split(/ +/);
+  words[0] = line.slice(0, line.length - line.trimStart().length) + words[0];
+  for (const word of words) {
+    let rest = word;
+    if (current !== "" && current.length + 1 + rest.length <= width) {
+      current += ` ${rest}`;
+      continue;
+    }
+    if (current !== "") lines.push(current);
+    while (rest.length > width) {
+      lines.push(rest.slice(0, width));
+      rest = rest.slice(width);
+    }
+    current = rest;
+  }
+  if (current !== "" || lines.length === 0) lines.push(current);
+  return lines;
+}
+
 /** A box around `body` with `title` in the top border, at most `width` columns wide. */
 export function formatPanel(title: string, body: string, width: number, style: Styler, color: "red" | "cyan" | "blue"): string {
   const inner = Math.max(20, Math.min(width, 100) - 4);
-  const lines: string[] = [];
-  for (const raw of body.split("\n")) {
-    if (raw.length === 0) lines.push("");
-    for (let start = 0; start < raw.length; start += inner) lines.push(raw.slice(start, start + inner));
-  }
+  const lines = body.split("\n").flatMap((raw) => wrapWords(raw, inner));
   const top = style(color, `╭─ ${title} ${"─".repeat(Math.max(0, inner - title.length - 1))}╮`);
   const bottom = style(color, `╰${"─".repeat(inner + 2)}╯`);
   const side = style(color, "│");

@@ -1,0 +1,100 @@
+/**
+ * The `bub` command line's log file, `<BUB_HOME>/logs/bub.log`, rotated by size: when the
+ * next write would take it past `maxBytes`, `bub.log.1` becomes `bub.log.2` (and so on up to
+ * `files - 1`), `bub.log` becomes `bub.log.1`, and a new `bub.log` starts. Writes go through
+ * fs promises in the order they were made, several records coalescing into one append;
+ * nothing blocks the caller, and a file that cannot be written is given up silently.
+ */
+import { appendFile, rename, stat, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { makeDirectoryAsync } from "../config/home-dir.ts";
+
+/** Options of {@link RotatingLogFile}. */
+export interface RotatingLogFileOptions {
+  /** Largest size of one file (default 5 MiB). */
+  readonly maxBytes?: number;
+  /** Files kept, the current one included (default 3: bub.log, bub.log.1, bub.log.2). */
+  readonly files?: number;
+}
+
+/** An append-only log file rotated by size (see the module comment). */
+export class RotatingLogFile {
+  readonly path: string;
+  readonly maxBytes: number;
+  readonly files: number;
+  #pending: string[] = [];
+  #draining: Promise<void> | null = null;
+  #size: number | null = null;
+  #broken = false;
+
+  constructor(path: string, options: RotatingLogFileOptions = {}) {
+    this.path = path;
+    this.maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
+    this.files = Math.max(1, options.files ?? 3);
+  }
+
+  /** Queues `text` (whole lines) for the file. */
+  append(text: string): void {
+    if (this.#broken) return;
+    this.#pending.push(text);
+    this.#draining ??= this.#drain().finally(() => {
+      this.#draining = null;
+    });
+  }
+
+  /** Resolves once everything appended so far is written (or given up). */
+  async flush(): Promise<void> {
+    while (this.#draining) await this.#draining;
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#pending.length > 0) {
+        const text = this.#pending.join("");
+        this.#pending = [];
+        await this.#write(text);
+      }
+    } catch {
+      // No log file (a read-only home, a full disk) must not stop the command.
+      this.#broken = true;
+      this.#pending = [];
+    }
+  }
+
+  async #write(text: string): Promise<void> {
+    if (this.#size === null) {
+      await makeDirectoryAsync(dirname(this.path));
+      this.#size = await sizeOf(this.path);
+    }
+    const bytes = Buffer.byteLength(text);
+    if (this.#size > 0 && this.#size + bytes > this.maxBytes) {
+      // Another process may have rotated it already: look before moving files.
+      this.#size = await sizeOf(this.path);
+      if (this.#size > 0 && this.#size + bytes > this.maxBytes) {
+        await this.#rotate();
+        this.#size = 0;
+      }
+    }
+    await appendFile(this.path, text, { mode: 0o600 });
+    this.#size += bytes;
+  }
+
+  async #rotate(): Promise<void> {
+    for (let index = this.files - 1; index >= 1; index--) {
+      const from = index === 1 ? this.path : `${this.path}.${index - 1}`;
+      await rename(from, `${this.path}.${index}`).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+      });
+    }
+    if (this.files === 1) await writeFile(this.path, "");
+  }
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw error;
+  }
+}
