@@ -34,7 +34,7 @@ function question(telegram: FakeTelegram, index: number): Promise<RecordedCall> 
 describe("approval in Telegram (bub gateway, BUB_APPROVAL=ask)", () => {
   const server = useFakeOpenAI();
 
-  it("runs bash only after an allowed user presses Approve; a stranger's press is ignored; Deny is a tool error", { timeout: 60_000 }, async () => {
+  it("runs bash only after an allowed user presses Approve; a stranger's press is ignored; Deny and no answer are tool errors", { timeout: 60_000 }, async () => {
     const telegram = await startFakeTelegram({ token: "123:TEST" });
     const dir = await tempDir();
     const child = spawn(process.execPath, [bin, "gateway", "--enable-channel", "telegram"], {
@@ -51,6 +51,7 @@ describe("approval in Telegram (bub gateway, BUB_APPROVAL=ask)", () => {
         BUB_TELEGRAM_ALLOW_USERS: "7",
         BUB_DEBOUNCE_SECONDS: "0",
         BUB_APPROVAL: "ask",
+        BUB_APPROVAL_TIMEOUT_SECONDS: "3",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -104,6 +105,17 @@ describe("approval in Telegram (bub gateway, BUB_APPROVAL=ask)", () => {
       const late = telegram.pressButton({ message: asked, data: approve!, from: { id: 7, username: "user7" } });
       const lateAnswer = await eventually(() => telegram.callsOf("answerCallbackQuery").find((call) => call.payload.callback_query_id === late), "the late press answered");
       assert.match(String(lateAnswer.payload.text), /no longer open/);
+
+      // No answer within BUB_APPROVAL_TIMEOUT_SECONDS is a no.
+      server.requests.length = 0;
+      server.script(reply.toolCalls([{ name: "bash", arguments: JSON.stringify({ cmd: "echo late > late.txt" }) }]), reply.text("Nobody answered."));
+      telegram.sendText({ chatId: 7, userId: 7, text: "one more" });
+      const third = await question(telegram, 2);
+      await eventually(() => telegram.callsOf("sendMessage").find((call) => call.payload.text === "Nobody answered."), "the answer after the timeout");
+      assert.match(String(server.requests[1]!.body.messages.findLast((message) => message.role === "tool")?.content), /bash: the user did not answer within 3 s, so this call was denied/);
+      const expired = await eventually(() => telegram.callsOf("editMessageText").find((call) => String(call.payload.text).startsWith(String(third.payload.text))), "the timed-out question updated");
+      assert.match(String(expired.payload.text), /No answer in time: denied\.$/);
+      assert.equal(existsSync(join(dir.path, "late.txt")), false);
 
       child.kill("SIGTERM");
       const [code] = await exited;
