@@ -217,3 +217,17 @@ export function answerToken(payload: Record<string, unknown>): { key: string; ch
 export function sendToken(telegram: FakeTelegram, chat: number, seq: number): void {
   telegram.sendText({ chatId: chat, userId: chat, text: `hello, this is message q${chat}x${seq} of the benchmark` });
 }
+
+/**
+ * Warms a gateway up: one message from each of `chats` chats below {@link FIRST_CHAT} (bub
+ * loads its agent on the first message), resolving once all are answered (30 s at most).
+ */
+export async function warmUp(gateway: RunningGateway, chats: number): Promise<void> {
+  const before = gateway.telegram.callsOf("sendMessage").length;
+  for (let index = 1; index <= chats; index++) sendToken(gateway.telegram, FIRST_CHAT - index, 1);
+  const answered = gateway.telegram.waitForCalls("sendMessage", before + chats);
+  const timeout = sleep(30_000).then(() => {
+    throw new Error(`${gateway.label}: the ${chats} warm-up messages were not answered within 30 s:\n${gateway.output()}`);
+  });
+  await Promise.race([answered, timeout]);
+}
