@@ -50,9 +50,9 @@ export class RotatingLogFile {
   async #drain(): Promise<void> {
     try {
       while (this.#pending.length > 0) {
-        const text = this.#pending.join("");
+        const batch = this.#pending;
         this.#pending = [];
-        await this.#write(text);
+        await this.#writeBatch(batch);
       }
     } catch {
       // No log file (a read-only home, a full disk) must not stop the command.
@@ -61,22 +61,36 @@ export class RotatingLogFile {
     }
   }
 
-  async #write(text: string): Promise<void> {
+  /** Appends the records in as few writes as the size limit allows, rotating between them. */
+  async #writeBatch(records: readonly string[]): Promise<void> {
     if (this.#size === null) {
       await makeDirectoryAsync(dirname(this.path));
       this.#size = await sizeOf(this.path);
     }
-    const bytes = Buffer.byteLength(text);
-    if (this.#size > 0 && this.#size + bytes > this.maxBytes) {
-      // Another process may have rotated it already: look before moving files.
-      this.#size = await sizeOf(this.path);
-      if (this.#size > 0 && this.#size + bytes > this.maxBytes) {
-        await this.#rotate();
-        this.#size = 0;
+    let chunk = "";
+    let chunkBytes = 0;
+    for (const record of records) {
+      const bytes = Buffer.byteLength(record);
+      if (this.#size + chunkBytes > 0 && this.#size + chunkBytes + bytes > this.maxBytes) {
+        if (chunkBytes > 0) await this.#append(chunk, chunkBytes);
+        chunk = "";
+        chunkBytes = 0;
+        // Another process may have rotated it already: look before moving files.
+        this.#size = await sizeOf(this.path);
+        if (this.#size > 0 && this.#size + bytes > this.maxBytes) {
+          await this.#rotate();
+          this.#size = 0;
+        }
       }
+      chunk += record;
+      chunkBytes += bytes;
     }
+    if (chunkBytes > 0) await this.#append(chunk, chunkBytes);
+  }
+
+  async #append(text: string, bytes: number): Promise<void> {
     await appendFile(this.path, text, { mode: 0o600 });
-    this.#size += bytes;
+    this.#size = (this.#size ?? 0) + bytes;
   }
 
   async #rotate(): Promise<void> {

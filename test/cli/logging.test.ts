@@ -1,0 +1,98 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { RotatingLogFile } from "../../src/cli/log-file.ts";
+import { fileLogLevel, formatLogRecord, installCliLogging, stderrLogLevel, turnRecordsOnStderr } from "../../src/cli/logging.ts";
+import { createLogger } from "../../src/kernel/log.ts";
+import { forgetSecrets, rememberSecrets } from "../../src/config/redaction.ts";
+import { tempDir } from "../support/temp.ts";
+
+describe("the rotating log file", () => {
+  it("appends in order, creating its folder, and keeps the size under the limit by rotating", async () => {
+    const dir = await tempDir();
+    try {
+      const file = new RotatingLogFile(join(dir.path, "logs", "bub.log"), { maxBytes: 100, files: 3 });
+      for (let index = 0; index < 12; index++) file.append(`line ${String(index).padStart(2, "0")} ${"x".repeat(20)}\n`);
+      await file.flush();
+      const names = (await readdir(join(dir.path, "logs"))).sort();
+      assert.deepEqual(names, ["bub.log", "bub.log.1", "bub.log.2"]);
+      for (const name of names) assert.ok((await stat(join(dir.path, "logs", name))).size <= 100, name);
+      const newest = await readFile(join(dir.path, "logs", "bub.log"), "utf8");
+      assert.match(newest, /line 11/);
+      const older = await readFile(join(dir.path, "logs", "bub.log.1"), "utf8");
+      const lines = (older + newest).trim().split("\n").map((line) => Number(line.slice(5, 7)));
+      assert.deepEqual(lines, [...lines].sort((a, b) => a - b), "records keep their order across files");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("gives up quietly when the file cannot be written", async () => {
+    const dir = await tempDir();
+    try {
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(join(dir.path, "logs"), "a file where the folder should be");
+      const file = new RotatingLogFile(join(dir.path, "logs", "bub.log"));
+      file.append("lost\n");
+      await file.flush();
+      file.append("ignored\n");
+      await file.flush();
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
+
+describe("the command line's log levels", () => {
+  it("writes info and above to the file unless BUB_LOG_LEVEL or BUB_DEBUG say otherwise", () => {
+    assert.equal(fileLogLevel({}), "info");
+    assert.equal(fileLogLevel({ BUB_LOG_LEVEL: "ERROR" }), "error");
+    assert.equal(fileLogLevel({ BUB_DEBUG: "1" }), "debug");
+    assert.equal(fileLogLevel({ BUB_LOG_LEVEL: "nonsense" }), "info");
+  });
+
+  it("shows warnings on stderr, and a turn's records only for the gateway or when asked", () => {
+    assert.equal(stderrLogLevel({}), "warn");
+    assert.equal(stderrLogLevel({ BUB_DEBUG: "1" }), "debug");
+    assert.equal(turnRecordsOnStderr({ command: "run", env: {} }), false);
+    assert.equal(turnRecordsOnStderr({ command: "gateway", env: {} }), true);
+    assert.equal(turnRecordsOnStderr({ command: "run", env: { BUB_LOG_LEVEL: "info" } }), true);
+  });
+
+  it("formats a record with its time, level, stack and causes", () => {
+    const error = new Error("outer", { cause: new Error("inner") });
+    const text = formatLogRecord(new Date("2026-01-02T03:04:05.006Z"), "error", "bub:test", "turn.error session_id=cli:local", error);
+    assert.match(text, /^2026-01-02T03:04:05\.006Z ERROR bub:test turn\.error session_id=cli:local: outer\n {4}at /);
+    assert.match(text, /\n {2}caused by: inner\n$/);
+    assert.equal(formatLogRecord(new Date(0), "info", "bub:x", "hello"), "1970-01-01T00:00:00.000Z INFO bub:x hello\n");
+  });
+});
+
+describe("installCliLogging", () => {
+  it("records every record at the file's level, redacted, and shows warnings on stderr", async () => {
+    const dir = await tempDir();
+    const stderr: string[] = [];
+    const logging = installCliLogging({ home: dir.path, command: "run", env: {}, stderr: { write: (text) => stderr.push(text) } });
+    rememberSecrets([{ name: "api_key", value: "sk-log-secret-42" }]);
+    try {
+      const log = createLogger("bub:test");
+      log.debug("not written");
+      log.info("started");
+      log.error("turn.error session_id=s1", new Error("key sk-log-secret-42 refused", { cause: new Error("again sk-log-secret-42") }));
+      await logging.file.flush();
+      const text = await readFile(join(dir.path, "logs", "bub.log"), "utf8");
+      assert.doesNotMatch(text, /not written/);
+      assert.match(text, /INFO bub:test started\n/);
+      assert.match(text, /ERROR bub:test turn\.error session_id=s1: key \[redacted:api_key\] refused/);
+      assert.match(text, /caused by: again \[redacted:api_key\]/);
+      assert.doesNotMatch(text, /sk-log-secret-42/);
+      assert.deepEqual(stderr, ["ERROR bub:test turn.error session_id=s1: key [redacted:api_key] refused\n"]);
+      assert.ok(logging.turnSink, "a run's turn records stay off stderr");
+    } finally {
+      forgetSecrets();
+      logging.restore();
+      await dir.cleanup();
+    }
+  });
+});
