@@ -1,9 +1,12 @@
 /**
- * `bub onboard`: a wizard for `<BUB_HOME>/config.yml`. It asks for the model, key, base URL,
- * channels and streaming, adds every plugin's `onboardConfig` fragment, validates the result
- * and merges it into the existing file (keys it did not ask about are kept). Cancelling any
- * question writes nothing. Options answer questions ahead (see onboard-flags.ts); with
- * `--yes` nothing is asked at all.
+ * `bub onboard`: a wizard for `<BUB_HOME>/config.yml`. It asks for the model, key and base
+ * URL (and checks them with one short request), the channels with the Telegram bot's token
+ * and allowlist, and streaming; adds every plugin's `onboardConfig` fragment, validates the
+ * result and merges it into the existing file (keys it did not ask about are kept), then
+ * prints the commands that start bub. Cancelling any question writes nothing. Options answer
+ * questions ahead (see onboard-flags.ts); with `--yes` nothing is asked at all. The
+ * questions are in onboard-wizard.ts; on a stdin that is not a terminal they are read as
+ * lines (onboard-lines.ts).
  */
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
@@ -32,6 +35,8 @@ export interface OnboardPrompts {
   multiselect(options: { message: string; options: PromptOption[]; initialValues?: string[]; required?: boolean }): Promise<string[] | symbol>;
   confirm(options: { message: string; initialValue?: boolean }): Promise<boolean | symbol>;
   isCancel(value: unknown): value is symbol;
+  /** Progress lines between questions (the model check); none: not shown. */
+  log?: { info(message: string): void; success(message: string): void; error(message: string): void };
 }
 
 /** Where the wizard writes its banner and result lines. */
@@ -40,12 +45,7 @@ export interface OnboardIO {
   stderr: { write(text: string): unknown };
 }
 
-/** The providers offered first, in this order; `custom` lets a person type any other. */
-export const ONBOARD_PROVIDERS = ["openrouter", "openai", "anthropic", "gemini", "azure", "bedrock", "ollama", "groq", "mistral", "deepseek"] as const;
-
 const DEFAULT_MODEL = "openrouter:openrouter/free";
-
-class Cancelled extends Error {}
 
 /** `provider:model` split at the first `:`; anything else counts as an OpenRouter model. */
 export function splitModel(model: string): { provider: string; name: string } {
@@ -65,62 +65,6 @@ const BANNER = String.raw`
 /** The configured model, split; the default one when none is set. */
 function currentModel(existing: Record<string, unknown>): { provider: string; name: string } {
   return splitModel(typeof existing.model === "string" && existing.model !== "" ? existing.model : DEFAULT_MODEL);
-}
-
-/**
- * Asks the builtin questions the options did not answer and returns the builtin fragment
- * of the config (the options' own fragment is merged over it by the caller).
- */
-async function askBuiltin(prompts: OnboardPrompts, existing: Record<string, unknown>, channelNames: string[], given: OnboardAnswers): Promise<Record<string, unknown>> {
-  const { modelFromAnswers } = await import("./onboard-flags.ts");
-  const answer = async <T>(value: Promise<T | symbol>): Promise<T> => {
-    const settled = await value;
-    if (prompts.isCancel(settled)) throw new Cancelled();
-    return settled as T;
-  };
-  const current = currentModel(existing);
-  const fromFlags = modelFromAnswers(given);
-  const providers: string[] = [...ONBOARD_PROVIDERS];
-  if (!providers.includes(current.provider)) providers.push(current.provider);
-  let provider =
-    fromFlags.provider ??
-    (await answer(
-      prompts.select({
-        message: "LLM provider",
-        options: [...providers.map((value) => ({ value })), { value: "custom", label: "custom", hint: "any other provider id" }],
-        initialValue: current.provider,
-      }),
-    ));
-  if (provider === "custom" && fromFlags.provider === undefined) {
-    provider = (await answer(prompts.text({ message: "Custom provider", placeholder: "e.g. together" }))).trim();
-    if (provider === "") provider = current.provider;
-  }
-  const defaultName = provider === current.provider ? current.name : "";
-  const typed =
-    fromFlags.name ??
-    (await answer(prompts.text({ message: "LLM model", placeholder: defaultName || "model name", defaultValue: defaultName, initialValue: defaultName }))).trim();
-  const name = typed || defaultName || current.name;
-  const keyGiven = given.apiKey !== undefined || given.apiKeyEnv !== undefined;
-  const apiKey = keyGiven ? "" : (await answer(prompts.password({ message: "API key (optional, hidden)" }))).trim();
-  const apiBase = given.apiBase !== undefined ? "" : (await answer(prompts.text({ message: "API base (optional)", placeholder: "e.g. http://127.0.0.1:11434/v1" }))).trim();
-  const fragment: Record<string, unknown> = { model: `${provider}:${name}` };
-  if (apiKey) fragment.api_key = apiKey;
-  if (apiBase) fragment.api_base = apiBase;
-  if (channelNames.length > 0 && given.channels === undefined) {
-    const configured = typeof existing.enabled_channels === "string" ? existing.enabled_channels : "all";
-    const listed = configured.split(",").map((item) => item.trim()).filter((item) => item !== "");
-    const initialValues = listed.includes("all") || listed.length === 0 ? channelNames : channelNames.filter((channel) => listed.includes(channel));
-    const chosen = await answer(
-      prompts.multiselect({ message: "Channels to enable (space toggles)", options: channelNames.map((value) => ({ value })), initialValues, required: false }),
-    );
-    fragment.enabled_channels = chosen.join(",");
-  }
-  if (given.streamOutput === undefined) {
-    fragment.stream_output = await answer(
-      prompts.confirm({ message: "Stream output (show answers while they are written)", initialValue: existing.stream_output === true }),
-    );
-  }
-  return fragment;
 }
 
 /**
@@ -145,6 +89,12 @@ export interface OnboardOptions {
   answers?: OnboardAnswers;
   /** False: ask nothing, use {@link answers} and keep the rest of the file. Default true. */
   interactive?: boolean;
+  /**
+   * Check the model with one short request before saving. Default: when asking. Asking, a
+   * failure lets the person answer again or save anyway; without questions it writes
+   * nothing and returns 1.
+   */
+  check?: boolean;
 }
 
 /**
@@ -165,8 +115,14 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
   }
   const prompts = interactive ? (options.prompts ?? ((await import("@clack/prompts")) as unknown as OnboardPrompts)) : null;
   if (prompts) io.stdout.write(`${BANNER}v${options.version ?? "?"}\n\nWelcome to Bub! Let's get you set up.\n`);
+  const path = framework.settings.file.path;
+  const check = options.check ?? interactive;
   try {
-    const existing = structuredClone((await readConfigFile(framework.settings.file.path)).data);
+    const [existing, wizard, { checkModel }] = await Promise.all([
+      readConfigFile(path).then((file) => structuredClone(file.data)),
+      import("./onboard-wizard.ts"),
+      import("./onboard-check.ts"),
+    ]);
     const channelNames = [...providedChannels(framework.runtime, async () => {}).keys()].filter((name) => name !== "cli");
     let builtin: Record<string, unknown>;
     let fromFlags: Record<string, unknown>;
@@ -175,29 +131,61 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
       if (!prompts) builtin = await builtinFromAnswers(existing, given);
       else {
         prompts.intro("bub onboard");
-        builtin = await askBuiltin(prompts, existing, channelNames, given);
+        const checkFragment = (fragment: Record<string, unknown>) => checkModel(mergeConfig(structuredClone(existing), fragment, fromFlags), framework.env, { path });
+        builtin = await wizard.askBuiltin(prompts, { existing, current: currentModel(existing), channelNames, given, check: check ? checkFragment : null });
       }
     } catch (error) {
       if (error instanceof flags.OnboardUsageError) {
         io.stderr.write(`bub: ${error.message}\n`);
         return 2;
       }
-      if (!(error instanceof Cancelled)) throw error;
+      if (!(error instanceof wizard.Cancelled)) throw error;
       prompts?.cancel("Onboarding cancelled; nothing was written.");
       return 1;
     }
     const fragments = await collectOnboardConfig(framework);
     const merged = mergeConfig(existing, builtin, fromFlags, fragments);
-    await framework.settings.validate(merged, framework.settings.file.path);
-    await writeConfigFile(framework.settings.file.path, merged);
-    prompts?.outro(`Saved config to ${framework.settings.file.path}`);
-    io.stdout.write(`Saved config to ${framework.settings.file.path}\n`);
+    await framework.settings.validate(merged, path);
+    if (check && !prompts) {
+      const result = await checkModel(merged, framework.env, { path });
+      if (result.problem !== null) {
+        io.stderr.write(`bub: the check of ${result.model} failed: ${result.problem} — nothing was written; fix the options, or pass --no-check to save anyway\n`);
+        return 1;
+      }
+    }
+    await writeConfigFile(path, merged);
+    prompts?.outro(`Saved config to ${path}`);
+    io.stdout.write(`Saved config to ${path}\n${startHint(merged, framework.env, channelNames)}`);
     return 0;
   } catch (error) {
     const { describeError } = await import("../../kernel/errors.ts");
     io.stderr.write(`Onboarding failed: ${describeError(error)}. Nothing was written; fix the problem and run \`bub onboard\` again.\n`);
     return 1;
   }
+}
+
+/** `value` as one shell word. */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The lines that end the wizard: the exact commands that start bub with this config (`bub
+ * chat`, and `bub gateway` when the Telegram channel has a token), with the `BUB_HOME` in
+ * use, and the variables the config refers to.
+ */
+export function startHint(config: Record<string, unknown>, env: NodeJS.ProcessEnv, channelNames: readonly string[]): string {
+  const prefix = env.BUB_HOME ? `BUB_HOME=${shellWord(env.BUB_HOME)} ` : "";
+  const telegram = typeof config.telegram === "object" && config.telegram !== null ? (config.telegram as Record<string, unknown>) : {};
+  const token = typeof telegram.token === "string" && telegram.token.trim() !== "" ? telegram.token : (env.BUB_TELEGRAM_TOKEN ?? "");
+  const enabled = (typeof config.enabled_channels === "string" ? config.enabled_channels : "all").split(",").map((item) => item.trim());
+  const gateway = channelNames.includes("telegram") && token !== "" && (enabled.includes("telegram") || enabled.includes("all"));
+  const lines = ["", "Start bub:", `  ${prefix}bub chat${gateway ? "       # chat in this terminal" : ""}`];
+  if (gateway) lines.push(`  ${prefix}bub gateway    # serve the Telegram bot`);
+  const names = [...new Set([...JSON.stringify(config).matchAll(/(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((match) => match[1]!))];
+  const unset = names.filter((name) => !env[name]);
+  if (unset.length > 0) lines.push(`config.yml reads ${unset.join(", ")} from the environment: set ${unset.length === 1 ? "it" : "them"} first.`);
+  return `${lines.join("\n")}\n`;
 }
 
 /** Adds the options that answer the questions ahead (see onboard-flags.ts) to `bub onboard`. */
@@ -215,6 +203,8 @@ function addAnswerOptions(command: Command): Command {
     .option("--telegram-token-env <VAR>", "name of an environment variable holding the bot token")
     .option("--telegram-allow-users <list>", "Telegram user ids or usernames allowed to talk to the bot, comma separated")
     .option("--telegram-allow-chats <list>", "Telegram chat ids the bot answers in, comma separated")
+    .option("--check", "without questions too: check the model with one short request before saving (a failure writes nothing)")
+    .option("--no-check", "do not check the model before saving")
     .option("-y, --yes", "ask nothing: use the options and keep everything else as it is");
 }
 
@@ -226,10 +216,13 @@ export function registerOnboardCommand(app: Command, framework: BubFramework, ve
       "after",
       `
 The answers are merged into the existing config file: settings the wizard does not ask
-about are kept. Ctrl-C at any question cancels and writes nothing. Each option answers
-its question ahead; with --yes, or when stdin is not a terminal and options are given,
-nothing is asked and only the given settings change (--model is required when config.yml
-names no model yet).
+about are kept. The model answers are checked with one short request before saving (a
+failure lets you answer again or save anyway; --no-check skips it). Ctrl-C at any
+question cancels and writes nothing. On a stdin that is not a terminal, each line answers
+the next question (an empty line takes the default). Each option answers its question
+ahead; with --yes, or when stdin is not a terminal and options are given, nothing is asked
+and only the given settings change (--model is required when config.yml names no model
+yet; --check checks the model then too).
 
 Examples:
   $ bub onboard
@@ -242,13 +235,15 @@ Examples:
       const { answersFromOptions, hasAnswers } = await import("./onboard-flags.ts");
       const answers = answersFromOptions(options);
       const interactive = options.yes !== true && (process.stdin.isTTY === true || !hasAnswers(answers));
-      if (interactive && !process.stdin.isTTY) {
-        throw new Error(
-          `bub onboard asks questions and needs an interactive terminal. Run it in a terminal, pass the answers as options (bub onboard --model provider:name --yes; see bub onboard --help), or write ${framework.settings.file.path} by hand`,
-        );
+      // Not a terminal: the questions are answered by the lines of stdin.
+      const lines = interactive && !process.stdin.isTTY ? (await import("./onboard-lines.ts")).linePrompts(process.stdin, process.stdout) : null;
+      const check = typeof options.check === "boolean" ? options.check : undefined;
+      try {
+        const code = await runOnboard(framework, { version: version ?? app.version(), answers, interactive, check, ...(lines ? { prompts: lines } : {}) });
+        if (code !== 0) process.exitCode = code;
+      } finally {
+        lines?.close();
       }
-      const code = await runOnboard(framework, { version: version ?? app.version(), answers, interactive });
-      if (code !== 0) process.exitCode = code;
     });
 }
 
