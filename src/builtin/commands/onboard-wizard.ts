@@ -137,7 +137,7 @@ async function askChannels(prompts: OnboardPrompts, context: WizardContext): Pro
   const listed = configured.split(",").map((item) => item.trim()).filter((item) => item !== "");
   const initialValues = listed.includes("all") || listed.length === 0 ? [...channelNames] : channelNames.filter((channel) => listed.includes(channel));
   return answerOf(prompts)(
-    prompts.multiselect({ message: "Channels to enable (space toggles)", options: channelNames.map((value) => ({ value })), initialValues, required: false }),
+    prompts.multiselect({ message: "Channels to enable", options: channelNames.map((value) => ({ value })), initialValues, required: false }),
   );
 }
 
