@@ -44,6 +44,9 @@ describe("a packed plugin that declares bub-ts as its peer, installed with the i
     const check = await runBub(["hello-check"], { home: home.path, env });
     assert.equal(check.code, 0, check.stderr);
     assert.equal(check.stdout, "hello: framework instanceof BubFramework = true\n");
+    const completion = await runBub(["completion", "bash"], { home: home.path, env });
+    assert.equal(completion.code, 0, completion.stderr);
+    assert.match(completion.stdout, /^ {6}hello-check\) words=/m, "the plugin's command completes too");
 
     const uninstall = await runBub(["uninstall", "hello"], { home: home.path, env, timeoutMs: 120_000 });
     assert.equal(uninstall.code, 0, uninstall.stdout + uninstall.stderr);
