@@ -53,6 +53,8 @@ async function measure(label: GatewayLabel): Promise<void> {
   let cpu = 0;
   let steadyMs = 0;
   let lateMs = 0;
+  let lastPushAt = 0;
+  let lastReplyAt = 0;
   try {
     await warmUp(gateway, 20);
     await sleep(1_000);
@@ -63,6 +65,7 @@ async function measure(label: GatewayLabel): Promise<void> {
       if (pushed < 0) duplicated++;
       else {
         latencies.push(at - pushed);
+        lastReplyAt = at;
         pushedAt.set(token!.key, -1);
       }
     });
@@ -80,6 +83,7 @@ async function measure(label: GatewayLabel): Promise<void> {
         pushedAt.set(`q${chat}x${seq}`, performance.now());
         sendToken(gateway.telegram, chat, seq);
       }
+      lastPushAt = performance.now();
       gateway.assertRunning("during the steady load");
       await sleep(1);
     }
@@ -98,7 +102,7 @@ async function measure(label: GatewayLabel): Promise<void> {
     `${label.padEnd(6)}| ${latencies.length}/${total} answered, lost ${total - latencies.length}, dup ${duplicated} | update -> reply p50 ${q(0.5)} p90 ${q(0.9)} p99 ${q(0.99)} max ${q(1)} ms; p99 - model = ${(p99 - MODEL_MS).toFixed(1)} ms (goal <= ${LATENCY_GOAL_MS}: ${verdict(p99 - MODEL_MS <= LATENCY_GOAL_MS)})`,
   );
   console.log(
-    `${" ".repeat(6)}| event-loop delay (10 ms sampling included) p50 ${loop.p50Ms.toFixed(1)} p99 ${loop.p99Ms.toFixed(1)} max ${loop.maxMs.toFixed(1)} ms over ${loop.count} samples (p99 goal <= ${LOOP_GOAL_MS}: ${verdict(loop.p99Ms <= LOOP_GOAL_MS)}) | CPU ${((cpu / steadyMs) * 100).toFixed(0)}% of a core | generator at most ${lateMs.toFixed(1)} ms behind schedule`,
+    `${" ".repeat(6)}| event-loop delay (10 ms sampling included) p50 ${loop.p50Ms.toFixed(1)} p99 ${loop.p99Ms.toFixed(1)} max ${loop.maxMs.toFixed(1)} ms over ${loop.count} samples (p99 goal <= ${LOOP_GOAL_MS}: ${verdict(loop.p99Ms <= LOOP_GOAL_MS)}) | last reply ${((lastReplyAt - lastPushAt) / 1000).toFixed(2)} s after the last update | CPU ${((cpu / steadyMs) * 100).toFixed(0)}% of a core (first update to last reply) | generator at most ${lateMs.toFixed(1)} ms behind schedule`,
   );
 }
 
