@@ -132,7 +132,7 @@ describe("bub onboard", () => {
       const { prompts } = scripted({ "LLM provider": "openai", "LLM model": "gpt-x", "API key": "", "API base": "", Channels: [], "Stream output": false });
       const { io, err } = capture();
       assert.equal(await runOnboard(framework, { prompts, io, check: false }), 1);
-      assert.match(err(), /^Onboarding failed: .*max_steps.*Nothing was written/);
+      assert.match(err(), /^bub: onboarding failed: .*max_steps.* — nothing was written/);
       assert.equal(await readFile(framework.settings.file.path, "utf8"), "max_steps: 5\n");
     } finally {
       await dir.cleanup();

@@ -15,8 +15,8 @@ export interface GatewayCommandOptions {
 
 /** Shown (exit 1) when no channel would run. */
 export const NO_CHANNELS =
-  "No channels are enabled. Configure at least one channel with 'bub onboard' or '--enable-channel' " +
-  "(for Telegram, set BUB_TELEGRAM_TOKEN and BUB_TELEGRAM_ALLOW_USERS).";
+  "bub: no channels are enabled — configure at least one with 'bub onboard' or '--enable-channel' " +
+  "(for Telegram, set BUB_TELEGRAM_TOKEN and BUB_TELEGRAM_ALLOW_USERS)";
 
 /**
  * Runs the channel manager over the enabled channels until `signal` aborts (the command

@@ -159,7 +159,7 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
     return 0;
   } catch (error) {
     const { describeError } = await import("../../kernel/errors.ts");
-    io.stderr.write(`Onboarding failed: ${describeError(error)}. Nothing was written; fix the problem and run \`bub onboard\` again.\n`);
+    io.stderr.write(`bub: onboarding failed: ${describeError(error)} — nothing was written; fix the problem and run \`bub onboard\` again\n`);
     return 1;
   }
 }

@@ -172,7 +172,7 @@ export async function runNpm(context: ProjectContext, dir: string, args: readonl
   const code = await context.npm(args, { cwd: dir });
   if (code !== 0) {
     context.io.stderr.write(
-      `bub: Command 'npm ${args.join(" ")}' failed with exit code ${code} in ${dir}. Check npm's message above; the plugin project was left as npm left it.\n`,
+      `bub: \`npm ${args.join(" ")}\` failed with exit code ${code} in ${dir} — check npm's message above; the plugin project was left as npm left it\n`,
     );
   }
   return code;
