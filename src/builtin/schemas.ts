@@ -50,6 +50,8 @@ export const channelSchema = z.object({
   stream_output: z.boolean().default(false),
   /** Seconds `bub gateway` lets running turns finish after SIGINT/SIGTERM before it cancels them. */
   shutdown_grace_seconds: durationSeconds({ allowZero: true }).default(10.0),
+  /** Turns running at once across all sessions; more wait in arrival order (0: no bound). */
+  max_concurrent_turns: z.number().int().min(0).default(64),
   admission: z.enum(["concurrent", "follow_up", "steer"]).default("concurrent"),
   tape_store: z.enum(["file", "sqlite"]).default("file"),
   tape_dsn: z.string().nullable().default(null),

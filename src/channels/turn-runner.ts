@@ -10,6 +10,7 @@ import type { TurnResult, TurnSnapshot, TurnState } from "../kernel/types.ts";
 import type { ChannelMessage } from "./message.ts";
 import { emptySessionTurns, TurnTask, turnScope, type SessionTurns } from "./session-turns.ts";
 import { steeringStateOf } from "./steering.ts";
+import { TurnSlots } from "./turn-slots.ts";
 
 const log = createLogger("bub:channels");
 
@@ -32,7 +33,11 @@ export interface TurnRunnerOptions {
   streamOutput?: boolean;
   /** Called when a turn ended and its session had nothing more to run. */
   onSettled?: () => void;
+  /** Turns running at once across all sessions, the rest waiting in order; 0: no bound. Defaults to the `BUB_MAX_CONCURRENT_TURNS` setting (64). */
+  maxConcurrentTurns?: number;
 }
+
+const DEFAULT_MAX_CONCURRENT_TURNS = 64;
 
 /**
  * The sessions with running turns or pending messages, and the turns themselves. A session
@@ -42,6 +47,7 @@ export class TurnRunner {
   readonly #framework: BubFramework;
   readonly #options: TurnRunnerOptions;
   readonly #sessions = new Map<string, SessionTurns>();
+  #slots: TurnSlots | null = null;
 
   constructor(framework: BubFramework, options: TurnRunnerOptions = {}) {
     this.#framework = framework;
@@ -111,6 +117,18 @@ export class TurnRunner {
    * and told onError.
    */
   static #runTurn(runner: TurnRunner, task: TurnTask): void {
+    // Without a free slot the turn waits (still the session's running turn, so its order holds).
+    if (runner.#turnSlots().acquire(() => turnScope.run(task, TurnRunner.#start, runner, task))) TurnRunner.#start(runner, task);
+  }
+
+  /** Runs the turn's pipeline while it holds a slot; a turn cancelled while waiting gives its slot on. */
+  static #start(runner: TurnRunner, task: TurnTask): void {
+    const slots = runner.#turnSlots();
+    if (task.cancelled) {
+      settleLifespan(task.message, "cancelled");
+      slots.release();
+      return;
+    }
     let turn: Promise<TurnResult>;
     try {
       turn = runner.#framework.processInbound(task.message, runner.#streamOutput() ? STREAMED : NOT_STREAMED);
@@ -119,14 +137,22 @@ export class TurnRunner {
     }
     task.settled = turn.then(
       (result) => {
+        slots.release();
         settleLifespan(task.message, "done");
         runner.#finish(task, result.state);
       },
       () => {
+        slots.release();
         settleLifespan(task.message, task.cancelled ? "cancelled" : "done");
         runner.#finish(task, null);
       },
     );
+  }
+
+  #turnSlots(): TurnSlots {
+    if (this.#slots) return this.#slots;
+    const configured = this.#options.maxConcurrentTurns ?? this.#framework.settings.getValue("max_concurrent_turns", DEFAULT_MAX_CONCURRENT_TURNS);
+    return (this.#slots = new TurnSlots(typeof configured === "number" && Number.isFinite(configured) ? configured : DEFAULT_MAX_CONCURRENT_TURNS));
   }
 
   #streamOutput(): boolean {

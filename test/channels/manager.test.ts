@@ -210,3 +210,45 @@ describe("ChannelManager turns and admission", () => {
     await done;
   });
 });
+
+describe("ChannelManager bound on concurrent turns", () => {
+  it("runs at most BUB_MAX_CONCURRENT_TURNS turns at once, the rest starting in arrival order", async () => {
+    const model = gatedModel();
+    const { bub, manager, stop, done, channel } = await running([model.plugin], { env: { BUB_MAX_CONCURRENT_TURNS: "2" } });
+    bub.settings.register(channelSettings);
+    await bub.settings.prepare();
+    for (const chat of ["1", "2", "3", "4"]) await manager.handleMessage(message(`m${chat}`, { chat }));
+    await model.callCount(2);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(model.prompts(), ["m1", "m2"], "two run, two wait");
+    assert.equal(manager.snapshot("test:3").isRunning, true, "a waiting turn is its session's running turn");
+    model.calls[1]!.finish();
+    await model.callCount(3);
+    assert.deepEqual(model.prompts(), ["m1", "m2", "m3"]);
+    model.calls[0]!.finish();
+    await model.callCount(4);
+    model.calls[2]!.finish();
+    model.calls[3]!.finish();
+    await manager.idle();
+    assert.deepEqual(channel.sent.map(contentOf).sort(), ["done:m1", "done:m2", "done:m3", "done:m4"]);
+    stop.abort();
+    await done;
+  });
+
+  it("never starts a waiting turn whose session was quit, and gives its place on", async () => {
+    const model = gatedModel();
+    const { bub, manager, stop, done } = await running([model.plugin], { env: { BUB_MAX_CONCURRENT_TURNS: "1" } });
+    bub.settings.register(channelSettings);
+    await bub.settings.prepare();
+    for (const chat of ["1", "2", "3"]) await manager.handleMessage(message(`m${chat}`, { chat }));
+    await model.callCount(1);
+    await manager.quit("test:2");
+    model.calls[0]!.finish();
+    await model.callCount(2);
+    model.calls[1]!.finish();
+    await manager.idle();
+    assert.deepEqual(model.prompts(), ["m1", "m3"]);
+    stop.abort();
+    await done;
+  });
+});
