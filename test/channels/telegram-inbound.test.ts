@@ -54,6 +54,15 @@ describe("Telegram channel against the Bot API", () => {
     await bot.close();
   });
 
+  it("shows no typing for an answer that comes within a second", async () => {
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
+    telegram.sendText({ chatId: 7, userId: 7, text: "quick" });
+    await telegram.waitForCalls("sendMessage", 1);
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    assert.equal(telegram.callsOf("sendChatAction").length, 0);
+    await bot.close();
+  });
+
   it("matches allowed usernames case-insensitively, with or without @", async () => {
     const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "@Alice, 99" });
     telegram.sendText({ chatId: 8, userId: 8, username: "alice", text: "from alice" });
