@@ -9,9 +9,12 @@
  * - `{"t":"done","id":N}` its turn ended and its reply was sent;
  * - `{"t":"mark","last":N}` written by compaction: every id up to N was seen.
  *
- * Every append is written and fdatasync'ed before its promise resolves; records that arrive
- * while a write is under way are written together by the next one. When every item is done
- * the file is compacted to its `mark` line (a new file renamed over the old one). Only
+ * Every append is written and fdatasync'ed before its promise resolves, except `started`,
+ * which rides on the next sync (a crash that loses it makes the turn look not yet begun, so
+ * it runs again as a first attempt); records that arrive while a write is under way are
+ * written together by the next one. When every item is done and enough has been written
+ * since the last compaction, the file is compacted to its `mark` line (a new file renamed
+ * over the old one). Only
  * `node:fs/promises` is used. A torn last line (a crash mid-write) is ignored when the
  * journal is opened, and the file is rewritten without it.
  */
@@ -21,6 +24,9 @@ import { makeDirectoryAsync } from "../config/home-dir.ts";
 import { createLogger } from "../kernel/log.ts";
 
 const log = createLogger("bub:channels");
+
+/** Lines written since the last compaction before an idle journal is compacted (it is also compacted when opened). */
+const COMPACT_AFTER_LINES = 256;
 
 /** One item of the journal that is not done. */
 export interface JournalEntry {
@@ -41,6 +47,8 @@ type JournalRecord =
 
 interface PendingWrite {
   lines: string[];
+  /** Resolve only once the lines are fdatasync'ed (else once written). */
+  sync: boolean;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -72,14 +80,19 @@ export class InboundJournal {
   #writing: Promise<void> | null = null;
   #linesSinceCompaction = 0;
   #closed = false;
+  readonly #compactAfterLines: number;
 
-  private constructor(path: string) {
+  private constructor(path: string, compactAfterLines: number) {
     this.path = path;
+    this.#compactAfterLines = compactAfterLines;
   }
 
-  /** Reads the journal at `path` (creating its folder), drops torn lines, and opens it for appending. */
-  static async open(path: string): Promise<InboundJournal> {
-    const journal = new InboundJournal(path);
+  /**
+   * Reads the journal at `path` (creating its folder), drops torn lines, and opens it for
+   * appending. `compactAfterLines`: lines written before an idle journal is compacted (default 256).
+   */
+  static async open(path: string, options: { compactAfterLines?: number } = {}): Promise<InboundJournal> {
+    const journal = new InboundJournal(path, Math.max(1, options.compactAfterLines ?? COMPACT_AFTER_LINES));
     await makeDirectoryAsync(dirname(path));
     let text = "";
     try {
@@ -160,9 +173,9 @@ export class InboundJournal {
     return fresh;
   }
 
-  /** Records that these items' turn began. */
+  /** Records that these items' turn began (written, not waited for on disk: see the module comment). */
   started(ids: readonly number[]): Promise<void> {
-    return this.#record("started", ids);
+    return this.#record("started", ids, false);
   }
 
   /** Records that these items are being run again after a restart. */
@@ -175,25 +188,25 @@ export class InboundJournal {
     return this.#record("done", ids);
   }
 
-  #record(kind: "started" | "retried" | "done", ids: readonly number[]): Promise<void> {
+  #record(kind: "started" | "retried" | "done", ids: readonly number[], sync = true): Promise<void> {
     const lines: string[] = [];
     for (const id of ids) {
       if (!this.#open.has(id)) continue;
       this.#apply({ t: kind, id });
       lines.push(JSON.stringify({ t: kind, id }));
     }
-    return lines.length > 0 ? this.#append(lines) : Promise.resolve();
+    return lines.length > 0 ? this.#append(lines, sync) : Promise.resolve();
   }
 
-  #append(lines: string[]): Promise<void> {
+  #append(lines: string[], sync = true): Promise<void> {
     if (this.#closed) return Promise.reject(new Error(`inbound journal ${this.path} is closed`));
     const written = Promise.withResolvers<void>();
-    this.#queue.push({ lines, resolve: written.resolve, reject: written.reject });
+    this.#queue.push({ lines, sync, resolve: written.resolve, reject: written.reject });
     this.#writing ??= this.#drain();
     return written.promise;
   }
 
-  /** Writes what is queued, one write and one fdatasync per batch, until nothing is queued. */
+  /** Writes what is queued, one write (and one fdatasync when a record needs it) per batch, until nothing is queued. */
   async #drain(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
@@ -203,13 +216,13 @@ export class InboundJournal {
           const lines = batch.flatMap((write) => write.lines);
           const handle = this.#handle!;
           await handle.write(`${lines.join("\n")}\n`);
-          await handle.datasync();
+          if (batch.some((write) => write.sync)) await handle.datasync();
           this.#linesSinceCompaction += lines.length;
           for (const write of batch) write.resolve();
         } catch (error) {
           for (const write of batch) write.reject(error);
         }
-        if (this.#queue.length === 0 && this.#open.size === 0 && this.#linesSinceCompaction > 0) {
+        if (this.#queue.length === 0 && this.#open.size === 0 && this.#linesSinceCompaction >= this.#compactAfterLines) {
           try {
             await this.#compact();
           } catch (error) {

@@ -48,7 +48,7 @@ describe("InboundJournal", () => {
   });
 
   it("does not record an item twice (dedupe by id), also after compaction", async () => {
-    const journal = await InboundJournal.open(path);
+    const journal = await InboundJournal.open(path, { compactAfterLines: 1 });
     assert.deepEqual(await journal.receive([{ id: 7, item: "x" }]), [7]);
     assert.deepEqual(await journal.receive([{ id: 7, item: "x" }, { id: 8, item: "y" }]), [8]);
     await journal.done([7, 8]);
@@ -61,6 +61,32 @@ describe("InboundJournal", () => {
     assert.equal(reopened.lastId, 8);
     assert.deepEqual(reopened.pending(), []);
     assert.deepEqual(await reopened.receive([{ id: 8, item: "y" }, { id: 9, item: "z" }]), [9]);
+    await reopened.close();
+  });
+
+  it("compacts an idle journal only once enough has been written, and knows done ids until then", async () => {
+    const journal = await InboundJournal.open(path, { compactAfterLines: 5 });
+    await journal.receive([{ id: 1, item: "a" }]);
+    void journal.started([1]);
+    await journal.done([1]);
+    await journal.flush();
+    assert.deepEqual((await lines()).map((line) => line.t), ["mark", "received", "started", "done"], "three lines written: not compacted yet");
+    assert.deepEqual(await journal.receive([{ id: 1, item: "a" }]), [], "a done id is still known");
+    await journal.receive([{ id: 2, item: "b" }]);
+    await journal.done([2]);
+    await journal.flush();
+    assert.deepEqual(await lines(), [{ t: "mark", last: 2 }], "compacted at five lines");
+    await journal.close();
+  });
+
+  it("keeps a started record once a later record is synced", async () => {
+    const journal = await InboundJournal.open(path);
+    await journal.receive([{ id: 3, item: "c" }]);
+    void journal.started([3]);
+    await journal.receive([{ id: 4, item: "d" }]);
+    await journal.close();
+    const reopened = await InboundJournal.open(path);
+    assert.deepEqual(reopened.pending().map((entry) => [entry.id, entry.started]), [[3, true], [4, false]]);
     await reopened.close();
   });
 
