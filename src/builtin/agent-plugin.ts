@@ -80,12 +80,14 @@ export async function buildChannelPrompt(message: Envelope): Promise<Prompt> {
 /** The session switches recorded by the `model` and `reasoning_effort` tools, latest first wins. */
 const SWITCHES = { model_switch: "model", reasoning_effort_switch: "reasoning_effort" } as const;
 
-/** The latest value of each session switch on the tape: one search for both. */
+/** The latest value of each session switch on the tape: one read of its events for both. */
 async function sessionSwitches(tape: Tape): Promise<Partial<Record<(typeof SWITCHES)[keyof typeof SWITCHES], string>>> {
   const found: Partial<Record<(typeof SWITCHES)[keyof typeof SWITCHES], string>> = {};
-  // Text searches return the newest entries first.
-  for (const entry of await tape.search(tape.query().kinds("event").text("_switch"))) {
-    const key = SWITCHES[entry.payload.name as keyof typeof SWITCHES];
+  // Matched by name, newest first (a text search would render every event to compare it).
+  const events = await tape.search(tape.query().kinds("event"));
+  for (let index = events.length - 1; index >= 0; index--) {
+    const entry = events[index]!;
+    const key = Object.hasOwn(SWITCHES, entry.payload.name as string) ? SWITCHES[entry.payload.name as keyof typeof SWITCHES] : undefined;
     const value = key && isRecord(entry.payload.data) ? entry.payload.data[key] : undefined;
     if (key && found[key] === undefined && typeof value === "string" && value !== "") found[key] = value;
   }
