@@ -158,7 +158,21 @@ export function parseEntryLine(text: string): TapeEntry | string {
   return decodeEntry(value);
 }
 
+/** A deep copy of a JSON value (what entries hold): several times quicker than `structuredClone` here. */
+function cloneJson<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const child = cloneJson((value as Record<string, unknown>)[key]);
+    // An own "__proto__" key (JSON.parse makes one) must stay a key, not become the prototype.
+    if (key === "__proto__") Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
+    else out[key] = child;
+  }
+  return out as T;
+}
+
 /** A deep copy of an entry, so callers can never change what a store holds. */
 export function cloneEntry(entry: TapeEntry): TapeEntry {
-  return structuredClone(entry);
+  return cloneJson(entry);
 }

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { describe, it, mock } from "node:test";
 import { BubError } from "../../src/kernel/errors.ts";
 import { archiveStamp, dateFromEpochSeconds, formatUtcDate, parseIsoDate, utcNow } from "../../src/tape/date.ts";
-import { decodeEntry, encodeEntry, encodeEntryBody, entries, parseEntryLine, prepareEntry } from "../../src/tape/entry.ts";
+import { cloneEntry, decodeEntry, encodeEntry, encodeEntryBody, entries, parseEntryLine, prepareEntry } from "../../src/tape/entry.ts";
+import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import { pythonJson, pythonRepr, withThousands } from "../../src/tape/python-format.ts";
 import { tapeQuery } from "../../src/tape/query.ts";
 
@@ -153,5 +154,25 @@ describe("tapeQuery", () => {
     const query = tapeQuery("t").betweenDates(new Date(Date.UTC(2026, 0, 1)), null).build();
     assert.deepEqual(query.betweenDates, { start: "2026-01-01T00:00:00.000Z", end: undefined });
     assert.deepEqual(tapeQuery({ tape: "t", limit: 3 }).text("x").build(), { tape: "t", limit: 3, text: "x" });
+  });
+});
+
+describe("cloneEntry", () => {
+  it("copies deeply, so changing the copy leaves the original alone", () => {
+    const original: TapeEntry = { id: 1, kind: "message", date: "2026-01-01T00:00:00Z", meta: { run_id: "r" }, payload: { role: "user", content: [{ type: "text", text: "hi" }], n: 1, none: null } };
+    const copy = cloneEntry(original);
+    assert.deepEqual(copy, original);
+    (copy.payload.content as { text: string }[])[0]!.text = "changed";
+    copy.meta.run_id = "other";
+    assert.equal((original.payload.content as { text: string }[])[0]!.text, "hi");
+    assert.equal(original.meta.run_id, "r");
+  });
+
+  it("keeps a __proto__ key as a key", () => {
+    const original = JSON.parse('{"id":2,"kind":"event","date":"2026-01-01T00:00:00Z","meta":{},"payload":{"__proto__":{"polluted":true}}}') as TapeEntry;
+    const copy = cloneEntry(original);
+    assert.equal(Object.getPrototypeOf(copy.payload), Object.prototype);
+    assert.deepEqual(Object.keys(copy.payload), ["__proto__"]);
+    assert.equal((copy.payload as Record<string, unknown>).polluted, undefined);
   });
 });
