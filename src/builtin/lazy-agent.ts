@@ -26,7 +26,7 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
         // YAML parser for SKILL.md) with the first model call.
         runCommand: async (line, options) => (await import("../tools/commands.ts")).runCommaCommand(line, options),
         skillsPrompt: async ({ promptText, workspace, allowedSkills }) =>
-          (await import("../skills/prompt.ts")).buildSkillsPrompt(promptText, { workspace, allowedSkills, config, maxBytes: config("skill_max_bytes") as number | undefined }),
+          await (await import("../skills/prompt.ts")).buildSkillsPrompt(promptText, { workspace, allowedSkills, config, maxBytes: config("skill_max_bytes") as number | undefined }),
       });
       return loaded;
     })());

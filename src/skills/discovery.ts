@@ -1,10 +1,14 @@
 /**
  * Skill discovery: the project, legacy project, global and bundled skill roots, in that order
  * of precedence. Invalid skills are skipped with a warning that names the file and the
- * problem (the reference skips them silently). Parsed files are cached by modification time
- * and size, so discovering on every model step costs a few `stat` calls.
+ * problem (the reference skips them silently). Every file system call is asynchronous (no
+ * synchronous call on a turn's path). Two caches keep discovery on every model step cheap:
+ * parsed files by modification time and size, and whole results for `maxAgeMs` (default one
+ * second), during which the disk is not touched at all; concurrent discoveries of the same
+ * roots share one scan.
  */
-import { closeSync, openSync, readdirSync, readSync, statSync, type Stats } from "node:fs";
+import type { Stats } from "node:fs";
+import { open, readdir, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,23 +38,23 @@ export function skillMaxBytes(value: unknown): number {
  * the file and its size) when it is larger.
  * @throws the read error of a file that cannot be read.
  */
-export function readSkillFile(file: string, maxBytes: number): string | null {
-  const fd = openSync(file, "r");
+export async function readSkillFile(file: string, maxBytes: number): Promise<string | null> {
+  const handle = await open(file, "r");
   try {
     const buffer = Buffer.allocUnsafe(maxBytes + 1);
     let filled = 0;
     while (filled < buffer.length) {
-      const read = readSync(fd, buffer, filled, buffer.length - filled, filled);
-      if (read === 0) break;
-      filled += read;
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
     }
     if (filled > maxBytes) {
-      warnTooLarge(file, Math.max(filled, statOrNull(file)?.size ?? 0), maxBytes);
+      warnTooLarge(file, Math.max(filled, (await statOrNull(file))?.size ?? 0), maxBytes);
       return null;
     }
     return buffer.toString("utf8", 0, filled);
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }
 
@@ -82,7 +86,16 @@ export interface SkillDiscoveryOptions {
   bundledDir?: string | null;
   /** A SKILL.md larger than this is skipped with a warning; default {@link DEFAULT_SKILL_MAX_BYTES}. */
   maxBytes?: number;
+  /**
+   * A discovery of the same workspace, home, bundled directory and `maxBytes` that started
+   * less than this many milliseconds ago is returned without touching the disk; default
+   * {@link DEFAULT_SKILL_MAX_AGE_MS}. 0 always scans.
+   */
+  maxAgeMs?: number;
 }
+
+/** Default `maxAgeMs`: skills are re-read at most once a second. */
+export const DEFAULT_SKILL_MAX_AGE_MS = 1000;
 
 /** The package's bundled `skills/` directory (two levels above this module in both src/ and dist/). */
 export function bundledSkillsDir(): string {
@@ -96,20 +109,43 @@ interface CachedFile {
   readonly skill: Omit<Skill, "source"> | null;
 }
 
-const fileCache = new Map<string, CachedFile>();
-const warnedLegacy = new Set<string>();
+/** Most SKILL.md parses kept; the oldest is forgotten first. */
+const MAX_CACHED_FILES = 1024;
+/** Most discovery results kept (one per workspace, home, bundled directory and limit). */
+const MAX_CACHED_DISCOVERIES = 32;
+/** Most legacy directories remembered as warned about. */
+const MAX_WARNED_LEGACY = 256;
 
-function statOrNull(path: string): Stats | null {
+const fileCache = new Map<string, CachedFile>();
+const warnedLegacy = new Map<string, true>();
+
+interface CachedDiscovery {
+  /** `performance.now()` when the scan started: the result shows the disk as of then or later. */
+  readonly startedAt: number;
+  readonly result: Promise<readonly Skill[]>;
+  settled: boolean;
+}
+
+const discoveries = new Map<string, CachedDiscovery>();
+
+/** Sets `key` as the newest entry of `map`, forgetting the oldest beyond `max`. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value as K);
+}
+
+async function statOrNull(path: string): Promise<Stats | null> {
   try {
-    return statSync(path);
+    return await stat(path);
   } catch {
     return null;
   }
 }
 
-function readSkill(skillDir: string, maxBytes: number): Omit<Skill, "source"> | null {
+async function readSkill(skillDir: string, maxBytes: number): Promise<Omit<Skill, "source"> | null> {
   const file = join(skillDir, SKILL_FILE_NAME);
-  const info = statOrNull(file);
+  const info = await statOrNull(file);
   if (!info || !info.isFile()) return null;
   const cached = fileCache.get(file);
   if (cached && cached.mtimeMs === info.mtimeMs && cached.size === info.size && cached.maxBytes === maxBytes) return cached.skill;
@@ -119,16 +155,16 @@ function readSkill(skillDir: string, maxBytes: number): Omit<Skill, "source"> | 
     warnTooLarge(file, info.size, maxBytes);
     skill = null;
   } else {
-    skill = parseSkill(file, basename(skillDir), maxBytes);
+    skill = await parseSkill(file, basename(skillDir), maxBytes);
   }
-  fileCache.set(file, { mtimeMs: info.mtimeMs, size: info.size, maxBytes, skill });
+  remember(fileCache, file, { mtimeMs: info.mtimeMs, size: info.size, maxBytes, skill }, MAX_CACHED_FILES);
   return skill;
 }
 
-function parseSkill(file: string, dirName: string, maxBytes: number): Omit<Skill, "source"> | null {
+async function parseSkill(file: string, dirName: string, maxBytes: number): Promise<Omit<Skill, "source"> | null> {
   let content: string | null;
   try {
-    content = readSkillFile(file, maxBytes);
+    content = await readSkillFile(file, maxBytes);
   } catch (error) {
     log.warn(`skill.invalid path=${file} problem=cannot read the file (${(error as Error).message})`);
     return null;
@@ -148,63 +184,107 @@ function parseSkill(file: string, dirName: string, maxBytes: number): Omit<Skill
   };
 }
 
-function skillRoots(workspace: string, options: SkillDiscoveryOptions): { root: string; source: SkillSource }[] {
+interface Roots {
+  readonly workspace: string;
+  readonly home: string | null;
+  readonly bundled: string | null;
+}
+
+function rootsOf(workspace: string, options: SkillDiscoveryOptions): Roots {
+  return {
+    workspace: resolve(workspace),
+    home: (options.homeDir === undefined ? homedir() : options.homeDir) || null,
+    bundled: (options.bundledDir === undefined ? bundledSkillsDir() : options.bundledDir) || null,
+  };
+}
+
+async function skillRoots({ workspace, home, bundled }: Roots): Promise<{ root: string; source: SkillSource }[]> {
   const roots: { root: string; source: SkillSource }[] = [{ root: join(workspace, PROJECT_SKILLS_DIR), source: "project" }];
   const legacy = join(workspace, LEGACY_SKILLS_DIR);
-  if (statOrNull(legacy)?.isDirectory()) {
+  if ((await statOrNull(legacy))?.isDirectory()) {
     if (!warnedLegacy.has(legacy)) {
-      warnedLegacy.add(legacy);
+      remember(warnedLegacy, legacy, true, MAX_WARNED_LEGACY);
       log.warn(`skill.legacy_dir path=${legacy}: move these skills to ${join(workspace, PROJECT_SKILLS_DIR)}; '${LEGACY_SKILLS_DIR}' is deprecated`);
     }
     roots.push({ root: legacy, source: "project" });
   }
-  const home = options.homeDir === undefined ? homedir() : options.homeDir;
   if (home) roots.push({ root: join(home, PROJECT_SKILLS_DIR), source: "global" });
-  const bundled = options.bundledDir === undefined ? bundledSkillsDir() : options.bundledDir;
   if (bundled) roots.push({ root: bundled, source: "builtin" });
   return roots;
 }
 
-function subdirectories(root: string): string[] {
+async function subdirectories(root: string): Promise<string[]> {
+  let entries;
   try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() || (entry.isSymbolicLink() && statOrNull(join(root, entry.name))?.isDirectory()))
-      .map((entry) => entry.name)
-      .sort();
+    entries = await readdir(root, { withFileTypes: true });
   } catch {
     return [];
   }
+  const kept = await Promise.all(
+    entries.map(async (entry) => entry.isDirectory() || (entry.isSymbolicLink() && (await statOrNull(join(root, entry.name)))?.isDirectory() === true)),
+  );
+  return entries
+    .filter((_entry, index) => kept[index])
+    .map((entry) => entry.name)
+    .sort();
 }
 
 function casefold(text: string): string {
   return text.toLowerCase();
 }
 
+async function scan(roots: Roots, maxBytes: number): Promise<readonly Skill[]> {
+  // Roots and skills are read in parallel, then merged in order of precedence.
+  const found = await Promise.all(
+    (await skillRoots(roots)).map(async ({ root, source }) => ({
+      source,
+      skills: await Promise.all((await subdirectories(root)).map((name) => readSkill(join(root, name), maxBytes))),
+    })),
+  );
+  const byName = new Map<string, Skill>();
+  for (const { source, skills } of found) {
+    for (const skill of skills) {
+      if (!skill) continue;
+      const key = casefold(skill.name);
+      if (!byName.has(key)) byName.set(key, Object.freeze({ ...skill, source }));
+    }
+  }
+  return Object.freeze([...byName.values()].sort((a, b) => (casefold(a.name) < casefold(b.name) ? -1 : casefold(a.name) > casefold(b.name) ? 1 : 0)));
+}
+
 /**
  * Every valid skill visible from `workspace`, sorted by name; where names collide, project
- * skills win over global ones, and global over bundled.
+ * skills win over global ones, and global over bundled. The result is frozen and may be the
+ * same array as an earlier discovery's: one of the same roots that started less than
+ * `maxAgeMs` ago (default one second), or one still running, is shared, not repeated.
  *
  * ```ts
- * const skills = discoverSkills(process.cwd());
+ * const skills = await discoverSkills(process.cwd());
  * skills.map((skill) => `${skill.name} (${skill.source})`);
  * ```
  */
-export function discoverSkills(workspace: string, options: SkillDiscoveryOptions = {}): Skill[] {
-  const byName = new Map<string, Skill>();
+export function discoverSkills(workspace: string, options: SkillDiscoveryOptions = {}): Promise<readonly Skill[]> {
+  const roots = rootsOf(workspace, options);
   const maxBytes = skillMaxBytes(options.maxBytes);
-  for (const { root, source } of skillRoots(resolve(workspace), options)) {
-    for (const name of subdirectories(root)) {
-      const found = readSkill(join(root, name), maxBytes);
-      if (!found) continue;
-      const key = casefold(found.name);
-      if (!byName.has(key)) byName.set(key, Object.freeze({ ...found, source }));
-    }
-  }
-  return [...byName.values()].sort((a, b) => (casefold(a.name) < casefold(b.name) ? -1 : casefold(a.name) > casefold(b.name) ? 1 : 0));
+  const maxAgeMs = options.maxAgeMs ?? DEFAULT_SKILL_MAX_AGE_MS;
+  const key = JSON.stringify([roots.workspace, roots.home, roots.bundled, maxBytes]);
+  const now = performance.now();
+  const cached = discoveries.get(key);
+  if (cached && maxAgeMs > 0 && (!cached.settled || now - cached.startedAt < maxAgeMs)) return cached.result;
+  const entry: CachedDiscovery = { startedAt: now, result: scan(roots, maxBytes), settled: false };
+  remember(discoveries, key, entry, MAX_CACHED_DISCOVERIES);
+  entry.result.then(
+    () => (entry.settled = true),
+    () => {
+      if (discoveries.get(key) === entry) discoveries.delete(key);
+    },
+  );
+  return entry.result;
 }
 
-/** Forgets cached SKILL.md parses (tests; a long-running process never needs it). */
+/** Forgets cached SKILL.md parses and discovery results (tests; a long-running process never needs it). */
 export function clearSkillCache(): void {
   fileCache.clear();
+  discoveries.clear();
   warnedLegacy.clear();
 }

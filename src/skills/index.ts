@@ -2,6 +2,7 @@
 export {
   bundledSkillsDir,
   clearSkillCache,
+  DEFAULT_SKILL_MAX_AGE_MS,
   discoverSkills,
   LEGACY_SKILLS_DIR,
   PROJECT_SKILLS_DIR,

@@ -15,13 +15,14 @@ export interface SkillsPromptOptions extends SkillDiscoveryOptions {
 /**
  * Discovers the workspace's skills, keeps the allowed ones and renders the
  * `<available_skills>` block, expanding each skill the prompt mentions as `$name` (the
- * `$<channel>` marker in a message's context expands that channel's skill).
+ * `$<channel>` marker in a message's context expands that channel's skill). Discovery results
+ * are reused for `maxAgeMs` (default one second), so skills are re-read at most once a second.
  *
  * ```ts
- * const block = buildSkillsPrompt(promptText, { workspace, allowedSkills: state.allowed_skills, config: (path) => settings.getValue(path, undefined) });
+ * const block = await buildSkillsPrompt(promptText, { workspace, allowedSkills: state.allowed_skills, config: (path) => settings.getValue(path, undefined) });
  * ```
  */
-export function buildSkillsPrompt(promptText: string, options: SkillsPromptOptions): string {
-  const skills = filterAllowedSkills(discoverSkills(options.workspace, options), options.allowedSkills);
+export async function buildSkillsPrompt(promptText: string, options: SkillsPromptOptions): Promise<string> {
+  const skills = filterAllowedSkills(await discoverSkills(options.workspace, options), options.allowedSkills);
   return renderSkillsPrompt(skills, { expanded: skillHints(promptText), config: options.config, maxBytes: options.maxBytes });
 }

@@ -57,11 +57,11 @@ export function substituteSkillVariables(text: string, skillDir: string): string
  * `maxBytes` (default `BUB_SKILL_MAX_BYTES`'s, 256 KiB) since it was discovered is not read
  * whole: one line says so instead of its body.
  */
-export function renderSkillBody(skill: Pick<Skill, "location">, options: { config?: ConfigLookup | null; maxBytes?: number } = {}): string {
+export async function renderSkillBody(skill: Pick<Skill, "location">, options: { config?: ConfigLookup | null; maxBytes?: number } = {}): Promise<string> {
   const maxBytes = skillMaxBytes(options.maxBytes);
   let content: string | null;
   try {
-    content = readSkillFile(skill.location, maxBytes);
+    content = await readSkillFile(skill.location, maxBytes);
   } catch {
     return "";
   }
@@ -78,27 +78,27 @@ export function skillHints(prompt: string): Set<string> {
 
 /**
  * The `<available_skills>` block: one `- name: description` line per skill; a skill whose
- * (casefolded) name is in `expanded` also gets its location and rendered body. "" when there
- * are no skills.
+ * (casefolded) name is in `expanded` also gets its location and rendered body (the bodies
+ * are read in parallel). "" when there are no skills.
  */
-export function renderSkillsPrompt(
+export async function renderSkillsPrompt(
   skills: readonly Skill[],
   options: { expanded?: Iterable<string>; config?: ConfigLookup | null; maxBytes?: number } = {},
-): string {
+): Promise<string> {
   if (skills.length === 0) return "";
   const expanded = new Set([...(options.expanded ?? [])].map((name) => name.toLowerCase()));
-  const lines = ["<available_skills>"];
-  for (const skill of skills) {
-    let line = `- ${skill.name}: ${skill.description}`;
-    if (expanded.has(skill.name.toLowerCase())) {
-      line += `\n  Location: ${skill.location}`;
-      const body = renderSkillBody(skill, options);
-      if (body) line += `\n${body}`;
-    }
-    lines.push(line);
-  }
-  lines.push("</available_skills>");
-  return lines.join("\n");
+  const lines = await Promise.all(
+    skills.map(async (skill) => {
+      let line = `- ${skill.name}: ${skill.description}`;
+      if (expanded.has(skill.name.toLowerCase())) {
+        line += `\n  Location: ${skill.location}`;
+        const body = await renderSkillBody(skill, options);
+        if (body) line += `\n${body}`;
+      }
+      return line;
+    }),
+  );
+  return ["<available_skills>", ...lines, "</available_skills>"].join("\n");
 }
 
 /** Keeps the skills whose names are allowed (casefolded); null allows every skill. */

@@ -41,15 +41,16 @@ describe("skill discovery", () => {
     clearSkillCache();
   });
 
-  const discover = () => discoverSkills(workspace, { homeDir: home, bundledDir: bundled });
+  // maxAgeMs 0: every call reads the disk (the result cache has its own tests in discovery-cache.test.ts).
+  const discover = () => discoverSkills(workspace, { homeDir: home, bundledDir: bundled, maxAgeMs: 0 });
 
-  it("prefers project over global over bundled skills of the same name, sorted by name", () => {
+  it("prefers project over global over bundled skills of the same name, sorted by name", async () => {
     writeSkill(bundled, "shared", valid("shared", "from bundled"));
     writeSkill(bundled, "zeta", valid("zeta"));
     writeSkill(join(home, ".agents/skills"), "shared", valid("shared", "from global"));
     writeSkill(join(home, ".agents/skills"), "alpha", valid("alpha"));
     const projectFile = writeSkill(join(workspace, ".agents/skills"), "shared", valid("shared", "from project"));
-    const skills = discover();
+    const skills = await discover();
     assert.deepEqual(skills.map((skill) => [skill.name, skill.source]), [["alpha", "global"], ["shared", "project"], ["zeta", "builtin"]]);
     assert.equal(skills[1]!.description, "from project");
     assert.equal(skills[1]!.location, projectFile);
@@ -96,7 +97,7 @@ describe("skill discovery", () => {
     const root = join(workspace, ".agents/skills");
     const big = writeSkill(root, "huge", valid("huge", "a huge skill"), "x".repeat(20 * 1024 * 1024));
     writeSkill(root, "small", valid("small"));
-    const first = await captureLogs(() => buildSkillsPrompt("use $huge and $small", { workspace, homeDir: home, bundledDir: bundled }));
+    const first = await captureLogs(() => buildSkillsPrompt("use $huge and $small", { workspace, homeDir: home, bundledDir: bundled, maxAgeMs: 0 }));
     assert.doesNotMatch(first.result, /huge|xxxx/, "neither listed nor expanded");
     assert.match(first.result, /- small: small skill\n {2}Location: .*\nBody text\./);
     assert.deepEqual(first.logs.map((log) => log.message), [
@@ -106,7 +107,7 @@ describe("skill discovery", () => {
     assert.deepEqual(again.result.map((skill) => skill.name), ["small"]);
     assert.equal(again.logs.length, 0, "warned once per change of the file");
     // The limit is a setting: a larger one takes the skill.
-    assert.deepEqual(discoverSkills(workspace, { homeDir: home, bundledDir: bundled, maxBytes: 32 * 1024 * 1024 }).map((skill) => skill.name), ["huge", "small"]);
+    assert.deepEqual((await discoverSkills(workspace, { homeDir: home, bundledDir: bundled, maxBytes: 32 * 1024 * 1024 })).map((skill) => skill.name), ["huge", "small"]);
     const tiny = await captureLogs(() => discoverSkills(workspace, { homeDir: home, bundledDir: bundled, maxBytes: 20 }));
     assert.deepEqual(tiny.result, []);
     assert.equal(tiny.logs.length, 2);
@@ -114,11 +115,11 @@ describe("skill discovery", () => {
 
   it("does not load a body that grew past the limit after discovery, in the prompt or the skill tool", async () => {
     const file = writeSkill(join(workspace, ".agents/skills"), "grows", valid("grows"));
-    const [skill] = discover();
+    const [skill] = await discover();
     writeFileSync(file, `${valid("grows")}\n${"y".repeat(300 * 1024)}\n`);
     const line = `(${file} is larger than 262144 bytes, the limit BUB_SKILL_MAX_BYTES sets: its instructions are not loaded)`;
-    assert.equal(renderSkillBody(skill!), line);
-    assert.equal(renderSkillBody(skill!, { maxBytes: 1024 * 1024 }).length, 300 * 1024);
+    assert.equal(await renderSkillBody(skill!), line);
+    assert.equal((await renderSkillBody(skill!, { maxBytes: 1024 * 1024 })).length, 300 * 1024);
     const [tool] = skillTools({ homeDir: home, bundledDir: bundled });
     const agent = fakeAgent({ config: { skill_max_bytes: 100 } });
     const state = { _runtime_workspace: workspace, _runtime_agent: agent };
@@ -127,21 +128,21 @@ describe("skill discovery", () => {
     assert.ok(listed.logs[0]!.message.startsWith(`skill.too_large path=${file} problem=SKILL.md is ${statSync(file).size.toLocaleString("en-US")} bytes, more than 100 (BUB_SKILL_MAX_BYTES)`));
   });
 
-  it("sees a changed SKILL.md on the next discovery", () => {
+  it("sees a changed SKILL.md on the next discovery", async () => {
     const file = writeSkill(join(workspace, ".agents/skills"), "live", valid("live", "first"));
-    assert.equal(discover()[0]!.description, "first");
+    assert.equal((await discover())[0]!.description, "first");
     writeFileSync(file, `${valid("live", "second version")}\nBody\n`);
-    assert.equal(discover()[0]!.description, "second version");
+    assert.equal((await discover())[0]!.description, "second version");
   });
 
-  it("keeps lowercased frontmatter keys as metadata", () => {
+  it("keeps lowercased frontmatter keys as metadata", async () => {
     writeSkill(join(workspace, ".agents/skills"), "meta", "---\nName: meta\nDescription: d\nmetadata:\n  channel: telegram\n---");
-    const [skill] = discover();
+    const [skill] = await discover();
     assert.deepEqual(skill!.metadata, { name: "meta", description: "d", metadata: { channel: "telegram" } });
   });
 
-  it("finds the bundled skills next to the package", () => {
-    const skills = discoverSkills(workspace, { homeDir: null });
+  it("finds the bundled skills next to the package", async () => {
+    const skills = await discoverSkills(workspace, { homeDir: null });
     assert.equal(bundledSkillsDir(), join(import.meta.dirname, "..", "..", "skills"));
     const telegram = skills.find((skill) => skill.name === "telegram");
     assert.equal(telegram?.source, "builtin");

@@ -35,11 +35,11 @@ describe("skill rendering", () => {
   const config = (path: string): unknown =>
     ({ "deploy.target": "prod", "telegram.token": "123:abc", "flag.on": true, "limits.max": 5, "nested.map": { a: 1, b: [1, 2] } })[path];
 
-  it("substitutes config values (missing → empty), $SKILL_DIR and $NODE, leaving other $ text alone", () => {
-    const skill = discoverSkills(workspace, options()).find((candidate) => candidate.name === "deploy")!;
+  it("substitutes config values (missing → empty), $SKILL_DIR and $NODE, leaving other $ text alone", async () => {
+    const skill = (await discoverSkills(workspace, options())).find((candidate) => candidate.name === "deploy")!;
     const dir = join(workspace, ".agents/skills/deploy");
     assert.equal(
-      renderSkillBody(skill, { config }),
+      await renderSkillBody(skill, { config }),
       `Run \`${dir}/run.sh\` or ${dir}/x with prod and .\nKeep $HOME, $$ and $OTHER; node: ${process.execPath}`,
     );
   });
@@ -50,24 +50,24 @@ describe("skill rendering", () => {
     assert.equal(renderConfigTemplates("${config.x}", null), "");
   });
 
-  it("lists skills and expands those the prompt mentions as $name", () => {
-    const skills = discoverSkills(workspace, options());
-    const collapsed = renderSkillsPrompt(skills);
+  it("lists skills and expands those the prompt mentions as $name", async () => {
+    const skills = await discoverSkills(workspace, options());
+    const collapsed = await renderSkillsPrompt(skills);
     assert.equal(collapsed, "<available_skills>\n- deploy: The deploy skill\n- notes: The notes skill\n- telegram: The telegram skill\n</available_skills>");
     assert.deepEqual([...skillHints("channel=$telegram|x please use $Notes, not $ alone")], ["telegram", "notes"]);
-    const prompt = buildSkillsPrompt("context: channel=$telegram\nhello", { workspace, config, ...options() });
+    const prompt = await buildSkillsPrompt("context: channel=$telegram\nhello", { workspace, config, ...options() });
     assert.equal(
       prompt,
       "<available_skills>\n- deploy: The deploy skill\n- notes: The notes skill\n" +
         `- telegram: The telegram skill\n  Location: ${join(workspace, ".agents/skills/telegram/SKILL.md")}\nToken: [redacted:telegram.token]\n</available_skills>`,
     );
-    assert.equal(renderSkillsPrompt([]), "");
+    assert.equal(await renderSkillsPrompt([]), "");
   });
 
-  it("shows only allowed skills", () => {
-    const prompt = buildSkillsPrompt("$deploy", { workspace, allowedSkills: ["NOTES"], ...options() });
+  it("shows only allowed skills", async () => {
+    const prompt = await buildSkillsPrompt("$deploy", { workspace, allowedSkills: ["NOTES"], ...options() });
     assert.equal(prompt, "<available_skills>\n- notes: The notes skill\n</available_skills>");
-    assert.equal(buildSkillsPrompt("", { workspace, allowedSkills: [], ...options() }), "");
+    assert.equal(await buildSkillsPrompt("", { workspace, allowedSkills: [], ...options() }), "");
   });
 
   describe("skill tool", () => {

@@ -26,13 +26,15 @@ export function skillTools(discovery: SkillDiscoveryOptions = {}): Tool[] {
         const agent = runtimeAgentOf(state);
         const configured = agent?.configValue("skill_max_bytes");
         const maxBytes = discovery.maxBytes ?? (typeof configured === "number" ? configured : undefined);
-        const skills = filterAllowedSkills(discoverSkills(workspaceOrCwd(state), { ...discovery, maxBytes }), allowed);
+        // A call of the tool is rare and explicit: it scans afresh (maxAgeMs 0), so a skill the
+        // model has just written is found, and the next model step reuses this scan.
+        const skills = filterAllowedSkills(await discoverSkills(workspaceOrCwd(state), { maxAgeMs: 0, ...discovery, maxBytes }), allowed);
         if (wanted === null) {
           return skills.length === 0 ? "Available skills:\n(none)" : `Available skills:\n${skills.map((skill) => `- ${skill.name}`).join("\n")}`;
         }
         const skill = skills.find((candidate) => candidate.name.toLowerCase() === wanted.toLowerCase());
         if (!skill) return "(no such skill)";
-        const body = renderSkillBody(skill, { config: agent ? (path) => agent.configValue(path) : null, maxBytes });
+        const body = await renderSkillBody(skill, { config: agent ? (path) => agent.configValue(path) : null, maxBytes });
         return `Location: ${skill.location}\n---\n${body || "(no content)"}`;
       },
     }),
