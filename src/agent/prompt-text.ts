@@ -4,8 +4,15 @@ import type { Prompt } from "../kernel/envelope.ts";
 
 /** The hash a `run` event carries to name the system prompt it used. */
 export function systemHash(system: string): string {
-  return createHash("md5").update(system).digest("hex");
+  // Most steps send the same system prompt as the step before: compare before hashing again.
+  if (system !== lastSystem) {
+    lastSystem = system;
+    lastHash = createHash("md5").update(system).digest("hex");
+  }
+  return lastHash;
 }
+let lastSystem: string | null = null;
+let lastHash = "";
 
 /** The text parts of a prompt, joined by newlines. */
 export function promptText(prompt: Prompt): string {

@@ -45,9 +45,21 @@ export function collectSecrets(settings: SettingsStore, env: NodeJS.ProcessEnv =
   return out;
 }
 
-/** {@link collectSecrets} added to the process-wide list; answers the list it found. */
+/** What {@link rememberSettingsSecrets} last found per store, at which revision and environment. */
+const remembered = new WeakMap<SettingsStore, { revision: number; env: NodeJS.ProcessEnv; found: Secret[] }>();
+
+/**
+ * {@link collectSecrets} added to the process-wide list; answers the list it found. Called on
+ * every turn: a store whose revision and environment are unchanged is not walked again.
+ */
 export function rememberSettingsSecrets(settings: SettingsStore, env: NodeJS.ProcessEnv = process.env): Secret[] {
+  const last = remembered.get(settings);
+  if (last && settings.revision !== undefined && last.revision === settings.revision && last.env === env) {
+    rememberSecrets(last.found); // cheap when they are known; puts them back after forgetSecrets()
+    return last.found;
+  }
   const found = collectSecrets(settings, env);
   rememberSecrets(found);
+  if (settings.revision !== undefined) remembered.set(settings, { revision: settings.revision, env, found });
   return found;
 }

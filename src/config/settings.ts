@@ -32,6 +32,7 @@ export class Settings implements SettingsStore {
   readonly #values = new Map<string, { readonly found: boolean; readonly value: unknown }>();
   #file: ConfigFile;
   #env: NodeJS.ProcessEnv;
+  #revision = 0;
 
   readonly #expand: boolean;
 
@@ -50,12 +51,22 @@ export class Settings implements SettingsStore {
     return this.#file;
   }
 
+  /** Grows whenever a section is registered, loaded for the first time or reloaded: what was read before may be stale. */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  #changed(): void {
+    this.#values.clear();
+    this.#revision++;
+  }
+
   /** Switches to another config file (clears every cached section). */
   reload(file: ConfigFile = this.#file, env: NodeJS.ProcessEnv = this.#env): void {
     this.#file = file;
     this.#env = env;
     this.#cache.clear();
-    this.#values.clear();
+    this.#changed();
   }
 
   /** Adds a section (a plugin's own, say). Registering the same id again replaces it. */
@@ -63,7 +74,7 @@ export class Settings implements SettingsStore {
     this.#sections.set(section.id, section);
     this.#schemas.delete(section.id);
     this.#cache.delete(section.id);
-    this.#values.clear();
+    this.#changed();
   }
 
   /** Registered sections. */
@@ -78,7 +89,7 @@ export class Settings implements SettingsStore {
       if (!isZodObject(loaded)) throw new ConfigError(`Settings section '${section.id}' needs a zod object schema (z.object({...})) from zod 4.`);
       schema = loaded;
       this.#schemas.set(section.id, schema);
-      this.#values.clear();
+      this.#changed();
     }
     return schema;
   }

@@ -92,6 +92,8 @@ export interface SettingsStore {
   prepare(): Promise<void>;
   /** A dotted path through the resolved settings (`"telegram.token"`); `fallback` when missing, else it throws. */
   getValue(path: string, ...fallback: [unknown?]): unknown;
+  /** Grows whenever what the store answers may have changed (sections registered, loaded or reloaded). */
+  readonly revision?: number;
   /** Checks a whole config file's content against every registered section; answers it unchanged. */
   validate(data: Record<string, unknown>, file?: string): Promise<Record<string, unknown>>;
 }

@@ -29,6 +29,8 @@ export function sessionTapeName(sessionId: string, workspace: string): string {
   return `${md5Prefix(resolveWorkspace(workspace))}__${md5Prefix(sessionId)}`;
 }
 
+const MAX_REMEMBERED_NAMES = 4096;
+
 /** Options of {@link createTapes}. */
 export interface TapesOptions {
   store: TapeStore;
@@ -68,12 +70,24 @@ export function createTapes(options: TapesOptions): Tapes {
   const sidecars = Object.freeze((options.sidecars ?? []).filter((sidecar) => !seen.has(sidecar.name) && seen.add(sidecar.name)));
   const { store, archivePath } = options;
   const tape = (name: string, tapeContext?: TapeContext): Tape => createTape({ name, store, context: tapeContext ?? context, sidecars, archivePath });
+  // Tape names by workspace and session: resolving the workspace touches the disk, so it is
+  // done once per pair (every turn asks several times). Bounded: cleared when it fills up.
+  const names = new Map<string, string>();
+  const nameOf = (sessionId: string, workspace: string): string => {
+    const key = `${workspace}\u0000${sessionId}`;
+    let name = names.get(key);
+    if (name === undefined) {
+      if (names.size >= MAX_REMEMBERED_NAMES) names.clear();
+      names.set(key, (name = sessionTapeName(sessionId, workspace)));
+    }
+    return name;
+  };
   return {
     store,
     context,
     sidecars,
     archivePath,
-    sessionTape: (sessionId, workspace, tapeContext) => tape(sessionTapeName(sessionId, workspace), tapeContext),
+    sessionTape: (sessionId, workspace, tapeContext) => tape(nameOf(sessionId, workspace), tapeContext),
     tape,
     fork: (target, forkOptions) => forkTape(target, forkOptions),
   };

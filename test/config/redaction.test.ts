@@ -2,7 +2,7 @@
 // redacted, and the environment tools get.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { collectSecrets } from "../../src/config/secrets.ts";
+import { collectSecrets, rememberSettingsSecrets } from "../../src/config/secrets.ts";
 import { Settings } from "../../src/config/settings.ts";
 import { defineSettings } from "../../src/kernel/settings-contract.ts";
 import { createLogger, setLogSink } from "../../src/kernel/log.ts";
@@ -92,5 +92,25 @@ describe("secrets", () => {
     assert.deepEqual(toolEnvironment(env, "MY_VAR, OPENAI_API_KEY"), { PATH: "/bin", BUB_MODEL: "openai:x", MY_VAR: "sk-configured-1", OPENAI_API_KEY: "sk-other-key-2" });
     assert.deepEqual(toolEnvironment(env, ["MY_VAR"]), { PATH: "/bin", BUB_MODEL: "openai:x", MY_VAR: "sk-configured-1" });
     assert.deepEqual(environmentSecrets(env).map((secret) => secret.name).sort(), ["BUB_API_KEY", "BUB_TELEGRAM_TOKEN", "OPENAI_API_KEY"]);
+  });
+});
+
+describe("rememberSettingsSecrets", () => {
+  it("walks the settings again only once they changed, and keeps secrets known after forgetSecrets", async () => {
+    const env = { BUB_API_KEY: "sk-first-secret-value" };
+    const settings = new Settings({ path: null, data: {} } as never, env);
+    const first = rememberSettingsSecrets(settings, env);
+    assert.deepEqual(first.map((secret) => secret.value), ["sk-first-secret-value"]);
+    assert.equal(rememberSettingsSecrets(settings, env), first, "unchanged: the same answer");
+    forgetSecrets();
+    rememberSettingsSecrets(settings, env);
+    assert.equal(redactSecrets("key sk-first-secret-value"), "key [redacted:BUB_API_KEY]");
+    const before = settings.revision;
+    const section = defineSettings({ id: "plugin-x", section: "plugin_x", schema: z.object({ webhook_secret: z.string().default("whsec-plugin-secret") }) });
+    settings.register(section);
+    await settings.load(section);
+    assert.ok(settings.revision > before, "registering and loading a section moves the revision");
+    const second = rememberSettingsSecrets(settings, env);
+    assert.ok(second.some((secret) => secret.value === "whsec-plugin-secret"), "a new section's secret is found");
   });
 });
