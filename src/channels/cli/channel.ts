@@ -16,6 +16,8 @@ import { completeCommand, displayToolName } from "./completion.ts";
 import { formatErrorPanel, formatWelcome, promptLabel, type CliMode } from "./format.ts";
 import { appendHistory, historyFile, loadHistory } from "./history.ts";
 import { InFlightTurns } from "./in-flight.ts";
+import { MessageAssembler, SerialMessages } from "./input-lines.ts";
+import { TurnModel } from "./turn-model.ts";
 import { LiveRendering, printTurn } from "./render-turn.ts";
 import { Terminal, type TerminalInput, type TerminalOutput } from "./terminal.ts";
 import { SPINNER_LABEL, TurnPrinter } from "./turn-printer.ts";
@@ -43,6 +45,8 @@ export interface CliChannelOptions {
   model?: string | (() => string | Promise<string>);
   /** Tool names offered by tab completion after `,`. */
   toolNames?: () => Iterable<string>;
+  /** A model for this chat's turns only (`bub chat --model`), until a `,model <id>` succeeds. */
+  turnModel?: string | null;
   /** Defaults `cli_session` and `cli_chat`. */
   sessionId?: string;
   chatId?: string;
@@ -57,6 +61,7 @@ export interface CliChannelOptions {
 }
 
 const LEAVE_COMMANDS = new Set([",quit", ",exit"]);
+const CONTINUATION_PROMPT = "... ";
 const STEER_REASON = "cli session is already generating";
 
 /** See the module comment. Build it with {@link createCliChannel}. */
@@ -80,6 +85,12 @@ export class CliChannel implements Channel {
   #history: string | null = null;
   #historyWrites: Promise<void> = Promise.resolve();
   #leaving = false;
+  readonly #input = new MessageAssembler();
+  /** Piped input only: each message waits for the turn before it. */
+  #serial: SerialMessages | null = null;
+  #turnModel: TurnModel;
+  /** A Ctrl-C with nothing to cancel was pressed: the next one leaves. */
+  #quitArmed = false;
   #stopping = false;
   #started: Promise<void> | null = null;
   #exited!: Promise<void>;
@@ -92,6 +103,7 @@ export class CliChannel implements Channel {
     this.#sessionId = options.sessionId ?? "cli_session";
     this.#chatId = options.chatId ?? "cli_chat";
     this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
+    this.#turnModel = new TurnModel(options.turnModel);
   }
 
   /** Sets where submitted lines go (the channel manager does this). */
@@ -161,6 +173,7 @@ export class CliChannel implements Channel {
       completer: (line: string) => completeCommand(line, this.#options.toolNames?.() ?? []),
     });
     this.#terminal = terminal;
+    if (terminal.input.isTTY !== true) this.#serial = new SerialMessages(() => !this.busy, (text) => void this.#submit(text));
     const model = typeof options.model === "function" ? await options.model() : (options.model ?? "(default)");
     terminal.printAbove(formatWelcome({ workspace: this.#framework.workspace, model }, terminal.width, terminal.style, terminal.interactive));
     terminal.setPrompt(this.#label());
@@ -169,9 +182,12 @@ export class CliChannel implements Channel {
     rl.on("SIGINT", () => void this.#onInterrupt());
     rl.on("close", () => {
       this.#approvals.close();
-      void this.#leave(true);
+      void this.#endOfInput();
     });
     terminal.input.on("keypress", (_text: string, key?: { ctrl?: boolean; name?: string }) => {
+      if (key?.name === "paste-start") this.#input.pasteStart();
+      else if (key?.name === "paste-end") this.#input.pasteEnd();
+      if (!(key?.ctrl && key.name === "c")) this.#quitArmed = false;
       if (key?.ctrl && key.name === "x") this.#toggleMode();
     });
     // The manager aborts `signal` when it starts shutting down and calls stop() once its
@@ -205,7 +221,27 @@ export class CliChannel implements Channel {
     if (!terminal || this.#leaving) return;
     // While a tool call waits for approval, the next line is the answer.
     if (this.#approvals.answer(raw)) return;
-    const line = raw.trim();
+    const text = this.#input.push(raw);
+    // After a `\` the message goes on at a continuation prompt; inside a paste there is none.
+    if (text === null) return void (this.#input.pasting || terminal.setPrompt(CONTINUATION_PROMPT, !this.busy));
+    terminal.setPrompt(this.#label(), false);
+    this.#quitArmed = false;
+    if (this.#serial) this.#serial.add(text);
+    else await this.#submit(text);
+  }
+
+  /** The input ended: what is collected or queued still runs, in order, then the chat leaves. */
+  async #endOfInput(): Promise<void> {
+    const rest = this.#input.flush();
+    if (rest !== null) this.#serial ? this.#serial.add(rest) : void this.#submit(rest);
+    await this.#serial?.sendAll(() => this.whenIdle(), () => this.#leaving || this.#stopping);
+    return this.#leave(true);
+  }
+
+  async #submit(text: string): Promise<void> {
+    const terminal = this.#terminal;
+    if (!terminal || this.#leaving) return;
+    const line = text.trim();
     if (line === "") {
       if (!this.busy) terminal.showPrompt();
       return;
@@ -228,7 +264,7 @@ export class CliChannel implements Channel {
       sessionId: this.#sessionId,
       channel: this.name,
       chatId: this.#chatId,
-      context: { thread_id: this.#sessionId },
+      context: { thread_id: this.#sessionId, ...this.#turnModel.context() },
       content,
       kind: content.startsWith(",") ? "command" : "normal",
       lifespan: {
@@ -253,14 +289,22 @@ export class CliChannel implements Channel {
     const wasBusy = terminal.busy;
     terminal.setBusy(busy);
     if (busy && !wasBusy) terminal.setSpinner(SPINNER_LABEL);
+    // The next piped message starts once this change has settled.
+    if (!busy && this.#serial) queueMicrotask(() => this.#serial?.drain());
   }
 
   async #onInterrupt(): Promise<void> {
     const terminal = this.#terminal;
     if (!terminal) return;
+    if (this.#quitArmed) return this.#leave(false);
+    const typed = terminal.readline.line !== "" || this.#input.collecting;
+    this.#input.reset();
+    terminal.setPrompt(this.#label(), false);
+    // A second Ctrl-C leaves: after one that cancelled a turn, or one on an empty prompt.
+    this.#quitArmed = this.busy || !typed;
     if (!this.busy) {
       terminal.clearInput();
-      terminal.printAbove(terminal.style("gray", "Interrupted. Use ',quit' to exit."));
+      if (!typed) terminal.printAbove(terminal.style("gray", "Interrupted. Press Ctrl-C again or Ctrl-D to quit (or type ,quit)."));
       return;
     }
     this.#turns.interrupt((hadStreams) => {
@@ -334,7 +378,7 @@ export class CliChannel implements Channel {
       toolName: (name) => displayToolName(name, this.#options.toolNames?.() ?? []),
     });
     try {
-      yield* printTurn(printer, stream, active.controller.signal);
+      yield* this.#turnModel.watch(String(fieldOf(message, "content") ?? ""), printTurn(printer, stream, active.controller.signal));
     } finally {
       this.#turns.closeStream(active);
     }

@@ -9,6 +9,7 @@
 import { EventEmitter } from "node:events";
 import { clearLine, createInterface, cursorTo, type Completer, type Interface } from "node:readline";
 import { ansiStyle, plainStyle, type Styler } from "./format.ts";
+import { DISABLE_BRACKETED_PASTE, ENABLE_BRACKETED_PASTE } from "./input-lines.ts";
 
 /** The output side of a terminal (process.stdout, or a test's fake). */
 export type TerminalOutput = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
@@ -90,6 +91,8 @@ export class Terminal {
   #closed = false;
   /** readline itself closed (Ctrl-D, end of input): nothing can be typed any more. */
   #inputClosed = false;
+  /** Whether the terminal was asked to mark pastes (turned off again on close). */
+  readonly #bracketedPaste: boolean;
 
   constructor(options: TerminalOptions) {
     const env = options.env ?? process.env;
@@ -117,6 +120,9 @@ export class Terminal {
       if (this.#busy) this.#redraw();
     });
     if (terminal) options.input.on("keypress", () => this.#onKeypress());
+    // Pasted text then arrives between `paste-start` and `paste-end` keys (see ./input-lines.ts).
+    this.#bracketedPaste = terminal;
+    if (terminal) options.output.write(ENABLE_BRACKETED_PASTE);
   }
 
   get #canPrompt(): boolean {
@@ -149,12 +155,12 @@ export class Terminal {
     return this.#busy;
   }
 
-  /** Changes the prompt label (redrawn at once when visible). */
-  setPrompt(label: string): void {
+  /** Changes the prompt label (redrawn at once when visible, unless `show` is false). */
+  setPrompt(label: string, show = true): void {
     this.#prompt = label;
     this.#rl.setPrompt(this.interactive ? this.style("bold", label) : label);
     if (this.#busy) this.#redraw();
-    else if (this.#canPrompt) this.#rl.prompt(true);
+    else if (show && this.#canPrompt) this.#rl.prompt(true);
   }
 
   /** Shows the prompt and starts accepting input. */
@@ -302,6 +308,7 @@ export class Terminal {
     this.#readlineOutput.muted = false;
     this.#closed = true;
     this.#promptActive = false;
+    if (this.#bracketedPaste) this.output.write(DISABLE_BRACKETED_PASTE);
     if (!this.#inputClosed) this.#rl.close();
   }
 
