@@ -18,6 +18,7 @@ import { contextOverflowError } from "../llm/errors.ts";
 import { createModelClient, type ModelClient, type ModelClientOptions } from "../llm/model-client.ts";
 import { runModelStep } from "../llm/model-step.ts";
 import type { ModelSettings } from "../llm/settings.ts";
+import { checkModelId, type ModelCheck } from "../llm/model-catalog.ts";
 import { rememberSettingsSecrets } from "../config/secrets.ts";
 import type { StepRecord } from "../llm/step-record.ts";
 import { entries } from "../tape/entry.ts";
@@ -118,6 +119,17 @@ export class Agent implements RuntimeAgent {
 
   configValue(path: string): unknown {
     return this.framework.settings.getValue(path, undefined);
+  }
+
+  async modelChoice(state: TurnState): Promise<{ model: string; fallbacks: readonly string[] }> {
+    const settings = await this.#options.settings();
+    return { model: typeof state.model === "string" && state.model !== "" ? state.model : settings.model, fallbacks: settings.fallback_models ?? [] };
+  }
+
+  async checkModel(modelId: string, signal?: AbortSignal): Promise<ModelCheck> {
+    const settings = await this.#options.settings();
+    const client = this.#clientFor(settings);
+    return checkModelId(modelId, settings, (provider) => client.listModels(provider, { signal }), this.#options.client?.env);
   }
 
   async quitSession(sessionId: string): Promise<void> {

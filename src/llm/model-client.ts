@@ -10,6 +10,7 @@ import { classifyModelError } from "./errors.ts";
 import type { ModelCallEvent, ModelCallRequest } from "./model-call.ts";
 import { streamAttempt } from "./model-attempt.ts";
 import { DEFAULT_RETRY_POLICY, defaultSleep, fallbackCandidates, streamWithFallbacks, type AttemptState, type RetryPolicy } from "./model-retry.ts";
+import { listProviderModels } from "./model-catalog.ts";
 import { createLanguageModel, resolveModelTarget, type ModelTarget } from "./providers.ts";
 import { DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS, type ModelSettings } from "./settings.ts";
 import { createModelTransport, type ModelTransport } from "./transport.ts";
@@ -41,6 +42,11 @@ export interface ModelClient {
    *   reason when `request.signal` aborts.
    */
   stream(request: ModelCallRequest): AsyncGenerator<ModelCallEvent, void, undefined>;
+  /**
+   * The model ids `provider` offers, from its models endpoint, over this client's transport
+   * (same proxies and timeouts as model calls). See {@link listProviderModels} for the errors.
+   */
+  listModels(provider: string, options?: { signal?: AbortSignal }): Promise<string[]>;
   /**
    * Releases the client's connections once the calls under way have finished. The client
    * opens new ones if it is used again.
@@ -110,6 +116,11 @@ class DefaultModelClient implements ModelClient {
       });
     }
     return entry;
+  }
+
+  async listModels(provider: string, options: { signal?: AbortSignal } = {}): Promise<string[]> {
+    const { fetch } = await this.#transportFor();
+    return listProviderModels(provider, this.settings, fetch, { env: this.#env, signal: options.signal });
   }
 
   async *stream(request: ModelCallRequest): AsyncGenerator<ModelCallEvent, void, undefined> {

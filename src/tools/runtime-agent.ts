@@ -6,6 +6,7 @@
 import type { Prompt } from "../kernel/envelope.ts";
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { TurnState } from "../kernel/types.ts";
+import type { ModelCheck } from "../llm/model-catalog.ts";
 import type { ToolRegistry } from "./registry.ts";
 
 /** Options of one {@link RuntimeAgent.runStream} call. */
@@ -32,6 +33,10 @@ export interface RuntimeAgent {
   configValue(path: string): unknown;
   /** The directory of the session's workspace. */
   workspaceOf(state: TurnState): string;
+  /** The model a turn with `state` uses, and the configured fallback models. */
+  modelChoice?(state: TurnState): Promise<{ model: string; fallbacks: readonly string[] }>;
+  /** Checks a `provider:model` id before a session switches to it (provider, key, listed model). */
+  checkModel?(modelId: string, signal?: AbortSignal): Promise<ModelCheck>;
 }
 
 /** The agent recorded in a turn state, or null. */

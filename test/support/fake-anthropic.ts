@@ -139,6 +139,18 @@ function errorBody(type: string, message: string): Record<string, unknown> {
   return { type: "error", error: { type, message } };
 }
 
+/** `GET /v1/models`: one page of `models` after `after_id`, at most `limit` (default 20). */
+function listModels(request: IncomingMessage, response: ServerResponse, models: readonly string[], apiKey: string | undefined): void {
+  if (apiKey !== undefined && request.headers["x-api-key"] !== apiKey) return sendJson(response, 401, errorBody("authentication_error", "invalid x-api-key"));
+  const query = new URL(request.url ?? "/", "http://fake").searchParams;
+  const limit = Number(query.get("limit") ?? 20);
+  const after = query.get("after_id");
+  const start = after === null ? 0 : models.indexOf(after) + 1;
+  const page = models.slice(start, start + limit);
+  const data = page.map((id) => ({ type: "model", id, display_name: id, created_at: "2025-01-01T00:00:00Z" }));
+  sendJson(response, 200, { data, has_more: start + limit < models.length, first_id: page[0] ?? null, last_id: page.at(-1) ?? null });
+}
+
 function blocksOf(content: string | AnthropicBlock[] | undefined): AnthropicBlock[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   return Array.isArray(content) ? content : [];
@@ -227,14 +239,16 @@ function messageBody(scripted: FakeAnthropicMessage, body: AnthropicMessagesBody
 /**
  * Starts a fake Anthropic server on 127.0.0.1 at a random port. `apiKey`, when given, is
  * required in `x-api-key` (401 `authentication_error` otherwise). A request that arrives
- * with an empty script gets HTTP 500 `no scripted reply`.
+ * with an empty script gets HTTP 500 `no scripted reply`. With `models`, `GET /v1/models`
+ * lists them in Anthropic's paged shape (`limit`, `after_id`; not recorded in `requests`).
  */
-export async function startFakeAnthropic(options: { apiKey?: string } = {}): Promise<FakeAnthropic> {
+export async function startFakeAnthropic(options: { apiKey?: string; models?: readonly string[] } = {}): Promise<FakeAnthropic> {
   let sequence = 0;
 
   async function handle(request: IncomingMessage, response: ServerResponse, exchange: Exchange<AnthropicMessagesBody, FakeAnthropicScript>): Promise<void> {
     const raw = await readBody(request);
     const path = (request.url ?? "/").split("?")[0]!;
+    if (request.method === "GET" && path === "/v1/models" && options.models) return listModels(request, response, options.models, options.apiKey);
     if (request.method !== "POST" || path !== "/v1/messages") return sendJson(response, 404, errorBody("not_found_error", `Not Found: ${request.method} ${path}`));
     const headers = lowerHeaders(request);
     if (options.apiKey !== undefined && headers["x-api-key"] !== options.apiKey) return sendJson(response, 401, errorBody("authentication_error", "invalid x-api-key"));

@@ -231,9 +231,11 @@ function delay(ms: number): Promise<void> {
 /**
  * Starts a fake OpenAI-compatible server on 127.0.0.1 at a random port.
  * A request that arrives with an empty script gets HTTP 500 `no scripted reply`, so a test
- * that makes more calls than it scripted fails loudly.
+ * that makes more calls than it scripted fails loudly. With `models`, `GET /v1/models`
+ * lists them (OpenAI's shape; not recorded in `requests`); without, it is a 404, as on a
+ * server that does not list its models.
  */
-export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+export async function startFakeOpenAI(options: { models?: readonly string[] } = {}): Promise<FakeOpenAI> {
   const stored: StoredItems = new Map();
   let sequence = 0;
 
@@ -241,6 +243,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const raw = await readBody(request);
     const path = (request.url ?? "/").split("?")[0]!;
     const responses = path === "/v1/responses";
+    if (request.method === "GET" && path === "/v1/models" && options.models) {
+      sendJson(response, 200, { object: "list", data: options.models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake" })) });
+      return;
+    }
     if (request.method !== "POST" || (path !== "/v1/chat/completions" && !responses)) {
       sendJson(response, 404, { error: { message: `No route for ${request.method} ${path}`, type: "not_found" } });
       return;

@@ -18,6 +18,6 @@ export const BUILTIN_INPUT_SCHEMAS: Readonly<Record<string, Readonly<Record<stri
   "spill.read": {"type":"object","properties":{"handle":{"type":"string","description":"The handle printed in the spill notice."},"cursor":{"default":0,"description":"Chunks to skip (from the start, or from the end with from_end).","type":"integer"},"count":{"default":1,"description":"Chunks to read, 1 to 4.","type":"integer"},"from_end":{"default":false,"description":"Count the cursor from the last chunk backwards.","type":"boolean"}},"required":["handle"]},
   "help": {"type":"object","properties":{}},
   "quit": {"type":"object","properties":{}},
-  "model": {"type":"object","properties":{"model_id":{"type":"string","minLength":1,"description":"A provider:model id, e.g. openrouter:openrouter/free."}},"required":["model_id"]},
+  "model": {"type":"object","properties":{"model_id":{"description":"A provider:model id, e.g. openrouter:openrouter/free; empty shows the current model.","type":"string"}}},
   "reasoning_effort": {"type":"object","properties":{"reasoning_effort":{"type":"string","description":"The effort level the provider understands."}},"required":["reasoning_effort"]},
 };

@@ -1,7 +1,10 @@
 /** Session commands: `help`, `quit`, `model`, `reasoning_effort` (not offered to the model). */
 import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
-import { runtimeAgentOf } from "../runtime-agent.ts";
+import type { TurnState } from "../../kernel/types.ts";
+import type { ModelCheck } from "../../llm/model-catalog.ts";
+import { runtimeAgentOf, type RuntimeAgent } from "../runtime-agent.ts";
+import { closestToolNames } from "../suggest.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { tapeOf } from "./context.ts";
 import type { ShellManager } from "./shell-manager.ts";
@@ -16,6 +19,8 @@ export const COMMAND_HELP_TEXT = [
   "  ,tape.search query=error",
   "  ,tape.handoff name=phase-1 summary='done'",
   "  ,tape.anchors",
+  "  ,model",
+  "  ,model openai:gpt-4o-mini",
   "  ,fs.read path=README.md",
   "  ,fs.write path=tmp.txt content='hello'",
   "  ,fs.edit path=tmp.txt old=hello new=world",
@@ -25,6 +30,20 @@ export const COMMAND_HELP_TEXT = [
   "  ,quit",
   "Any unknown command after ',' is executed as shell via bash.",
 ].join("\n");
+
+/** What `,model` without an id says: the model in use and the configured fallbacks. */
+async function describeModels(state: TurnState, agent: RuntimeAgent | null): Promise<string> {
+  const choice = agent?.modelChoice ? await agent.modelChoice(state) : null;
+  const current = choice?.model ?? (typeof state.model === "string" ? state.model : "(the configured default)");
+  const fallbacks = choice && choice.fallbacks.length > 0 ? choice.fallbacks.join(", ") : "none";
+  return `Current model: ${current}\nFallback models: ${fallbacks}\nSwitch with ,model <provider:model>; \`bub models <provider>\` lists what a provider offers.`;
+}
+
+/** One line for a model its provider does not list, with the closest listed names. */
+function unknownModelText(check: Extract<ModelCheck, { status: "unknown_model" }>): string {
+  const close = closestToolNames(check.model, check.available, 3).map((name) => `${check.provider}:${name}`);
+  return `Unknown model '${check.model}' for provider '${check.provider}'; did you mean ${close.join(", ")}? The session model is unchanged (\`bub models ${check.provider}\` lists all ${check.available.length}).`;
+}
 
 /** The session command tools; `quit` stops the session's shells in `shells`. */
 export function sessionTools(shells: ShellManager): Tool[] {
@@ -50,15 +69,22 @@ export function sessionTools(shells: ShellManager): Tool[] {
 
   const model = defineTool({
     name: "model",
-    description: "Switch this session's model (provider:model) from the next turn on; kept across restarts.",
-    parameters: () => z.object({ model_id: z.string().trim().min(1).describe("A provider:model id, e.g. openrouter:openrouter/free.") }),
+    description: "Switch this session's model (provider:model) from the next turn on, after checking it; kept across restarts. Without an id, show the current model and the fallbacks.",
+    parameters: () => z.object({ model_id: z.string().trim().optional().describe("A provider:model id, e.g. openrouter:openrouter/free; empty shows the current model.") }),
     context: true,
     agentUse: false,
     async run({ model_id }, context) {
+      const agent = runtimeAgentOf(context.state);
+      if (!model_id) return describeModels(context.state, agent);
+      const check = agent?.checkModel ? await agent.checkModel(model_id, context.signal) : null;
+      if (check?.status === "invalid") throw new BubError("invalid_input", `${check.message} The session model is unchanged.`);
+      if (check?.status === "unknown_model") throw new BubError("invalid_input", unknownModelText(check));
+      const id = check?.id ?? model_id;
       const tape = tapeOf(context);
-      context.state.model = model_id;
-      await tape.appendEvent("model_switch", { model: model_id });
-      return `Session model set to ${model_id} (applies from the next turn).`;
+      context.state.model = id;
+      await tape.appendEvent("model_switch", { model: id });
+      const note = check?.status === "ok" && check.note ? ` (${check.note})` : "";
+      return `Session model set to ${id} (applies from the next turn).${note}`;
     },
   });
 
