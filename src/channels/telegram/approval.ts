@@ -40,16 +40,23 @@ interface OpenQuestion {
   readonly settle: (answer: { approved: boolean; by: string }) => void;
 }
 
-/** The sender of the turn's message (`sender_id` in a Telegram message's content), else null. */
+/**
+ * The sender of the turn's message (`sender_id` in a Telegram message's content), else null.
+ * A debounced batch joins its messages' contents with newlines: the last one counts.
+ */
 function senderOf(message: ApprovalRequest["message"]): string | null {
   const content = fieldOf(message, "content");
-  if (typeof content !== "string" || !content.startsWith("{")) return null;
-  try {
-    const sender = (JSON.parse(content) as { sender_id?: unknown }).sender_id;
-    return typeof sender === "string" || typeof sender === "number" ? String(sender) : null;
-  } catch {
-    return null;
+  if (typeof content !== "string") return null;
+  for (const line of content.split("\n").reverse()) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const sender = (JSON.parse(line) as { sender_id?: unknown }).sender_id;
+      if (typeof sender === "string" || typeof sender === "number") return String(sender);
+    } catch {
+      // not one message's JSON: try the line before
+    }
   }
+  return null;
 }
 
 function who(user: User): string {
