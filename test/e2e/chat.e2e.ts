@@ -99,15 +99,16 @@ describe("bub chat with piped stdin (installed package)", () => {
     assert.deepEqual(roles, ["user", "assistant", "user"]);
   });
 
-  it("lines piped at once: the second steers the first turn, which reads both; exit 0 at EOF", async () => {
-    openai.script(reply.text("Both read."));
-    const result = await runBub(["chat"], { home: home.path, input: "first question\nsecond question\n", env: { BUB_HOME: bubHome, BUB_MODEL: "local:any", BUB_API_BASE: openai.url } });
+  it("lines piped at once are separate turns, answered in the order they came; exit 0 at EOF", async () => {
+    openai.script(reply.text("First answered."), reply.text("Second answered."), reply.text("Third answered."));
+    const input = "first question\nsecond question\nthird question\n";
+    const result = await runBub(["chat"], { home: home.path, input, env: { BUB_HOME: bubHome, BUB_MODEL: "local:any", BUB_API_BASE: openai.url } });
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /\(steering\) second question\n/);
-    assert.match(result.stdout, /Both read\.\nBye\.\n$/);
-    assert.equal(openai.requests.length, 1);
-    const users = openai.requests[0]!.body.messages.filter((message) => message.role === "user").map((message) => promptText(message.content));
-    assert.deepEqual(users.sort(), ["first question", "second question"]);
+    assert.doesNotMatch(result.stdout, /steering/);
+    assert.match(result.stdout, /First answered\.\nSecond answered\.\nThird answered\.\nBye\.\n$/);
+    assert.equal(openai.requests.length, 3);
+    const lastUsers = openai.requests.map((request) => promptText(request.body.messages.filter((message) => message.role === "user").at(-1)!.content));
+    assert.deepEqual(lastUsers, ["first question", "second question", "third question"]);
   });
 
   it("leaves at once with exit 0 when stdin is empty", async () => {

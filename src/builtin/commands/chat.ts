@@ -6,12 +6,15 @@ import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import { INTERRUPT_EXIT_CODES, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
 import { interruptedLine } from "./run.ts";
+import { modelOption } from "./model-option.ts";
 import type { TerminalInput, TerminalOutput } from "../../channels/cli/terminal.ts";
 
 /** Options of `bub chat`. */
 export interface ChatCommandOptions {
   chatId?: string;
   sessionId?: string;
+  /** `provider:model` for this chat only, until a `,model <id>` in it succeeds. */
+  model?: string;
 }
 
 /** Where the REPL reads and writes (process.stdin / process.stdout by default). */
@@ -47,7 +50,8 @@ export async function runChat(framework: BubFramework, options: ChatCommandOptio
       output: streams.output,
       env: streams.env,
       // The manager has prepared the settings before it starts the channel.
-      model: () => String(framework.settings.getValue("model", "openrouter:openrouter/free")),
+      model: () => options.model ?? String(framework.settings.getValue("model", "openrouter:openrouter/free")),
+      turnModel: options.model,
       toolNames: toolNamesSource(framework),
       chatId: options.chatId,
       sessionId: options.sessionId,
@@ -97,16 +101,19 @@ export function registerChatCommand(app: Command, framework: BubFramework): void
     .description("talk with the agent in an interactive terminal session")
     .option("--chat-id <id>", "chat id of the messages (default cli_chat)")
     .option("--session-id <id>", "session to continue (default cli_session)")
+    .option("--model <provider:model>", "model for this chat only (until ,model switches the session's)", modelOption)
     .addHelpText(
       "after",
       `
 Keys and commands inside the chat:
   Enter          send the line (while the agent works, it steers the running turn)
-  Ctrl-C         interrupt the running turn (the chat stays open)
-  Ctrl-D         leave (also ,quit or ,exit)
+  \ at line end  go on on the next line; a paste is one message however many lines it has
+  Ctrl-C         interrupt the running turn (the chat stays open); a second Ctrl-C leaves
+  Ctrl-D         leave on an empty line (also ,quit or ,exit)
   Ctrl-X         toggle shell mode: every line runs as a comma command
   Tab            complete ,<tool name>
   ,thinking      show or hide the model's reasoning
+  ,model [id]    show the model and fallbacks, or switch the session's model
   ,help          list the comma commands
 
 Examples:

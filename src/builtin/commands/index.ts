@@ -13,6 +13,7 @@ import { registerPluginsCommand } from "./plugins.ts";
 import { registerOnboardCommand } from "./onboard.ts";
 import { registerGatewayCommand } from "./gateway.ts";
 import { registerTrustCommand } from "./trust.ts";
+import { registerModelsCommand } from "./models.ts";
 
 const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) => void> = {
   run: registerRunCommand,
@@ -25,11 +26,12 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   gateway: registerGatewayCommand,
   hooks: registerHooksCommand,
   trust: registerTrustCommand,
+  models: registerModelsCommand,
 };
 
 /**
  * Adds the builtin commands to `app`: only `command` when it names one of them (building
- * all ten costs ~2 ms of every start), else all of them, so help and "did you mean"
+ * all of them costs ~2 ms of every start), else all of them, so help and "did you mean"
  * suggestions stay complete.
  */
 export function registerBuiltinCommands(app: Command, framework: BubFramework, command?: string): void {

@@ -6,6 +6,8 @@ import type { Command } from "commander";
 import { ChannelMessage } from "../../channels/message.ts";
 import { emptySessionTurns, TurnTask, turnScope } from "../../channels/session-turns.ts";
 import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
+import { modelOption } from "./model-option.ts";
+import { JsonTurnWriter } from "./run-json.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
 import { errorLine } from "../error-line.ts";
 import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
@@ -16,6 +18,10 @@ export interface RunCommandOptions {
   chatId: string;
   senderId: string;
   sessionId?: string;
+  /** `provider:model` for this run only (the message's `context.model`; nothing is saved). */
+  model?: string;
+  /** Print the turn as JSON lines (see ./run-json.ts) instead of `[channel:chat]` blocks. */
+  json?: boolean;
   /** Error lines carry their chain of causes (the global `--verbose`). */
   verbose?: boolean;
 }
@@ -64,8 +70,9 @@ export async function runOnce(
     channel: options.channel,
     chatId: options.chatId,
     content: message,
-    context: { sender_id: options.senderId },
+    context: { sender_id: options.senderId, ...(options.model ? { model: options.model } : {}) },
   });
+  const json = options.json ? new JsonTurnWriter(out) : null;
   // Outbounds are printed here, not by a channel: the run command is its own router.
   const errors: Envelope[] = [];
   framework.bindChannelRouter({
@@ -73,7 +80,7 @@ export async function runOnce(
       if (fieldOf(outbound, "kind") === "error") errors.push(outbound);
       return false;
     },
-    wrapStream: (_message, stream) => stream,
+    wrapStream: (_message, stream) => (json ? json.wrap(stream) : stream),
     async quit() {},
     async admitChannelMessage() {
       return null;
@@ -93,7 +100,7 @@ export async function runOnce(
   try {
     let result: Awaited<ReturnType<BubFramework["processInbound"]>>;
     try {
-      result = await framework.running(() => turnScope.run(task, () => framework.processInbound(inbound)));
+      result = await framework.running(() => turnScope.run(task, () => framework.processInbound(inbound, { streamOutput: json !== null })));
     } catch (error) {
       const code = interrupted();
       if (code !== null) return code;
@@ -103,6 +110,7 @@ export async function runOnce(
     if (code !== null) return code;
     // Error outbounds sent by onError are not among the turn's own outbounds.
     const printed = [...result.outbounds, ...errors.filter((outbound) => !result.outbounds.includes(outbound))];
+    if (json) return json.finish(result.sessionId, printed);
     for (const outbound of printed) {
       const content = label(fieldOf(outbound, "content"), "");
       if (content === "") continue;
@@ -126,6 +134,8 @@ export function registerRunCommand(app: Command, framework: BubFramework): void 
     .option("--chat-id <id>", "chat the message comes from", "local")
     .option("--sender-id <id>", "who sent it", "human")
     .option("--session-id <id>", "session to continue (default <channel>:<chat-id>)")
+    .option("--model <provider:model>", "model for this run only (the session's model is not changed)", modelOption)
+    .option("--json", "print the turn as JSON lines: text deltas, tool calls and results, errors, the final answer with usage")
     .addHelpText(
       "after",
       `
@@ -133,6 +143,8 @@ Examples:
   $ bub run "what files are in this directory?"
   $ bub run ",fs.read path=README.md"
   $ bub run --session-id work "summarise what we did so far"
+  $ bub run --model openai:gpt-4o-mini "one answer from another model"
+  $ bub run --json "list the files" | jq -c 'select(.type == "tool_call")'
   $ BUB_API_BASE=http://127.0.0.1:8080/v1 BUB_MODEL=local:any bub run "hi"`,
     )
     .addHelpText(

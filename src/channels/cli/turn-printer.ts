@@ -59,6 +59,8 @@ export class TurnPrinter implements ToolCallReporter {
   #eventCalls: Record<string, unknown>[] = [];
   #reportedStarts = 0;
   #finished = false;
+  /** A command's output, shown once the command succeeded (a failure is shown as the turn's error). */
+  #held = "";
 
   constructor(terminal: Terminal, options: TurnPrinterOptions) {
     this.#terminal = terminal;
@@ -78,7 +80,9 @@ export class TurnPrinter implements ToolCallReporter {
   handle(event: StreamEvent): boolean {
     switch (event.kind) {
       case "text":
-        return this.#text(String(event.data.delta ?? ""));
+        if (this.#options.kind !== "command") return this.#text(String(event.data.delta ?? ""));
+        this.#held += String(event.data.delta ?? "");
+        return true;
       case "reasoning":
         this.#reasoning(String(event.data.delta ?? ""));
         return true;
@@ -93,6 +97,8 @@ export class TurnPrinter implements ToolCallReporter {
         this.#toolResultFallback();
         return true;
       case "final":
+        if (this.#held !== "" && event.data.ok !== false) this.#text(this.#held);
+        this.#held = "";
         this.#commit();
         return true;
       default:
@@ -222,7 +228,9 @@ export class TurnPrinter implements ToolCallReporter {
 
   error(_name: string, error: unknown, elapsedMs: number): void {
     const { status, detail } = formatToolFailure(error, elapsedMs);
-    this.#terminal.printAbove(`${this.#terminal.style("red", status)}\n${this.#terminal.style("gray", detail)}`);
+    // A failed command's message is the turn's error, shown once after this line.
+    if (this.#options.kind === "command") this.#terminal.printAbove(this.#terminal.style("red", status));
+    else this.#terminal.printAbove(`${this.#terminal.style("red", status)}\n${this.#terminal.style("gray", detail)}`);
     this.#terminal.setSpinner(SPINNER_LABEL);
   }
 
@@ -236,6 +244,8 @@ export class TurnPrinter implements ToolCallReporter {
   /** Commits what is left and stops the spinner. Safe to call twice. */
   finish(): void {
     if (this.#finished) return;
+    if (this.#held !== "") this.#text(this.#held);
+    this.#held = "";
     this.#commit();
     this.#finished = true;
     this.#terminal.setSpinner(null);

@@ -1,0 +1,139 @@
+/**
+ * `bub run --json`: the turn as JSON Lines on stdout, one event object a line, written as the
+ * turn streams. The shapes are documented in docs/cli.md:
+ *
+ * ```
+ * {"type":"text","delta":"Hel"}
+ * {"type":"reasoning","delta":"..."}
+ * {"type":"tool_call","id":"call_0","name":"fs.read","arguments":{"path":"README.md"}}
+ * {"type":"tool_result","id":"call_0","name":"fs.read","output":"..."}   (or "error": {...})
+ * {"type":"error","kind":"provider","message":"..."}
+ * {"type":"final","ok":true,"session_id":"cli:local","text":"...","usage":{"prompt_tokens":12,...}}
+ * ```
+ */
+import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
+import { AsyncStreamEvents, type StreamEvent, type Usage } from "../../kernel/stream.ts";
+
+const ERROR_KINDS = new Set(["invalid_input", "config", "provider", "tool", "temporary", "timeout", "not_found", "unknown"]);
+
+/** A failed tool's result as the executor records it: `{kind, message, details?}`. */
+function isErrorData(value: unknown): value is { kind: string; message: string } {
+  if (typeof value !== "object" || value === null) return false;
+  const { kind, message } = value as { kind?: unknown; message?: unknown };
+  return typeof kind === "string" && ERROR_KINDS.has(kind) && typeof message === "string";
+}
+
+/** Tool arguments as sent by the model: parsed when they are JSON, else the raw text. */
+function parsedArguments(raw: unknown): unknown {
+  if (typeof raw !== "string") return raw ?? {};
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+interface CallInfo {
+  id: string;
+  name: string;
+}
+
+/** Writes one turn's events as JSON lines; see the module comment. */
+export class JsonTurnWriter {
+  readonly #out: { write(text: string): unknown };
+  /** Calls of the current step, in order: their results come in the same order. */
+  #calls: CallInfo[] = [];
+  #usage: Usage | null = null;
+  #errors = 0;
+
+  constructor(out: { write(text: string): unknown }) {
+    this.#out = out;
+  }
+
+  #line(event: Record<string, unknown>): void {
+    this.#out.write(`${JSON.stringify(event)}\n`);
+  }
+
+  /** The stream, passed on unchanged, each event written as it goes by. */
+  wrap(stream: AsyncStreamEvents): AsyncStreamEvents {
+    const write = (event: StreamEvent) => this.#event(event);
+    async function* watched(): AsyncGenerator<StreamEvent> {
+      for await (const event of stream) {
+        write(event);
+        yield event;
+      }
+    }
+    return new AsyncStreamEvents(watched(), stream.state);
+  }
+
+  #event(event: StreamEvent): void {
+    switch (event.kind) {
+      case "text":
+      case "reasoning":
+        if (event.data.delta !== "") this.#line({ type: event.kind, delta: String(event.data.delta) });
+        return;
+      case "tool_call":
+        this.#calls = event.data.tool_calls.map((call, index) => {
+          const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
+          const info = { id: String(call.id ?? `call_${index}`), name: String(fn.name ?? call.name ?? "") };
+          this.#line({ type: "tool_call", ...info, arguments: parsedArguments(fn.arguments ?? call.arguments) });
+          return info;
+        });
+        return;
+      case "tool_result":
+        event.data.tool_results.forEach((result, index) => {
+          const call = this.#calls[index] ?? { id: `call_${index}`, name: "" };
+          this.#line({ type: "tool_result", ...call, ...(isErrorData(result) ? { error: result } : { output: result ?? null }) });
+        });
+        this.#calls = [];
+        return;
+      case "usage":
+        this.#usage = addUsage(this.#usage, event.data);
+        return;
+      case "error":
+        this.#error(event.data.message, event.data.kind);
+        return;
+      case "final":
+        return;
+    }
+  }
+
+  #error(message: string, kind?: string): void {
+    this.#errors++;
+    this.#line({ type: "error", ...(kind ? { kind } : {}), message });
+  }
+
+  /**
+   * Ends the turn: error outbounds the stream did not already report as `error` lines, then
+   * the `final` line. Returns the exit code: 1 when the turn failed, else 0.
+   */
+  finish(sessionId: string, outbounds: readonly Envelope[]): number {
+    const answers: string[] = [];
+    let failed = this.#errors > 0;
+    for (const outbound of outbounds) {
+      const content = String(fieldOf(outbound, "content") ?? "");
+      if (fieldOf(outbound, "kind") !== "error") {
+        if (content !== "") answers.push(content);
+        continue;
+      }
+      failed = true;
+      // A model error came through the stream already; a failed command only as an outbound.
+      if (this.#errors === 0 && content !== "") this.#error(content);
+    }
+    this.#line({ type: "final", ok: !failed, session_id: sessionId, text: answers.join("\n\n"), usage: this.#usage });
+    return failed ? 1 : 0;
+  }
+}
+
+/** Two usages added field by field (numbers only; nested counts such as cached tokens too). */
+function addUsage(total: Usage | null, usage: Usage): Usage {
+  if (!total) return structuredClone(usage);
+  const sum: Record<string, unknown> = { ...total };
+  for (const [key, value] of Object.entries(usage)) {
+    const before = sum[key];
+    if (typeof value === "number") sum[key] = (typeof before === "number" ? before : 0) + value;
+    else if (typeof value === "object" && value !== null && !Array.isArray(value)) sum[key] = addUsage((before ?? null) as Usage | null, value as Usage);
+    else if (before === undefined) sum[key] = value;
+  }
+  return sum as Usage;
+}
