@@ -3,6 +3,7 @@
  * model behind a fake OpenAI-compatible server, both on 127.0.0.1.
  */
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
@@ -108,6 +109,18 @@ describe("bub gateway with Telegram (installed package, fake Bot API)", () => {
     assert.equal(sent!.payload.text, "Access denied.");
     await stop(live);
     assert.equal(openai.requests.length, 0);
+  });
+
+  it("records a failed turn in <BUB_HOME>/logs/bub.log with its time and session id", async () => {
+    openai.script(reply.error(401, "Incorrect API key provided"));
+    const live = await startGateway({ BUB_API_KEY: "sk-gateway-log-key" });
+    telegram.sendText({ chatId: ALICE, userId: ALICE, text: "hello?" });
+    const [sent] = await within(telegram.waitForCalls("sendMessage", 1), 15_000, "the error at sendMessage");
+    assert.match(String(sent!.payload.text), /Incorrect API key provided/);
+    await stop(live);
+    const log = await readFile(join(bubHome, "logs", "bub.log"), "utf8");
+    assert.match(log, new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z ERROR \\S+ turn\\.error stage=run_model session_id=telegram:${ALICE}: .*HTTP 401`, "m"));
+    assert.doesNotMatch(log, /sk-gateway-log-key/);
   });
 
   it("exits 1 saying what to set when no allowlist is configured", async () => {
