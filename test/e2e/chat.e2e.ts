@@ -55,8 +55,6 @@ describe("bub chat with piped stdin (installed package)", () => {
     bub.child.stdin.write(`${first.line}\n`);
     await bub.waitForStdout(new RegExp(`${first.answer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\n`));
     // Piped input gives no prompt: the end of the turn's model loop shows on the tape only.
-    // (The channel may still be finishing the turn — syncing the tape — when the next line
-    // arrives: it is then labelled "(steering)" but runs as the next turn all the same.)
     await pollUntil(async () => ((await finishedTurns(bubHome)) >= 1 ? true : undefined), "the first turn on the tape");
     bub.child.stdin.end(`${second.line}\n`);
     const result = await bub.exited();
