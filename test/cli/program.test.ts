@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createBub } from "../../src/builtin/create.ts";
-import { commandFromArgs, createProgram, untrustedNotice } from "../../src/cli/program.ts";
+import { commandFromArgs, createProgram, untrustedNotice, usageLine, verboseFromArgs } from "../../src/cli/program.ts";
 import { tempDir } from "../support/temp.ts";
 
 const run = promisify(execFile);
@@ -122,6 +122,20 @@ describe("building only the command that runs", () => {
     assert.deepEqual(await names(["--help"]), all);
     assert.deepEqual(await names(["rnu"]), all);
     assert.deepEqual(await names(), all);
+  });
+});
+
+describe("usage errors and --verbose", () => {
+  it("rewords commander's error as one bub line naming the help to read", () => {
+    assert.equal(usageLine("error: unknown command 'rn'\n(Did you mean run?)\n", "bub"), "bub: unknown command 'rn' (did you mean run?) — run `bub --help` for usage\n");
+    assert.equal(usageLine("error: missing required argument 'message'\n", "bub run"), "bub: missing required argument 'message' — run `bub run --help` for usage\n");
+  });
+
+  it("finds --verbose before `--` only, and skips it when looking for the command", () => {
+    assert.equal(verboseFromArgs(["run", "hi", "--verbose"]), true);
+    assert.equal(verboseFromArgs(["run", "--", "--verbose"]), false);
+    assert.equal(commandFromArgs(["--verbose", "run", "hi"]), "run");
+    assert.equal(commandFromArgs(["completion", "bash"]), undefined);
   });
 });
 
