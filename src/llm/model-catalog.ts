@@ -6,7 +6,7 @@
 import { BubError, describeError } from "../kernel/errors.ts";
 import { parseModelId } from "./model-id.ts";
 import { providerEnvName, resolveModelTarget, type ModelTarget } from "./providers.ts";
-import type { ModelSettings } from "./settings.ts";
+import { DEFAULT_MODEL, type ModelSettings } from "./settings.ts";
 import type { FetchFunction } from "./transport.ts";
 
 /** Where each family's models endpoint lives when no base URL is configured. */
@@ -111,8 +111,8 @@ function listedAs(listed: readonly string[], model: string): boolean {
 /**
  * Checks a `provider:model` id before a session switches to it: the id parses, the provider
  * is known (or has a base URL) and has a key, and, when the provider lists its models, the
- * model is among them. The configured model and fallbacks are accepted without asking the
- * provider. A provider without a models endpoint, or one that cannot be reached, does not
+ * model is among them. The configured model, the fallbacks and the default model are accepted
+ * without asking the provider. A provider without a models endpoint, or one that cannot be reached, does not
  * stop the switch: the result carries a `note` instead.
  */
 export async function checkModelId(
@@ -128,7 +128,8 @@ export async function checkModelId(
     return { status: "invalid", message: BubError.isInstance(error) ? error.message : describeError(error) };
   }
   const { ref } = target;
-  const configured = [settings.model, ...(settings.fallback_models ?? [])].map((candidate) => candidate.trim());
+  // OpenRouter's routers (the default `openrouter/free`) need not appear in its list.
+  const configured = [settings.model, ...(settings.fallback_models ?? []), DEFAULT_MODEL].map((candidate) => candidate.trim());
   if (configured.includes(ref.id)) return { status: "ok", id: ref.id };
   let available: string[];
   try {
