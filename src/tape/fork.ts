@@ -252,7 +252,7 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
       }
       state = "merged";
       locals.clear();
-      if (total > 0) log.info(`Merged ${total} entries into tape fork "${main}"`);
+      if (total > 0) log.debug(`Merged ${total} entries into tape fork "${main}"`);
       return total;
     },
     discard() {
