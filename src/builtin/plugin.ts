@@ -42,7 +42,8 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
         channel: text(fieldOf(message, "channel"), "default"),
         chatId: text(fieldOf(message, "chat_id"), "default"),
         content: modelOutput,
-        outputChannel: text(fieldOf(message, "output_channel"), "default"),
+        // Replies go back where the inbound came from (the reference says "default", which no channel takes).
+        outputChannel: text(fieldOf(message, "output_channel"), text(fieldOf(message, "channel"), "default")),
         // A failed comma command answers with an error outbound (§15.7).
         kind: state._runtime_command_failed === true ? "error" : (text(fieldOf(message, "kind"), "normal") as ChannelMessage["kind"]),
       });

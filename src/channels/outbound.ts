@@ -1,12 +1,16 @@
 /**
  * Where a turn's results go: outbound messages and streams are routed to the running channel
- * named by their `output_channel`, else their `channel`.
+ * named by their `output_channel`, else their `channel`; one that no running channel takes is
+ * logged as a warning naming the channel.
  */
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { Channel } from "../kernel/types.ts";
 import { ChannelMessage } from "./message.ts";
+import { createLogger } from "../kernel/log.ts";
+
+const log = createLogger("bub:channels");
 
 /**
  * The {@link ChannelMessage} a channel is sent for an outbound: its session (default
@@ -26,6 +30,22 @@ export function outboundMessage(channel: Channel, message: Envelope): ChannelMes
   });
 }
 
+/** The channel name an outbound targets: its `output_channel` when a non-empty string, else its `channel`; null without either. */
+function targetName(message: Envelope): string | null {
+  const output = fieldOf(message, "output_channel");
+  const target = typeof output === "string" && output !== "" ? output : fieldOf(message, "channel");
+  return typeof target === "string" && target !== "" ? target : null;
+}
+
+/** The warning for an outbound no running channel takes: which channel, and why. */
+function undeliveredLine(message: Envelope, target: string | null, channels: ReadonlyMap<string, Channel>, isRunning: (channel: Channel) => boolean): string {
+  const session = String(fieldOf(message, "session_id") ?? "?");
+  const running = [...channels.values()].filter(isRunning).map((channel) => channel.name).join(", ") || "none";
+  if (target === null) return `channel.outbound undelivered session_id=${session}: the outbound names no channel (neither output_channel nor channel) — set one of them (running channels: ${running})`;
+  const why = channels.has(target) ? `channel '${target}' is not running` : `no channel is named '${target}'`;
+  return `channel.outbound undelivered session_id=${session}: ${why} — send it to one of the running channels (${running}) through output_channel or channel`;
+}
+
 /** Routes outbounds and streams to channels; a channel is a target only while `isRunning` says so. */
 export class OutboundRouter {
   readonly #channels: ReadonlyMap<string, Channel>;
@@ -38,20 +58,23 @@ export class OutboundRouter {
 
   /** The running channel named by the message's `output_channel`, else its `channel`; null when there is none. */
   target(message: Envelope): Channel | null {
-    const output = fieldOf(message, "output_channel");
-    const target = typeof output === "string" && output !== "" ? output : fieldOf(message, "channel");
-    if (typeof target !== "string" || target === "") return null;
+    const target = targetName(message);
+    if (target === null) return null;
     const channel = this.#channels.get(target);
     return channel && this.#isRunning(channel) ? channel : null;
   }
 
   /**
-   * Sends an outbound to its target channel: true once sent, false when there is no target.
+   * Sends an outbound to its target channel: true once sent, false when there is no target
+   * (logged as a warning that names the channel: a reply is never dropped silently).
    * A failing send, even a synchronous throw, comes back as a rejection.
    */
   async dispatch(message: Envelope): Promise<boolean> {
     const channel = this.target(message);
-    if (!channel) return false;
+    if (!channel) {
+      log.warn(undeliveredLine(message, targetName(message), this.#channels, this.#isRunning));
+      return false;
+    }
     await channel.send(outboundMessage(channel, message));
     return true;
   }

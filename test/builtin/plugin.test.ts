@@ -36,6 +36,15 @@ describe("builtin plugin (kernel-level hooks)", () => {
     assert.deepEqual(outbound.context, { channel: "$telegram", chat_id: "9" });
   });
 
+  it("sends the reply back to the inbound's channel when the inbound names no output channel", async () => {
+    const bub = await builtinOnly();
+    bub.runtime.register({ runModel: () => "answer" }, "model");
+    const result = await bub.processInbound({ channel: "webhook", chat_id: "hook", content: "q" });
+    const outbound = result.outbounds[0] as ChannelMessage;
+    assert.equal(outbound.outputChannel, "webhook");
+    assert.equal(outbound.channel, "webhook");
+  });
+
   it("dispatches outbounds through the bound channel router", async () => {
     const bub = await builtinOnly();
     bub.runtime.register({ runModel: () => "answer" }, "model");

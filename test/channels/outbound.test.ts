@@ -22,11 +22,34 @@ describe("ChannelManager routing", () => {
     await captureLogs(() => manager.handleMessage({ channel: "nowhere", content: "x" }));
     assert.equal(await manager.dispatchOutput({ channel: "test", output_channel: "other", chat_id: "9", content: "hi", session_id: "s" }), true);
     assert.equal(await manager.dispatchOutput({ channel: "test", content: "plain" }), true);
-    assert.equal(await manager.dispatchOutput({ channel: "nowhere", content: "lost" }), false);
+    const lost = await captureLogs(() => manager.dispatchOutput({ channel: "nowhere", content: "lost", session_id: "s9" }));
+    assert.equal(lost.result, false);
+    assert.deepEqual(
+      lost.logs.map(({ level, message }) => ({ level, message })),
+      [{ level: "warn", message: "channel.outbound undelivered session_id=s9: no channel is named 'nowhere' — send it to one of the running channels (test, other) through output_channel or channel" }],
+    );
     const routed = other.sent[0] as ChannelMessage;
     assert.equal(routed.chatId, "9");
     assert.equal(routed.sessionId, "s");
     assert.equal((test.sent[0] as ChannelMessage).sessionId, "test:default");
+    stop.abort();
+    await done;
+  });
+
+  it("warns, naming the channel, when the target is known but not running or when no channel is named", async () => {
+    const idle = new RecordingChannel("idle");
+    const test = new RecordingChannel("test");
+    const manager = new ChannelManager(testFramework([]), { channels: [test, idle], enabledChannels: ["test"] });
+    const stop = new AbortController();
+    const done = manager.run(stop.signal);
+    await manager.ready();
+    const { result, logs } = await captureLogs(async () => [await manager.dispatchOutput({ output_channel: "idle", channel: "test", content: "x" }), await manager.dispatchOutput({ content: "y" })]);
+    assert.deepEqual(result, [false, false]);
+    assert.deepEqual(logs.map((record) => record.message), [
+      "channel.outbound undelivered session_id=?: channel 'idle' is not running — send it to one of the running channels (test) through output_channel or channel",
+      "channel.outbound undelivered session_id=?: the outbound names no channel (neither output_channel nor channel) — set one of them (running channels: test)",
+    ]);
+    assert.equal(test.sent.length, 0);
     stop.abort();
     await done;
   });
