@@ -10,7 +10,8 @@ export type { CreateBubOptions, UntrustedWorkspace } from "./builtin/create.ts";
 export type { RunningScope } from "./kernel/scope.ts";
 
 export { definePlugin, HOOK_NAMES, SYNC_HOOKS } from "./kernel/hooks.ts";
-export type { BubHooks, BubPlugin, ErrorStage, HookArgs, HookName, HookReturn, HookValue, MaybePromise, NoResult, PluginFactory, Provided } from "./kernel/hooks.ts";
+export type { BubHooks, BubPlugin, ChainedHook, ErrorStage, HookArgs, HookName, HookReturn, HookValue, MaybePromise, NextHook, NoResult, PluginFactory, Provided } from "./kernel/hooks.ts";
+export { PluginHookError } from "./kernel/hook-error.ts";
 export { finish, proceed, replace, deny } from "./kernel/interception.ts";
 export type { LlmCallDecision, LlmCallRequest, LlmCallResult, ToolCall, ToolCallDecision, ToolCallResult } from "./kernel/interception.ts";
 export { AsyncStreamEvents, collectText, createStreamState } from "./kernel/stream.ts";

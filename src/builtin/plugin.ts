@@ -10,8 +10,12 @@ import { builtinSystemPrompt } from "./system-prompt.ts";
 import { registerBuiltinCommands } from "./commands/index.ts";
 import { createLazyAgentHooks } from "./lazy-agent.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
+import { codexSettings } from "../llm/codex/settings.ts";
 
 const log = createLogger("bub:builtin");
+
+/** onError stages the framework has logged before telling the observers. */
+const LOGGED_STAGES = new Set(["turn", "save_state", "dispatch_outbound"]);
 
 function text(value: unknown, fallback: string): string {
   return value === undefined || value === null || value === "" ? fallback : String(value);
@@ -22,7 +26,7 @@ function text(value: unknown, fallback: string): string {
  * It registers the builtin settings sections when created.
  */
 export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
-  for (const section of [agentSettings, channelSettings, spillSettings]) framework.settings.register(section);
+  for (const section of [agentSettings, channelSettings, spillSettings, codexSettings]) framework.settings.register(section);
   const agentHooks = createLazyAgentHooks(framework);
 
   return {
@@ -61,8 +65,8 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       // A turn a signal interrupted is reported once, by the command that got the signal.
       if (interruptSignalOf(error) !== null) return;
       const sessionId = text(fieldOf(message, "session_id"), "unknown");
-      // A failure the turn threw was logged by the framework already (stage `turn`).
-      if (stage !== "turn") log.error(`turn.error stage=${stage} session_id=${sessionId}`, error);
+      // The framework logged these already: a failure the turn threw, and failing saveState / dispatchOutbound hooks.
+      if (!LOGGED_STAGES.has(stage)) log.error(`turn.error stage=${stage} session_id=${sessionId}`, error);
       const outbound = new ChannelMessage({
         sessionId,
         channel: text(fieldOf(message, "channel"), "default"),
@@ -72,7 +76,8 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
         // The error itself, for a command that prints it (`bub run`: one stderr line, causes with --verbose).
         context: { _error: error },
       });
-      await framework.runtime.callMany("dispatchOutbound", { message: outbound });
+      // A plugin's failing dispatchOutbound must not keep the error from the builtin's.
+      for (const failure of await framework.runtime.callEachSettled("dispatchOutbound", { message: outbound })) log.warn(`turn.error_undelivered stage=${stage} session_id=${sessionId}`, failure);
     },
 
     systemPrompt({ state }) {

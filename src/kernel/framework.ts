@@ -68,6 +68,7 @@ export class BubFramework {
   readonly #status = new Map<string, PluginStatus>();
   readonly #logs: LogRoute;
   readonly #scopes: RunningScopes;
+  readonly #cleanups: (() => unknown)[] = [];
   #router: ChannelRouter | null = null;
 
   constructor(options: BubFrameworkOptions) {
@@ -119,6 +120,34 @@ export class BubFramework {
     return [...this.#status.values()];
   }
 
+  /**
+   * Adds a cleanup that {@link shutdown} runs (connections, child processes a plugin keeps
+   * for the process). Returns a function that removes it again.
+   */
+  onShutdown(cleanup: () => unknown): () => void {
+    this.#cleanups.push(cleanup);
+    return () => {
+      const index = this.#cleanups.indexOf(cleanup);
+      if (index >= 0) this.#cleanups.splice(index, 1);
+    };
+  }
+
+  /**
+   * Runs every cleanup added with {@link onShutdown}, the last added first; a failing
+   * cleanup is logged and the others still run. The `bub` command line calls it when a
+   * command ends; an embedder calls it when it is done with the framework.
+   */
+  async shutdown(): Promise<void> {
+    const cleanups = this.#cleanups.splice(0).reverse();
+    for (const cleanup of cleanups) {
+      try {
+        await cleanup();
+      } catch (error) {
+        log.warn("framework.shutdown cleanup failed", error);
+      }
+    }
+  }
+
   /** `{ hook: [plugins in call order] }`. */
   hookReport(): Record<string, string[]> {
     return this.runtime.hookReport();
@@ -138,7 +167,10 @@ export class BubFramework {
   /**
    * Runs one turn: resolveSession → loadState → buildPrompt → runModel(Stream) →
    * saveState → renderOutbound → dispatchOutbound. `saveState` runs even when the model
-   * fails; a failing turn notifies `onError(stage="turn")` and rethrows.
+   * fails; a failing turn notifies `onError(stage="turn")` and rethrows. A failing
+   * `saveState` or `dispatchOutbound` implementation does not stop the others or the turn:
+   * it is reported (`onError` with stage `save_state` / `dispatch_outbound`) once the
+   * replies are out.
    */
   async processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
     const runtime = this.runtime;
@@ -157,6 +189,7 @@ export class BubFramework {
 
       let modelOutput = "";
       let failure: unknown;
+      let saveErrors: unknown[] = [];
       try {
         modelOutput = await this.#runModel(inbound, prompt, sessionId, state, options.streamOutput === true);
       } catch (error) {
@@ -165,12 +198,17 @@ export class BubFramework {
       } finally {
         const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput };
         if (failure !== undefined) saveArgs.error = failure;
-        await runtime.callEach("saveState", saveArgs);
+        // Every saveState runs; one that fails is reported, after the reply when there is one.
+        saveErrors = await runtime.callEachSettled("saveState", saveArgs);
+        if (failure !== undefined) await this.#report("save_state", saveErrors, inbound);
       }
 
       const rendered = await runtime.callMany("renderOutbound", { message: inbound, sessionId, state, modelOutput });
       const outbounds = this.#outboundsOf(rendered, inbound, sessionId, modelOutput);
-      for (const message of outbounds) await runtime.callEach("dispatchOutbound", { message });
+      const dispatchErrors: unknown[] = [];
+      for (const message of outbounds) dispatchErrors.push(...(await runtime.callEachSettled("dispatchOutbound", { message })));
+      await this.#report("save_state", saveErrors, inbound);
+      await this.#report("dispatch_outbound", dispatchErrors, inbound);
       return { sessionId, prompt, modelOutput, outbounds, state };
     } catch (error) {
       // A cancelled turn (Ctrl-C, SIGINT/SIGTERM, quit) is not an error to report on stderr.
@@ -208,6 +246,17 @@ export class BubFramework {
       }
     }
     return output;
+  }
+
+  /**
+   * Reports hook failures that do not fail the turn (a departure from the reference, where
+   * they do): logged, then told to every `onError` observer at `stage`.
+   */
+  async #report(stage: "save_state" | "dispatch_outbound", errors: readonly unknown[], inbound: Envelope): Promise<void> {
+    for (const error of errors) {
+      log.error(`turn.${stage}_failed session_id=${String(fieldOf(inbound, "session_id") ?? "?")}`, error);
+      await this.runtime.notifyError(stage, error, inbound);
+    }
   }
 
   /** Flattens rendered batches; when nothing rendered, one fallback outbound for the inbound's chat. */

@@ -26,7 +26,7 @@ export type NoResult = null | undefined;
 export type Provided<T> = T | Generator<T, void, unknown> | AsyncGenerator<T, void, unknown>;
 
 /** The stages at which `onError` observers are told of a failure. */
-export type ErrorStage = "turn" | "run_model" | "dispatch_outbound" | (string & {});
+export type ErrorStage = "turn" | "run_model" | "save_state" | "dispatch_outbound" | (string & {});
 
 /**
  * Every hook of the runtime: its single argument object and its return type.
@@ -142,12 +142,24 @@ export const HOOK_NAMES = [
   "systemPrompt", "provideTapeStore", "provideTapeSidecar", "provideChannels", "buildTapeContext", "admitMessage", "provideSteeringInbox",
 ] as const satisfies readonly HookName[];
 
+/** The firstresult hooks called asynchronously, whose implementations get a `next` to call the ones below. */
+export type ChainedHook = "resolveSession" | "buildPrompt" | "runModel" | "runModelStream" | "continuePrompt" | "admitMessage";
+
+/**
+ * The second argument of a {@link ChainedHook} implementation: runs the implementations
+ * below this one (a lower plugin's, else the builtin's) with `args` (default: the same
+ * arguments) and resolves with their answer, undefined when none answers. Call it at most
+ * once; a second call rejects. Once called, the caller's own answer is final, even null.
+ */
+export type NextHook<K extends HookName> = (args?: HookArgs<K>) => Promise<HookValue<K> | undefined>;
+
 /**
  * A plugin: an optional name plus any hook implementations. Each implementation receives
- * one argument object and may destructure only what it needs.
+ * one argument object and may destructure only what it needs; implementations of
+ * {@link ChainedHook}s also receive {@link NextHook} `next`.
  */
 export type BubPlugin = { readonly name?: string } & {
-  [K in HookName]?: (args: HookArgs<K>) => HookReturn<K>;
+  [K in HookName]?: K extends ChainedHook ? (args: HookArgs<K>, next: NextHook<K>) => HookReturn<K> : (args: HookArgs<K>) => HookReturn<K>;
 };
 
 /** A plugin module's default export may also be a factory receiving the framework. */

@@ -1,6 +1,7 @@
 import { createLogger } from "./log.ts";
 import { HOOK_NAMES, type BubPlugin, type HookArgs, type HookName, type HookValue } from "./hooks.ts";
 import type { Envelope } from "./envelope.ts";
+import { blamesPlugin, PluginHookError } from "./hook-error.ts";
 
 const log = createLogger("bub:hooks");
 
@@ -15,7 +16,8 @@ const KNOWN = new Set<string>(HOOK_NAMES);
 /**
  * Calls plugin hooks with the reference runtime's semantics: the plugin registered last
  * runs first; firstresult calls stop at the first non-null answer; broadcast calls collect
- * every answer (null included); exceptions propagate, except from `onError` observers.
+ * every answer (null included); exceptions propagate, except from `onError` observers, as a
+ * {@link PluginHookError} naming the plugin and the hook (the builtin's as they are).
  */
 export class HookRuntime {
   readonly #plugins: { name: string; plugin: BubPlugin }[] = [];
@@ -71,25 +73,79 @@ export class HookRuntime {
     return this.#impls.get(hook) ?? [];
   }
 
-  /** Awaits each implementation in turn; returns the first answer that is not null/undefined. */
-  async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
-    for (const impl of this.implementations(hook)) {
-      const value = await impl.call(args as never);
-      if (value !== null && value !== undefined) return value as HookValue<K>;
+  /**
+   * Awaits each implementation in turn; returns the first answer that is not null/undefined.
+   * Each implementation also gets `next(args?)`, which runs the implementations below it
+   * (same semantics, `args` by default) and resolves with their answer. Once an
+   * implementation has called `next`, its own answer is final, even null; a second call
+   * to `next` rejects.
+   */
+  callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
+    return this.#chain(hook, this.implementations(hook), 0, args) as Promise<HookValue<K> | undefined>;
+  }
+
+  async #chain(hook: string, impls: readonly HookImpl[], from: number, args: unknown): Promise<unknown> {
+    for (let index = from; index < impls.length; index++) {
+      const impl = impls[index]!;
+      let called = false;
+      const next = (nextArgs: unknown = args): Promise<unknown> => {
+        if (called) return Promise.reject(new Error(`next() called more than once in ${hook}`));
+        called = true;
+        return this.#chain(hook, impls, index + 1, nextArgs).catch((error: unknown) => {
+          // Already blamed on the plugin below: the caller passing it on is not at fault.
+          if (typeof error === "object" && error !== null) this.#passedOn.add(error);
+          throw error;
+        });
+      };
+      const value = await this.#invoke(impl, hook, args, next);
+      if (called || (value !== null && value !== undefined)) return value ?? undefined;
     }
     return undefined;
+  }
+
+  /** Errors that came out of a `next()` call, so the plugin that rethrows them is not blamed. */
+  readonly #passedOn = new WeakSet<object>();
+
+  /** Calls one implementation; what it throws (or rejects with) comes back as a {@link PluginHookError} naming it. */
+  async #invoke(impl: HookImpl, hook: string, args: unknown, next?: unknown): Promise<unknown> {
+    try {
+      return await (impl.call as (args: unknown, next?: unknown) => unknown)(args, next);
+    } catch (error) {
+      throw this.#blame(impl, hook, error);
+    }
+  }
+
+  #blame(impl: HookImpl, hook: string, error: unknown): unknown {
+    if (typeof error === "object" && error !== null && this.#passedOn.has(error)) return error;
+    return blamesPlugin(impl.plugin, error) ? new PluginHookError(impl.plugin, hook, error) : error;
   }
 
   /** Every implementation's answer, in call order, null and undefined included. */
   async callMany<K extends HookName>(hook: K, args: HookArgs<K>): Promise<(HookValue<K> | undefined)[]> {
     const answers: (HookValue<K> | undefined)[] = [];
-    for (const impl of this.implementations(hook)) answers.push((await impl.call(args as never)) as HookValue<K>);
+    for (const impl of this.implementations(hook)) answers.push((await this.#invoke(impl, hook, args)) as HookValue<K>);
     return answers;
   }
 
   /** Calls every implementation in call order, each awaited before the next, for hooks whose answers nobody reads. */
   async callEach<K extends HookName>(hook: K, args: HookArgs<K>): Promise<void> {
-    for (const impl of this.implementations(hook)) await impl.call(args as never);
+    for (const impl of this.implementations(hook)) await this.#invoke(impl, hook, args);
+  }
+
+  /**
+   * Like {@link callEach}, but an implementation that throws does not stop the others:
+   * resolves with the errors (each a {@link PluginHookError} for a plugin's), in call order.
+   */
+  async callEachSettled<K extends HookName>(hook: K, args: HookArgs<K>): Promise<unknown[]> {
+    const errors: unknown[] = [];
+    for (const impl of this.implementations(hook)) {
+      try {
+        await this.#invoke(impl, hook, args);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    return errors;
   }
 
   /** Like {@link callFirst}, synchronously: a Promise answer is skipped with a warning. */
@@ -110,7 +166,12 @@ export class HookRuntime {
   *eachSync<K extends HookName>(hook: K, args: HookArgs<K>, options: { order?: "call" | "registration" } = {}): Generator<HookValue<K> | undefined> {
     const impls = options.order === "registration" ? [...this.implementations(hook)].reverse() : this.implementations(hook);
     for (const impl of impls) {
-      const value = impl.call(args as never);
+      let value: unknown;
+      try {
+        value = impl.call(args as never);
+      } catch (error) {
+        throw this.#blame(impl, hook, error);
+      }
       if (!isThenable(value)) {
         yield value as HookValue<K>;
         continue;

@@ -63,7 +63,7 @@ describe("builtin plugin (kernel-level hooks)", () => {
     assert.equal(sent.length, 1);
     assert.equal(sent[0]!.kind, "error");
     assert.equal(sent[0]!.outputChannel, "telegram");
-    assert.equal(sent[0]!.content, "An error occurred at stage 'turn': provider exploded");
+    assert.equal(sent[0]!.content, "An error occurred at stage 'turn': [unknown] plugin 'model' failed in runModel: provider exploded — fix the plugin or take it out (`bub hooks` shows where each plugin comes from)");
   });
 
   it("builds the system prompt from the default prompt and the workspace's AGENTS.md", async () => {

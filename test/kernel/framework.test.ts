@@ -66,7 +66,7 @@ describe("processInbound", () => {
       { name: "model", runModel: () => { throw new Error("model down"); } },
     );
     await captureLogs(() => assert.rejects(bub.processInbound({ content: "x" }), /model down/));
-    assert.deepEqual(saved, [{ modelOutput: "", error: "model down" }]);
+    assert.deepEqual(saved, [{ modelOutput: "", error: "plugin 'model' failed in runModel: model down — fix the plugin or take it out (`bub hooks` shows where each plugin comes from)" }]);
     assert.deepEqual(stages, ["turn"]);
   });
 
