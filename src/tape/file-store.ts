@@ -15,7 +15,12 @@ export interface FileTapeStoreOptions {
   directory: string;
   /** How long an append waits for another process holding the directory lock (default 30 s). */
   lockTimeoutMs?: number;
-  /** Descriptors kept open at most; the least recently used idle ones are closed (default 128). */
+  /**
+   * Descriptors kept open at most; the least recently used idle ones are closed (default 1024).
+   * A busy gateway touches every chat's tape in turn, so a bound below the number of active
+   * chats would reopen a file on nearly every read and append; Node raises the process's
+   * open-file limit to its hard limit at start, which leaves room for this many.
+   */
   maxOpenFiles?: number;
 }
 
@@ -75,7 +80,7 @@ async function syncDirectory(path: string): Promise<void> {
  */
 export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStore {
   const { directory } = options;
-  const maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 128);
+  const maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 1024);
   const lock = createProcessLock(join(directory, TAPE_LOCK_FILE), { timeoutMs: options.lockTimeoutMs });
   const files = new Map<string, TapeFile>();
 
@@ -89,6 +94,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
   }
 
   function closeIdleFiles(): void {
+    if (files.size <= maxOpenFiles) return; // cannot be over the bound
     let open = 0;
     for (const file of files.values()) if (file.open) open++;
     for (const file of files.values()) {
