@@ -18,7 +18,12 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
   let loading: Promise<AgentPart> | null = null;
   const part = (): Promise<AgentPart> =>
     (loading ??= (async () => {
-      const [{ createAgentHooks }, { toolsOf }] = await Promise.all([import("./agent-plugin.ts"), import("../tools/global.ts")]);
+      const [{ createAgentHooks }, { toolsOf }, { registerScheduleTools }] = await Promise.all([
+        import("./agent-plugin.ts"),
+        import("../tools/global.ts"),
+        import("../schedule/tools.ts"),
+      ]);
+      registerScheduleTools(framework);
       const config = (path: string) => framework.settings.getValue(path, undefined);
       loaded = createAgentHooks(framework, {
         tools: toolsOf(framework),

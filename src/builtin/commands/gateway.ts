@@ -41,7 +41,17 @@ export async function runGateway(
     return 1;
   }
   io.stderr.write(`bub gateway: serving ${enabled.map((channel) => channel.name).join(", ")} (Ctrl-C to stop)\n`);
-  await manager.run(signal);
+  // Scheduled turns (docs/schedule.md) arrive as messages of their sessions.
+  const { startGatewaySchedules } = await import("../../schedule/gateway.ts");
+  const schedules = await startGatewaySchedules(framework, manager);
+  const stopSchedules = () => void schedules.stop();
+  signal?.addEventListener("abort", stopSchedules, { once: true });
+  try {
+    await manager.run(signal);
+  } finally {
+    signal?.removeEventListener("abort", stopSchedules);
+    await schedules.stop();
+  }
   return 0;
 }
 

@@ -1,0 +1,188 @@
+/**
+ * The gateway's scheduler: loads the stored jobs, runs (or skips) what was missed while no
+ * gateway ran, starts a croner timer per job, and follows the jobs folder as schedule tools
+ * in this or another `bub` process add and remove jobs.
+ */
+import { watch, type FSWatcher } from "node:fs";
+import { readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { createLogger } from "../kernel/log.ts";
+import { describeWhen, type ScheduleJob } from "./job.ts";
+import type { ScheduleStore } from "./store.ts";
+import { nextRunOf, startTimer, type Cron } from "./timing.ts";
+
+const log = createLogger("bub:schedule");
+
+/** What to do with runs missed while the gateway was down (`BUB_SCHEDULE_MISSED`). */
+export type MissedPolicy = "run_once" | "skip";
+
+/** One run handed to {@link SchedulerOptions.deliver}. */
+export interface ScheduledRun {
+  /** The time the run was scheduled for. */
+  readonly scheduledFor: Date;
+  /** True for a run the gateway missed while it was down, run late at start. */
+  readonly missed: boolean;
+}
+
+/** Options of {@link Scheduler}. */
+export interface SchedulerOptions {
+  readonly store: ScheduleStore;
+  /** Hands a due job to whoever runs it (the gateway: the channel manager). */
+  deliver(job: ScheduleJob, run: ScheduledRun): Promise<void>;
+  /** Missed runs at start: run each job once (`run_once`, default) or not at all (`skip`). */
+  readonly missed?: MissedPolicy;
+  /** How often the jobs folder is read again besides watching it (ms; default 10 000). */
+  readonly rescanMs?: number;
+}
+
+/** Runs stored jobs on time (see the module comment). */
+export class Scheduler {
+  readonly #options: SchedulerOptions;
+  readonly #timers = new Map<string, Cron>();
+  #watcher: FSWatcher | null = null;
+  #interval: NodeJS.Timeout | null = null;
+  #rescanning: Promise<void> = Promise.resolve();
+  #rescanQueued = false;
+  #stopped = false;
+  #inFlight = new Set<Promise<void>>();
+
+  constructor(options: SchedulerOptions) {
+    this.#options = options;
+  }
+
+  /** Jobs with a running timer. */
+  get size(): number {
+    return this.#timers.size;
+  }
+
+  /** Loads the jobs, handles missed runs, starts the timers and follows the folder. */
+  async start(): Promise<void> {
+    const { store } = this.#options;
+    await store.prepare();
+    const jobs = await store.list();
+    await this.#pruneStates(new Set(await store.ids()));
+    await Promise.all(jobs.map((job) => this.#adopt(job, true)));
+    if (this.#stopped) return;
+    try {
+      this.#watcher = watch(store.jobsDir, () => this.rescan());
+      this.#watcher.on("error", (error) => log.warn(`schedule.watch stopped (${error.message}); the jobs folder is read every ${this.#rescanMs / 1000} s`));
+    } catch (error) {
+      log.warn(`schedule.watch unavailable (${error instanceof Error ? error.message : String(error)}); the jobs folder is read every ${this.#rescanMs / 1000} s`);
+    }
+    this.#interval = setInterval(() => this.rescan(), this.#rescanMs);
+    this.#interval.unref();
+    log.info(`schedule.started jobs=${this.#timers.size} missed=${this.#policy}`);
+  }
+
+  get #rescanMs(): number {
+    return this.#options.rescanMs ?? 10_000;
+  }
+
+  get #policy(): MissedPolicy {
+    return this.#options.missed ?? "run_once";
+  }
+
+  /** Reads the jobs folder again: starts new jobs, stops removed ones. Resolves when done. */
+  rescan(): Promise<void> {
+    if (this.#rescanQueued) return this.#rescanning;
+    this.#rescanQueued = true;
+    this.#rescanning = this.#rescanning.then(async () => {
+      this.#rescanQueued = false;
+      if (this.#stopped) return;
+      try {
+        const ids = new Set(await this.#options.store.ids());
+        for (const id of [...this.#timers.keys()]) if (!ids.has(id)) this.#disarm(id, "removed");
+        const added = [...ids].filter((id) => !this.#timers.has(id));
+        const jobs = await Promise.all(added.map((id) => this.#options.store.get(id)));
+        await Promise.all(jobs.map((job) => (job ? this.#adopt(job, false) : undefined)));
+      } catch (error) {
+        log.error("schedule.rescan failed", error);
+      }
+    });
+    return this.#rescanning;
+  }
+
+  /** Stops every timer and stops following the folder; resolves once runs being handed over are. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#watcher?.close();
+    this.#watcher = null;
+    if (this.#interval) clearInterval(this.#interval);
+    this.#interval = null;
+    for (const id of [...this.#timers.keys()]) this.#disarm(id, null);
+    await this.#rescanning;
+    await Promise.all(this.#inFlight);
+  }
+
+  /** Starts a job's timer, first running or skipping what it missed when `atStart`. */
+  async #adopt(job: ScheduleJob, atStart: boolean): Promise<void> {
+    if (this.#stopped || this.#timers.has(job.id)) return;
+    const now = new Date();
+    const state = await this.#options.store.runState(job.id);
+    if (job.at !== null) {
+      const at = new Date(job.at);
+      if (state !== null) {
+        // Fired before a restart that came before its removal.
+        await this.#options.store.remove(job.id);
+        return;
+      }
+      if (at <= now) {
+        if (atStart && this.#policy === "skip") {
+          log.info(`schedule.missed id=${job.id} ${describeWhen(job)} skipped (BUB_SCHEDULE_MISSED=skip)`);
+          await this.#options.store.remove(job.id);
+          return;
+        }
+        void this.#fire(job, at, atStart);
+        return;
+      }
+    } else if (atStart) {
+      const since = new Date(state?.last_run_at ?? job.created_at);
+      const due = nextRunOf(job, since);
+      if (due !== null && due <= now) {
+        if (this.#policy === "run_once") void this.#fire(job, due, true);
+        else log.info(`schedule.missed id=${job.id} ${describeWhen(job)} skipped (BUB_SCHEDULE_MISSED=skip)`);
+      }
+    }
+    if (this.#stopped || this.#timers.has(job.id)) return;
+    this.#timers.set(
+      job.id,
+      startTimer(job, (scheduledFor) => void this.#fire(job, scheduledFor, false)),
+    );
+  }
+
+  #disarm(id: string, why: string | null): void {
+    this.#timers.get(id)?.stop();
+    this.#timers.delete(id);
+    if (why) log.info(`schedule.stopped id=${id} (${why})`);
+  }
+
+  /** Records the run, hands it over, and forgets a one-shot job. Never throws. */
+  #fire(job: ScheduleJob, scheduledFor: Date, missed: boolean): Promise<void> {
+    const running = (async () => {
+      const { store, deliver } = this.#options;
+      try {
+        // Recorded first: a crash while handing over never runs it twice.
+        await store.recordRun(job.id, scheduledFor, new Date());
+        log.info(`schedule.fire id=${job.id} session_id=${job.session_id} scheduled_for=${scheduledFor.toISOString()}${missed ? " missed=true" : ""}`);
+        await deliver(job, { scheduledFor, missed });
+      } catch (error) {
+        log.error(`schedule.fire id=${job.id} failed`, error);
+      }
+      if (job.at !== null) {
+        this.#disarm(job.id, null);
+        await store.remove(job.id).catch((error: unknown) => log.error(`schedule.remove id=${job.id} failed`, error));
+      }
+    })();
+    this.#inFlight.add(running);
+    void running.finally(() => this.#inFlight.delete(running));
+    return running;
+  }
+
+  /** Deletes run states whose job is gone (a removal that raced a run). */
+  async #pruneStates(ids: ReadonlySet<string>): Promise<void> {
+    const names = await readdir(this.#options.store.stateDir).catch(() => [] as string[]);
+    await Promise.all(
+      names.filter((name) => name.endsWith(".json") && !ids.has(name.slice(0, -".json".length))).map((name) => rm(join(this.#options.store.stateDir, name), { force: true })),
+    );
+  }
+}

@@ -1,0 +1,198 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { tempDir } from "../support/temp.ts";
+import { newJobId, type ScheduleJob } from "../../src/schedule/job.ts";
+import { Scheduler, type MissedPolicy, type ScheduledRun } from "../../src/schedule/scheduler.ts";
+import { ScheduleStore } from "../../src/schedule/store.ts";
+
+function job(fields: Partial<ScheduleJob> & Pick<ScheduleJob, "cron" | "at">): ScheduleJob {
+  return {
+    id: newJobId(),
+    session_id: "telegram:7",
+    channel: "telegram",
+    chat_id: "7",
+    prompt: "check the weather",
+    timezone: null,
+    created_at: new Date().toISOString(),
+    ...fields,
+  };
+}
+
+/** A scheduler over `store` recording every run it hands over. */
+function recording(store: ScheduleStore, missed?: MissedPolicy) {
+  const runs: { job: ScheduleJob; run: ScheduledRun; at: number }[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const scheduler = new Scheduler({
+    store,
+    missed,
+    rescanMs: 60_000,
+    async deliver(job, run) {
+      runs.push({ job, run, at: Date.now() });
+      for (const waiter of waiters.filter((candidate) => runs.length >= candidate.count)) waiter.resolve();
+    },
+  });
+  const waitForRuns = (count: number, timeoutMs = 5_000) =>
+    runs.length >= count
+      ? Promise.resolve()
+      : new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`only ${runs.length} of ${count} runs after ${timeoutMs} ms`)), timeoutMs);
+          waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+        });
+  return { scheduler, runs, waitForRuns };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("Scheduler", () => {
+  it("fires a one-shot job at its time, then deletes it and its state", async () => {
+    const dir = await tempDir();
+    const store = new ScheduleStore(dir.path);
+    const { scheduler, runs, waitForRuns } = recording(store);
+    try {
+      const at = new Date(Date.now() + 300);
+      const oneShot = job({ cron: null, at: at.toISOString() });
+      await store.add(oneShot);
+      await scheduler.start();
+      await waitForRuns(1);
+      assert.equal(runs[0]!.job.id, oneShot.id);
+      assert.equal(runs[0]!.run.scheduledFor.getTime(), at.getTime());
+      assert.equal(runs[0]!.run.missed, false);
+      assert.ok(runs[0]!.at >= at.getTime() && runs[0]!.at - at.getTime() < 200, `fired ${runs[0]!.at - at.getTime()} ms after its time`);
+      await sleep(100);
+      assert.deepEqual(await store.ids(), []);
+      assert.deepEqual(await readdir(store.stateDir), []);
+      assert.equal(scheduler.size, 0);
+    } finally {
+      await scheduler.stop();
+      await dir.cleanup();
+    }
+  });
+
+  it("fires a cron job every second and records each run", async () => {
+    const dir = await tempDir();
+    const store = new ScheduleStore(dir.path);
+    const { scheduler, runs, waitForRuns } = recording(store);
+    try {
+      const everySecond = job({ cron: "* * * * * *", at: null });
+      await store.add(everySecond);
+      await scheduler.start();
+      await waitForRuns(3, 5_000);
+      const times = runs.map((entry) => entry.run.scheduledFor.getTime());
+      assert.ok(times.every((time) => time % 1000 === 0), "runs fall on whole seconds");
+      assert.deepEqual(times.slice(1).map((time, index) => time - times[index]!), [1000, 1000].slice(0, times.length - 1));
+      const state = JSON.parse(await readFile(join(store.stateDir, `${everySecond.id}.json`), "utf8"));
+      assert.ok(Date.parse(state.last_run_at) >= times[1]!);
+      assert.deepEqual(await store.ids(), [everySecond.id], "a cron job stays");
+    } finally {
+      await scheduler.stop();
+      await dir.cleanup();
+    }
+  });
+
+  it("picks up jobs added and removed while it runs", async () => {
+    const dir = await tempDir();
+    const store = new ScheduleStore(dir.path);
+    const { scheduler, runs, waitForRuns } = recording(store);
+    try {
+      await scheduler.start();
+      const removed = job({ cron: null, at: new Date(Date.now() + 700).toISOString() });
+      const kept = job({ cron: null, at: new Date(Date.now() + 500).toISOString() });
+      await store.add(removed);
+      await store.add(kept);
+      await scheduler.rescan();
+      assert.equal(scheduler.size, 2);
+      await store.remove(removed.id);
+      await scheduler.rescan();
+      await waitForRuns(1);
+      await sleep(500);
+      assert.deepEqual(runs.map((entry) => entry.job.id), [kept.id]);
+    } finally {
+      await scheduler.stop();
+      await dir.cleanup();
+    }
+  });
+
+  it("keeps jobs across a restart and never reruns a fired one-shot", async () => {
+    const dir = await tempDir();
+    const store = new ScheduleStore(dir.path);
+    const later = job({ cron: null, at: new Date(Date.now() + 1_200).toISOString() });
+    const fired = job({ cron: null, at: new Date(Date.now() - 5_000).toISOString() });
+    await store.add(later);
+    await store.add(fired);
+    // `fired` ran before a crash that came before its removal.
+    await store.recordRun(fired.id, new Date(fired.at!), new Date(fired.at!));
+    const first = recording(store);
+    await first.scheduler.start();
+    await first.scheduler.stop();
+    assert.deepEqual(first.runs, []);
+    assert.deepEqual(await store.ids(), [later.id], "the fired one-shot is gone, the other kept");
+    const second = recording(new ScheduleStore(dir.path));
+    try {
+      await second.scheduler.start();
+      await second.waitForRuns(1);
+      assert.equal(second.runs[0]!.job.id, later.id);
+      assert.equal(second.runs[0]!.run.missed, false);
+    } finally {
+      await second.scheduler.stop();
+      await dir.cleanup();
+    }
+  });
+
+  for (const policy of ["run_once", "skip"] as const) {
+    it(`handles runs missed while down with missed=${policy}`, async () => {
+      const dir = await tempDir();
+      const store = new ScheduleStore(dir.path);
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      // Every minute since an hour ago: about sixty missed runs, run at most once.
+      const minutely = job({ cron: "* * * * *", at: null, created_at: hourAgo.toISOString() });
+      const overdue = job({ cron: null, at: new Date(Date.now() - 60_000).toISOString() });
+      // Last run at the latest past match: nothing missed.
+      const upToDate = job({ cron: "0 0 1 1 *", at: null, created_at: hourAgo.toISOString() });
+      await store.add(minutely);
+      await store.add(overdue);
+      await store.add(upToDate);
+      const lastMatch = new Date(Date.UTC(new Date().getUTCFullYear(), 0, 1));
+      await store.recordRun(upToDate.id, new Date(Math.min(lastMatch.getTime(), Date.now())), new Date());
+      const { scheduler, runs, waitForRuns } = recording(store, policy);
+      try {
+        await scheduler.start();
+        if (policy === "run_once") await waitForRuns(2);
+        await sleep(300);
+        const fired = runs.map((entry) => entry.job.id).sort();
+        if (policy === "run_once") {
+          assert.deepEqual(fired, [minutely.id, overdue.id].sort());
+          assert.ok(runs.every((entry) => entry.run.missed));
+          const minutelyRun = runs.find((entry) => entry.job.id === minutely.id)!;
+          assert.equal(minutelyRun.run.scheduledFor.getTime(), Math.ceil((hourAgo.getTime() + 1) / 60_000) * 60_000, "the first missed match");
+        } else {
+          assert.deepEqual(fired, []);
+        }
+        assert.deepEqual(await store.ids(), [minutely.id, upToDate.id].sort(), "the overdue one-shot is gone either way");
+        assert.equal(scheduler.size, 2, "cron jobs keep running");
+      } finally {
+        await scheduler.stop();
+        await dir.cleanup();
+      }
+    });
+  }
+
+  it("skips a malformed job file with a warning and runs the others", async () => {
+    const dir = await tempDir();
+    const store = new ScheduleStore(dir.path);
+    await store.prepare();
+    await writeFile(join(store.jobsDir, "sch-00000000.json"), "{ not json");
+    const good = job({ cron: null, at: new Date(Date.now() + 200).toISOString() });
+    await store.add(good);
+    const { scheduler, runs, waitForRuns } = recording(store);
+    try {
+      await scheduler.start();
+      await waitForRuns(1);
+      assert.deepEqual(runs.map((entry) => entry.job.id), [good.id]);
+    } finally {
+      await scheduler.stop();
+      await dir.cleanup();
+    }
+  });
+});
