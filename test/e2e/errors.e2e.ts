@@ -69,6 +69,16 @@ describe("errors, exit codes and pipes of the installed bub", () => {
     assert.doesNotMatch(log, /sk-e2e-errors-key/, "the key is redacted in the log");
   });
 
+  it("piped `bub chat`: a failing turn's error goes to stderr as a `bub:` line, the answers stay on stdout", async () => {
+    server.script(reply.error(401, "Incorrect API key provided"));
+    server.script(reply.text("second answer"));
+    const result = await runBub(["chat"], { home: home.path, env, input: "first\nsecond\n,quit\n" });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /^bub: .*HTTP 401: Incorrect API key provided/m);
+    assert.doesNotMatch(result.stdout, /401|Incorrect API key/, "no error text among the answers");
+    assert.match(result.stdout, /second answer/);
+  });
+
   it("--verbose adds the provider's answer under the line; the line itself stays the same", async () => {
     server.script(reply.error(401, "Incorrect API key provided"));
     const result = await runBub(["--verbose", "run", "hello"], { home: home.path, env });

@@ -13,52 +13,15 @@ import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import { ChannelMessage } from "../message.ts";
 import { CliApprovals } from "./approval.ts";
 import { completeCommand, displayToolName } from "./completion.ts";
-import { formatErrorPanel, formatWelcome, promptLabel, type CliMode } from "./format.ts";
+import { formatWelcome, promptLabel, type CliMode } from "./format.ts";
 import { appendHistory, historyFile, loadHistory } from "./history.ts";
 import { InFlightTurns } from "./in-flight.ts";
 import { MessageAssembler, SerialMessages } from "./input-lines.ts";
 import { TurnModel } from "./turn-model.ts";
 import { LiveRendering, printTurn } from "./render-turn.ts";
-import { Terminal, type TerminalInput, type TerminalOutput } from "./terminal.ts";
+import type { CliChannelOptions, CliFramework } from "./options.ts";
+import { Terminal } from "./terminal.ts";
 import { SPINNER_LABEL, TurnPrinter } from "./turn-printer.ts";
-
-/** What the CLI channel needs from the framework. */
-export interface CliFramework {
-  readonly workspace: string;
-  readonly home: string;
-  quitViaChannelRouter(sessionId: string): Promise<void>;
-  setLogSink(sink: LogSink | null): () => void;
-}
-
-/** Options of {@link createCliChannel}. */
-export interface CliChannelOptions {
-  /** Receives each submitted line as a message (the channel manager's `onReceive`). */
-  messageHandler?: MessageHandler;
-  /** Defaults: process.stdin / process.stdout. */
-  input?: TerminalInput;
-  output?: TerminalOutput;
-  env?: NodeJS.ProcessEnv;
-  /** Force the live, coloured mode on or off (default: output is a TTY and TERM is not dumb). */
-  interactive?: boolean;
-  color?: boolean;
-  /** The model shown in the welcome block. */
-  model?: string | (() => string | Promise<string>);
-  /** Tool names offered by tab completion after `,`. */
-  toolNames?: () => Iterable<string>;
-  /** A model for this chat's turns only (`bub chat --model`), until a `,model <id>` succeeds. */
-  turnModel?: string | null;
-  /** Defaults `cli_session` and `cli_chat`. */
-  sessionId?: string;
-  chatId?: string;
-  /** The history file; null keeps no history. Default `<home>/history/<md5(workspace)>.history`. */
-  historyFile?: string | null;
-  /** Called once when the person leaves (`,quit`, `,exit`, Ctrl-D, end of input). */
-  onExit?: () => void;
-  /** Minimum time between two live Markdown re-renders. Default 50 ms. */
-  throttleMs?: number;
-  /** Keep log records off the terminal while the REPL runs (default true; BUB_DEBUG shows them above the prompt). */
-  silenceLogs?: boolean;
-}
 
 const LEAVE_COMMANDS = new Set([",quit", ",exit"]);
 const CONTINUATION_PROMPT = "... ";
@@ -166,6 +129,7 @@ export class CliChannel implements Channel {
     const terminal = new Terminal({
       input: options.input ?? process.stdin,
       output: options.output ?? process.stdout,
+      errorOutput: options.errorOutput ?? (options.output ? undefined : process.stderr),
       env,
       interactive: options.interactive,
       color: options.color,
@@ -278,7 +242,7 @@ export class CliChannel implements Channel {
       await this.#handler(message);
     } catch (error) {
       this.#turns.ended(message);
-      terminal.printAbove(formatErrorPanel(error instanceof Error ? error.message : String(error), terminal.width, terminal.style, terminal.interactive));
+      terminal.printError(error instanceof Error ? error.message : String(error));
     }
   }
 
@@ -350,7 +314,7 @@ export class CliChannel implements Channel {
     const content = String(fieldOf(message, "content") ?? "");
     if (!terminal || content.trim() === "") return;
     this.#turns.failed();
-    terminal.printAbove(formatErrorPanel(content, terminal.width, terminal.style, terminal.interactive));
+    terminal.printError(content);
   }
 
   /** Asks the person at the terminal whether a tool call may run (see ./approval.ts). */

@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from "node:events";
 import { clearLine, createInterface, cursorTo, type Completer, type Interface } from "node:readline";
-import { ansiStyle, plainStyle, type Styler } from "./format.ts";
+import { ansiStyle, formatErrorPanel, plainStyle, type Styler } from "./format.ts";
 import { DISABLE_BRACKETED_PASTE, ENABLE_BRACKETED_PASTE } from "./input-lines.ts";
 
 /** The output side of a terminal (process.stdout, or a test's fake). */
@@ -20,6 +20,8 @@ export type TerminalInput = NodeJS.ReadableStream & { isTTY?: boolean };
 export interface TerminalOptions {
   input: TerminalInput;
   output: TerminalOutput;
+  /** Where errors go when not interactive (default: `output`); `bub chat` passes process.stderr. */
+  errorOutput?: NodeJS.WritableStream;
   env?: NodeJS.ProcessEnv;
   /** Force (or forbid) the live, coloured mode; default: output is a TTY and TERM is not dumb. */
   interactive?: boolean;
@@ -94,10 +96,13 @@ export class Terminal {
   /** Whether the terminal was asked to mark pastes (turned off again on close). */
   readonly #bracketedPaste: boolean;
 
+  readonly #errorOutput: NodeJS.WritableStream;
+
   constructor(options: TerminalOptions) {
     const env = options.env ?? process.env;
     this.input = options.input;
     this.output = options.output;
+    this.#errorOutput = options.errorOutput ?? options.output;
     this.interactive = options.interactive ?? (options.output.isTTY === true && env.TERM !== "dumb");
     const color = options.color ?? (this.interactive && !env.NO_COLOR);
     this.colored = color;
@@ -177,6 +182,12 @@ export class Terminal {
     if (this.#closed || this.#inputClosed) return;
     this.#rl.write(null, { ctrl: true, name: "u" });
     if (this.#busy) this.#redraw();
+  }
+
+  /** An error: a red panel in the scrollback when interactive, else `bub: <line>` lines on the error output. */
+  printError(text: string): void {
+    if (this.interactive) this.printAbove(formatErrorPanel(text, this.width, this.style, true));
+    else this.#errorOutput.write(`${text.split("\n").map((line) => `bub: ${line}`).join("\n")}\n`);
   }
 
   /** Prints lines to the scrollback, above the prompt or live region. */

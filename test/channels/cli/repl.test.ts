@@ -86,7 +86,7 @@ describe("cli channel REPL (plain output)", () => {
     terminal.input.end();
     await session.running;
     assert.match(terminal.text(), /● bash\(cmd: "false"\)\n  ⎿ failed in 3 ms\n    \{\n      "type": "TypeError",\n      "message": "exit status 1"\n    \}/);
-    assert.match(terminal.text(), /error: model down/);
+    assert.match(terminal.text(), /^bub: model down$/m);
   });
 });
 
