@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { BubFramework } from "../kernel/framework.ts";
 import { readConfigFile } from "../config/config-file.ts";
@@ -71,6 +72,7 @@ export async function createBub(options: CreateBubOptions = {}): Promise<BubFram
     const { isTrusted } = await import("../config/trust.ts");
     trustWorkspace = await isTrusted(home, workspace);
   }
+  await registerMcp(framework, trustWorkspace);
   const skipped = await registerDiscoveredPlugins(framework, {
     projectDir: pluginProjectDir(env, home),
     workspace,
@@ -96,4 +98,15 @@ async function registerApproval(framework: BubFramework, env: NodeJS.ProcessEnv,
   if ((await framework.settings.load(approvalSettings)).approval !== "ask") return;
   const { createApprovalPlugin } = await import("../approval/plugin.ts");
   await framework.registerPlugin(createApprovalPlugin, "approval", { origin: "builtin" });
+}
+
+/**
+ * The MCP servers (docs/mcp.md), right after the approval policy: only when
+ * `<home>/mcp.json` or the workspace's `.mcp.json` exists (the plugin says why an untrusted
+ * workspace's file is not used). Nothing connects here: the first turn does.
+ */
+async function registerMcp(framework: BubFramework, trusted: boolean): Promise<void> {
+  if (!existsSync(join(framework.home, "mcp.json")) && !existsSync(join(framework.workspace, ".mcp.json"))) return;
+  const { createMcpPlugin } = await import("../mcp/plugin.ts");
+  await framework.registerPlugin(createMcpPlugin({ trusted }), "mcp", { origin: "builtin" });
 }

@@ -244,5 +244,8 @@ async function runProgram(argv: readonly string[], io: CliIO, facts: StartFacts)
     }
     io.stderr.write(formatFailure(error, verbose));
     return EXIT.failure;
+  } finally {
+    // Connections and child processes plugins keep for the process (MCP servers) end with the command.
+    await framework.shutdown();
   }
 }

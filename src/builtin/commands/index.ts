@@ -14,6 +14,7 @@ import { registerOnboardCommand } from "./onboard.ts";
 import { registerGatewayCommand } from "./gateway.ts";
 import { registerTrustCommand } from "./trust.ts";
 import { registerModelsCommand } from "./models.ts";
+import { registerMcpCommand } from "./mcp.ts";
 
 const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) => void> = {
   run: registerRunCommand,
@@ -27,6 +28,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   hooks: registerHooksCommand,
   trust: registerTrustCommand,
   models: registerModelsCommand,
+  mcp: registerMcpCommand,
 };
 
 /**
@@ -47,5 +49,9 @@ function registerHooksCommand(app: Command, framework: BubFramework): void {
     .action(async () => {
       const { printHookReport } = await import("./hooks.ts");
       printHookReport(framework, process.stdout);
+      // MCP servers connect on first use; here they are tried so that failures show.
+      const { mcpOf } = await import("../../mcp/plugin.ts");
+      const mcp = mcpOf(framework);
+      if (mcp) await (await import("../../mcp/report.ts")).printMcpFailures(mcp, process.stdout);
     });
 }
