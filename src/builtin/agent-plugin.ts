@@ -14,6 +14,7 @@ import type { BubPlugin } from "../kernel/hooks.ts";
 import { replace } from "../kernel/interception.ts";
 import type { TurnState } from "../kernel/types.ts";
 import type { ModelSettings } from "../llm/settings.ts";
+import { codexSettings, type CodexSettings } from "../llm/codex/settings.ts";
 import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_TOOL_NAME } from "../tape/spill.ts";
 import type { Tape } from "../tape/tape.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
@@ -97,10 +98,15 @@ async function sessionSwitches(tape: Tape): Promise<Partial<Record<(typeof SWITC
 /** Hooks wiring the agent into the builtin plugin, plus the agent itself. */
 export function createAgentHooks(framework: BubFramework, options: Pick<AgentOptions, "tools" | "runCommand" | "skillsPrompt">): { agent: Agent; hooks: BubPlugin } {
   // Sidecars and the tape store are built by sync hooks, so their sections load first.
+  /** The agent settings with the `codex` section, the same object while neither changes (the agent keeps its model client per object). */
+  let withCodex: { model: ModelSettings; codex: CodexSettings; merged: ModelSettings } | null = null;
   const ready = async () => {
     await framework.settings.load(spillSettings);
     await framework.settings.load(channelSettings);
-    return framework.settings.load(agentSettings) as Promise<ModelSettings>;
+    const model = (await framework.settings.load(agentSettings)) as ModelSettings;
+    const codex = await framework.settings.load(codexSettings);
+    if (withCodex?.model !== model || withCodex.codex !== codex) withCodex = { model, codex, merged: { ...model, codex } };
+    return withCodex.merged;
   };
   const agent = new Agent({ framework, settings: ready, ...options });
 

@@ -105,9 +105,12 @@ class DefaultModelClient implements ModelClient {
     let entry = this.#models.get(candidate);
     if (!entry) {
       entry = (async () => {
-        const target = resolveModelTarget(candidate, this.settings, this.#env);
+        // `openai:` with a ChatGPT sign-in goes to the Codex endpoint (./codex/model.ts).
+        const codex = await import("./codex/model.ts");
+        const codexTarget = await codex.resolveCodexTarget(candidate, this.settings, this.#env);
+        const target = codexTarget ?? resolveModelTarget(candidate, this.settings, this.#env);
         const { fetch } = await this.#transportFor();
-        return { target, model: await createLanguageModel(target, fetch) };
+        return { target, model: codexTarget ? await codex.createCodexLanguageModel(codexTarget, fetch) : await createLanguageModel(target, fetch) };
       })();
       this.#models.set(candidate, entry);
       const pending = entry;

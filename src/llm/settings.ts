@@ -1,3 +1,5 @@
+import type { CodexSettings } from "./codex/settings.ts";
+
 /** The model used when nothing is configured. */
 export const DEFAULT_MODEL = "openrouter:openrouter/free";
 
@@ -40,6 +42,8 @@ export interface ModelSettings {
   completion_args: Record<string, unknown>;
   /** Most model steps of one turn (default {@link DEFAULT_MAX_STEPS}); `null`: no limit. Used by the agent loop, not by this layer. */
   max_steps: number | null;
+  /** The ChatGPT sign-in's endpoints and folder (the `codex` section); unset: OpenAI's (./codex/settings.ts). */
+  codex?: Partial<CodexSettings> | null;
 }
 
 /** Settings with every default applied, overridden by `overrides`. */

@@ -242,7 +242,8 @@ export async function startFakeOpenAI(options: { models?: readonly string[] } = 
   async function handle(request: IncomingMessage, response: ServerResponse, exchange: Exchange<ChatCompletionBody, FakeReplyScript>): Promise<void> {
     const raw = await readBody(request);
     const path = (request.url ?? "/").split("?")[0]!;
-    const responses = path === "/v1/responses";
+    // `/v1/codex/responses`: the Codex endpoint (base URL `<url>` → `<url>/codex`), same API.
+    const responses = path === "/v1/responses" || path === "/v1/codex/responses";
     if (request.method === "GET" && path === "/v1/models" && options.models) {
       sendJson(response, 200, { object: "list", data: options.models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake" })) });
       return;
