@@ -14,6 +14,7 @@ import { registerOnboardCommand } from "./onboard.ts";
 import { registerGatewayCommand } from "./gateway.ts";
 import { registerTrustCommand } from "./trust.ts";
 import { registerModelsCommand } from "./models.ts";
+import { registerUiCommand } from "./ui.ts";
 import { registerMcpCommand } from "./mcp.ts";
 
 const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) => void> = {
@@ -28,6 +29,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   hooks: registerHooksCommand,
   trust: registerTrustCommand,
   models: registerModelsCommand,
+  ui: registerUiCommand,
   mcp: registerMcpCommand,
 };
 

@@ -1,0 +1,184 @@
+/**
+ * The web view as a Hono app over a tape store: the sessions list, a session's timeline
+ * (paged), search across tapes, spilled output, and server-sent events for live pages.
+ * It reads through the {@link TapeStore} contract only, so every store works.
+ */
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
+import { UI_CSS, UI_JS } from "./assets.ts";
+import { requireToken } from "./auth.ts";
+import { createChangeWatch } from "./live.ts";
+import { messagePage, searchPage, sessionPage, sessionRows, sessionsPage } from "./pages.ts";
+import { lastEntryId, listSessions, searchTapes, type SessionNames } from "./sessions.ts";
+import { readSpill } from "./spill.ts";
+import { lastBlockStart, renderTimeline } from "./timeline.ts";
+import { pageStart } from "./turns.ts";
+
+/** Options of {@link createUiApp}. */
+export interface UiAppOptions {
+  store: TapeStore;
+  /** The access token every request must carry. */
+  token: string;
+  /** The port the view listens on (checked against the `Host` header); read on each request. */
+  port: () => number;
+  /** Session ids and workspaces of tape names, when the store keeps an index. */
+  names?: SessionNames;
+  /** Hides known secrets in every text shown (default: none). */
+  redact?: (text: string) => string;
+  /** How often live pages poll the store, in ms (default 1000). */
+  pollMs?: number;
+  /** Entries on one page of a session (default 250). */
+  pageSize?: number;
+}
+
+/** The app and what must be stopped with the server. */
+export interface UiApp {
+  readonly app: Hono;
+  /** Stops the pollers of live pages. */
+  close(): void;
+}
+
+const SESSIONS_PER_PAGE = 100;
+const SECURITY_HEADERS: Record<string, string> = {
+  "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+  "Cache-Control": "no-store",
+};
+
+function positive(value: string | undefined): number | null {
+  if (value === undefined || !/^\d+$/.test(value)) return null;
+  return Number(value);
+}
+
+/** The index range of the page: ending before id `before`, or holding id `around`, else the newest. */
+function pageRange(entries: readonly TapeEntry[], size: number, before: number | null, around: number | null): { start: number; end: number } {
+  let end = entries.length;
+  if (around !== null) {
+    const at = entries.findIndex((entry) => entry.id >= around);
+    if (at >= 0) end = Math.min(entries.length, at + Math.floor(size / 2));
+  } else if (before !== null) {
+    const at = entries.findIndex((entry) => entry.id >= before);
+    if (at >= 0) end = at;
+  }
+  let start = pageStart(entries, end, size);
+  if (around !== null) {
+    const at = entries.findIndex((entry) => entry.id >= around);
+    if (at >= 0 && at < start) start = Math.max(0, end - size);
+  }
+  return { start, end };
+}
+
+/**
+ * Builds the web view.
+ *
+ * ```ts
+ * const { app, close } = createUiApp({ store, token, port: () => 8787 });
+ * const response = await app.request("/?token=" + token, { headers: { host: "127.0.0.1:8787" } });
+ * ```
+ */
+export function createUiApp(options: UiAppOptions): UiApp {
+  const { store, names } = options;
+  const redact = options.redact ?? ((text: string) => text);
+  const pageSize = options.pageSize ?? 250;
+  const watch = createChangeWatch(options.pollMs ?? 1000);
+  const app = new Hono();
+
+  app.use(async (context, next) => {
+    await next();
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) context.res.headers.set(name, value);
+  });
+  app.use(requireToken(options.token, options.port));
+  app.onError((error, context) => {
+    const message = error instanceof Error ? error.message : String(error);
+    return context.html(messagePage("Something failed", message).value, 500);
+  });
+
+  app.get("/assets/ui.css", (context) => context.body(UI_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
+  app.get("/assets/ui.js", (context) => context.body(UI_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+
+  app.get("/", async (context) => {
+    const sessions = await listSessions(store, names);
+    const pages = Math.max(1, Math.ceil(sessions.length / SESSIONS_PER_PAGE));
+    const page = Math.min(pages, Math.max(1, positive(context.req.query("page")) ?? 1));
+    const shown = sessions.slice((page - 1) * SESSIONS_PER_PAGE, page * SESSIONS_PER_PAGE);
+    return context.html(sessionsPage(shown, page, pages, sessions.length).value);
+  });
+
+  app.get("/events", (context) =>
+    streamSSE(context, async (stream) => {
+      const read = async () => JSON.stringify((await listSessions(store, names)).slice(0, SESSIONS_PER_PAGE));
+      const stop = watch.subscribe("sessions", read, null, (fingerprint) => {
+        const sessions = JSON.parse(fingerprint) as Parameters<typeof sessionRows>[0];
+        void stream.writeSSE({ event: "sessions", data: JSON.stringify({ html: sessionRows(sessions).value }) });
+      });
+      await waitForAbort(stream, stop);
+    }),
+  );
+
+  app.get("/s/:tape", async (context) => {
+    const tape = context.req.param("tape");
+    const entries = await store.fetchAll({ tape });
+    if (entries.length === 0) return context.html(messagePage("No such session", `No tape named ${tape} holds entries.`).value, 404);
+    const { start, end } = pageRange(entries, pageSize, positive(context.req.query("before")), positive(context.req.query("around")));
+    const shown = entries.slice(start, end);
+    const newest = end === entries.length;
+    const name = names ? await names(tape) : null;
+    const newerEnd = Math.min(entries.length, end + pageSize);
+    const html = sessionPage({
+      tape,
+      title: { tape, name },
+      total: entries.at(-1)!.id,
+      timeline: renderTimeline(shown, { tape, redact }),
+      first: shown[0]?.id ?? null,
+      last: shown.at(-1)?.id ?? null,
+      olderBefore: start > 0 ? entries[start]!.id : null,
+      newerBefore: newest ? null : newerEnd === entries.length ? "" : entries[newerEnd]!.id,
+      liveFrom: newest ? (lastBlockStart(shown) ?? 0) : null,
+    });
+    return context.html(html.value);
+  });
+
+  app.get("/s/:tape/events", (context) =>
+    streamSSE(context, async (stream) => {
+      const tape = context.req.param("tape");
+      let from = positive(context.req.query("from")) ?? 0;
+      const seen = String(positive(context.req.query("last")) ?? 0);
+      // Updates go out one at a time: each resumes where the previous one's last block began.
+      let sending = Promise.resolve();
+      const send = async (): Promise<void> => {
+        const entries = (await store.fetchAll({ tape })).filter((entry) => entry.id >= from);
+        if (entries.length === 0) return;
+        const update = { from, last: entries.at(-1)!.id, html: renderTimeline(entries, { tape, redact }).value };
+        from = lastBlockStart(entries) ?? from;
+        await stream.writeSSE({ event: "update", data: JSON.stringify(update) });
+      };
+      const stop = watch.subscribe(`tape:${tape}`, async () => String(await lastEntryId(store, tape)), seen, () => {
+        sending = sending.then(send).catch(() => undefined);
+      });
+      await waitForAbort(stream, stop);
+    }),
+  );
+
+  app.get("/s/:tape/spill/:handle", async (context) => {
+    const page = await readSpill(store, context.req.param("tape"), context.req.param("handle"), positive(context.req.query("cursor")) ?? 0);
+    return context.json("content" in page ? { ...page, content: redact(page.content) } : page, "error" in page ? 404 : 200);
+  });
+
+  app.get("/search", async (context) => {
+    const text = (context.req.query("q") ?? "").trim();
+    const limit = 200;
+    const hits = text === "" ? [] : await searchTapes(store, text, limit);
+    return context.html(searchPage(text, hits, hits.length >= limit, redact).value);
+  });
+
+  return { app, close: () => watch.close() };
+}
+
+/** Keeps an event stream open until the page goes away, then stops listening. */
+async function waitForAbort(stream: { onAbort(listener: () => void): void; writeSSE(message: { event?: string; data: string }): Promise<void> }, stop: () => void): Promise<void> {
+  await stream.writeSSE({ event: "ready", data: "{}" });
+  await new Promise<void>((resolve) => stream.onAbort(resolve));
+  stop();
+}

@@ -1,0 +1,115 @@
+/** The web view's pages, rendered on the server; every tape value is escaped by {@link html}. */
+import type { TapeEntry } from "../kernel/tape-contract.ts";
+import { html, type Html } from "./html.ts";
+import type { SearchHit, SessionSummary } from "./sessions.ts";
+
+/** The path of a session's page. */
+export function sessionPath(tape: string): string {
+  return `/s/${encodeURIComponent(tape)}`;
+}
+
+/** A page: header with search, skip link, live-region for announcements. */
+export function layout(title: string, body: Html, query = ""): Html {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${title} · bub</title><link rel="stylesheet" href="/assets/ui.css"></head>
+<body><a class="skip" href="#main">Skip to content</a>
+<header class="site"><a class="brand" href="/">bub · sessions</a>
+<form action="/search" method="get" role="search"><label for="q">Search tapes</label> <input type="search" id="q" name="q" value="${query}" placeholder="text in any entry"> <button type="submit">Search</button></form></header>
+<main id="main">${body}</main><p id="announce" class="visually-hidden" aria-live="polite"></p>
+<script src="/assets/ui.js" defer></script></body></html>`;
+}
+
+/** Who a session is: its id and workspace when known, else the tape name. */
+function sessionTitle(summary: Pick<SessionSummary, "tape" | "name">): Html {
+  if (!summary.name) return html`<code>${summary.tape}</code>`;
+  return html`${summary.name.sessionId}${summary.name.workspace ? html` <span class="muted">${summary.name.workspace}</span>` : ""}`;
+}
+
+/** The rows of the sessions table. */
+export function sessionRows(sessions: readonly SessionSummary[]): Html {
+  if (sessions.length === 0) return html`<tr><td colspan="4">No session tapes yet: run <code>bub run</code>, <code>bub chat</code> or <code>bub gateway</code>.</td></tr>`;
+  return html`${sessions.map(
+    (session) =>
+      html`<tr><td><a href="${sessionPath(session.tape)}">${sessionTitle(session)}</a></td><td class="num">${session.entries}</td><td>${session.lastDate ? html`<time datetime="${session.lastDate}">${session.lastDate.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC")}</time>` : ""}</td><td>${session.preview ?? ""}</td></tr>`,
+  )}`;
+}
+
+/** The sessions list; live only on the first page. */
+export function sessionsPage(sessions: readonly SessionSummary[], page: number, pages: number, total: number): Html {
+  const pager =
+    pages > 1
+      ? html`<nav class="pager" aria-label="Pages">${page > 1 ? html`<a href="/?page=${page - 1}">Newer sessions</a>` : ""} <span>Page ${page} of ${pages}</span> ${page < pages ? html`<a href="/?page=${page + 1}">Older sessions</a>` : ""}</nav>`
+      : "";
+  const live = page === 1 ? "/events" : null;
+  return layout(
+    "Sessions",
+    html`<h1>Sessions <span class="live" id="live" data-state="off">${live ? "connecting…" : ""}</span></h1>
+<p class="muted">${total} session tape${total === 1 ? "" : "s"}, the most recently active first.</p>
+<table id="sessions"${live ? html` data-live="${live}"` : ""}><caption class="visually-hidden">Session tapes</caption><thead><tr><th scope="col">Session</th><th scope="col">Entries</th><th scope="col">Last activity</th><th scope="col">Last message</th></tr></thead>
+<tbody>${sessionRows(sessions)}</tbody></table>${pager}`,
+  );
+}
+
+/** What the session page shows. */
+export interface SessionPageData {
+  tape: string;
+  title: Pick<SessionSummary, "tape" | "name">;
+  /** Entries on the tape. */
+  total: number;
+  /** The rendered timeline of this page's entries. */
+  timeline: Html;
+  /** First and last id on this page. */
+  first: number | null;
+  last: number | null;
+  /** Id to pass as `before` for the older page, or null on the first page. */
+  olderBefore: number | null;
+  /** Id to pass as `before` for the newer page; `""` for the newest page; null when this is the newest. */
+  newerBefore: number | string | null;
+  /** Where live updates resume (the first id of the last block), on the newest page only. */
+  liveFrom: number | null;
+}
+
+/** A session's timeline page. */
+export function sessionPage(data: SessionPageData): Html {
+  const base = sessionPath(data.tape);
+  const older = data.olderBefore !== null ? html`<a href="${base}?before=${data.olderBefore}">Older entries</a>` : "";
+  const newer = data.newerBefore !== null ? html`<a href="${data.newerBefore === "" ? base : `${base}?before=${data.newerBefore}`}">Newer entries</a>` : "";
+  const range = data.first !== null ? html`Entries ${data.first}–${data.last} of <span id="entry-count">${data.total}</span>` : html`No entries`;
+  const live = data.liveFrom !== null ? `${base}/events?from=${data.liveFrom}&last=${data.last ?? 0}` : null;
+  return layout(
+    data.tape,
+    html`<h1>${sessionTitle(data.title)}</h1>
+<p><span class="muted">${range}</span> ${live ? html`<span class="live" id="live" data-state="off">connecting…</span>` : ""}</p>
+<nav class="pager" aria-label="Pages">${older} ${newer}</nav>
+<div id="timeline"${live ? html` data-live="${live}"` : ""}>${data.timeline}</div>
+<nav class="pager" aria-label="Pages, bottom">${older} ${newer}</nav>`,
+  );
+}
+
+function snippet(entry: TapeEntry, text: string): string {
+  const source = JSON.stringify(entry.payload);
+  const at = source.toLowerCase().indexOf(text.toLowerCase());
+  const start = Math.max(0, at - 60);
+  return `${start > 0 ? "…" : ""}${source.slice(start, Math.max(at, 0) + text.length + 100)}…`;
+}
+
+/** Search results. */
+export function searchPage(text: string, hits: readonly SearchHit[], limited: boolean, redact: (text: string) => string): Html {
+  const body =
+    text === ""
+      ? html`<p>Type some text to find the entries of any session that contain it.</p>`
+      : hits.length === 0
+        ? html`<p>No entry contains “${text}”.</p>`
+        : html`<p class="muted">${hits.length} match${hits.length === 1 ? "" : "es"}${limited ? " (the first ones only: narrow the search)" : ""}, newest first.</p>
+<ol class="hits">${hits.map(
+            (hit) =>
+              html`<li class="hit"><a href="${sessionPath(hit.tape)}?around=${hit.entry.id}#e${hit.entry.id}"><code>${hit.tape}</code> #${hit.entry.id}</a> <span class="badge">${hit.entry.kind}</span> <time datetime="${hit.entry.date}">${hit.entry.date}</time><pre>${redact(snippet(hit.entry, text))}</pre></li>`,
+          )}</ol>`;
+  return layout(text === "" ? "Search" : `Search: ${text}`, html`<h1>Search</h1>${body}`, text);
+}
+
+/** A short error page. */
+export function messagePage(title: string, message: string): Html {
+  return layout(title, html`<h1>${title}</h1><p>${message}</p><p><a href="/">All sessions</a></p>`);
+}

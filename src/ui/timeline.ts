@@ -1,0 +1,176 @@
+/**
+ * The session page's timeline as HTML: anchors as section headings, turns as sections with
+ * their usage and duration, tool calls as disclosure widgets holding their results.
+ * Every tape value passes through {@link html}, which escapes it.
+ */
+import type { TapeEntry } from "../kernel/tape-contract.ts";
+import { html, join, type Html } from "./html.ts";
+import { groupTimeline, turnDurationMs, turnModel, turnUsage, type AnchorBlock, type TurnBlock } from "./turns.ts";
+
+/** What rendering needs besides the entries. */
+export interface TimelineOptions {
+  /** The tape, for spill links. */
+  tape: string;
+  /** Applied to every text shown (hides known secrets). */
+  redact: (text: string) => string;
+}
+
+const SPILL_NOTICE = /\[tool output spilled: [^\]]*; handle: ([0-9a-f]{8,64})\]/;
+
+function textOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) {
+    const texts = value.map((part) => (typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text" ? String((part as { text?: unknown }).text ?? "") : null));
+    if (texts.every((text) => text !== null)) return texts.join("\n");
+  }
+  return JSON.stringify(value, null, 2) ?? "";
+}
+
+function pretty(value: unknown): string {
+  if (typeof value === "string") {
+    try {
+      return JSON.stringify(JSON.parse(value), null, 2);
+    } catch {
+      return value;
+    }
+  }
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+function oneLine(text: string, max = 80): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** `1.2 s`, `340 ms`, `2 min 5 s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function time(entry: TapeEntry): Html {
+  const shown = entry.date.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC");
+  return html`<time datetime="${entry.date}">${shown}</time>`;
+}
+
+function resultBody(result: unknown, options: TimelineOptions): Html {
+  const text = options.redact(textOf(result));
+  const spill = SPILL_NOTICE.exec(text);
+  const load = spill
+    ? html`<p><button type="button" class="spill" data-handle="${spill[1]}" data-tape="${options.tape}">Load the full output</button></p><pre class="spilled" hidden></pre>`
+    : null;
+  return html`<pre>${text}</pre>${load}`;
+}
+
+function toolCall(entry: TapeEntry, results: TapeEntry | null, options: TimelineOptions): Html {
+  const calls = Array.isArray(entry.payload.calls) ? (entry.payload.calls as Record<string, unknown>[]) : [];
+  const outputs = results && Array.isArray(results.payload.results) ? (results.payload.results as unknown[]) : [];
+  const items = calls.map((call, index) => {
+    const fn = (typeof call.function === "object" && call.function !== null ? call.function : {}) as { name?: unknown; arguments?: unknown };
+    const name = String(fn.name ?? "tool");
+    const args = options.redact(pretty(fn.arguments ?? ""));
+    const result = index < outputs.length ? resultBody(outputs[index], options) : html`<p class="muted">No result on the tape yet.</p>`;
+    return html`<details class="tool" id="e${entry.id}-${index}"><summary><span class="badge">tool</span> <code>${name}</code> <span class="muted">${oneLine(args, 70)}</span></summary>
+<div class="tool-body"><h4>Arguments</h4><pre>${args}</pre><h4>Result${results ? html` <a class="muted" href="#e${results.id}">#${results.id}</a>` : ""}</h4>${result}</div></details>`;
+  });
+  return html`<div class="entry tool-call" id="e${entry.id}">${items}</div>`;
+}
+
+function message(entry: TapeEntry, options: TimelineOptions): Html {
+  const role = String(entry.payload.role ?? "message");
+  const flags = entry.meta.incomplete === true ? html` <span class="badge warn">incomplete</span>` : "";
+  const content = options.redact(textOf(entry.payload.content ?? ""));
+  const extra = Array.isArray(entry.payload.tool_calls) ? html`<pre class="muted">${options.redact(pretty(entry.payload.tool_calls))}</pre>` : "";
+  return html`<article class="entry message role-${role.replace(/[^a-z]/gi, "")}" id="e${entry.id}"><header><span class="badge">${role}</span>${flags} ${time(entry)}</header><pre class="content">${content}</pre>${extra}</article>`;
+}
+
+function folded(entry: TapeEntry, label: string, body: unknown, options: TimelineOptions, className = "event"): Html {
+  return html`<details class="entry ${className}" id="e${entry.id}"><summary><span class="badge">${entry.kind}</span> ${label}</summary><pre>${options.redact(pretty(body))}</pre></details>`;
+}
+
+function entryHtml(entry: TapeEntry, options: TimelineOptions): Html {
+  switch (entry.kind) {
+    case "message":
+      return message(entry, options);
+    case "system":
+      return folded(entry, `system prompt (${textOf(entry.payload.content ?? "").length} characters)`, textOf(entry.payload.content ?? ""), options, "system");
+    case "tool_result":
+      return folded(entry, "tool results", entry.payload.results, options, "tool-result");
+    case "error":
+      return html`<div class="entry error" id="e${entry.id}" role="note"><span class="badge err">error</span> <strong>${String(entry.payload.kind ?? "")}</strong> <pre>${options.redact(String(entry.payload.message ?? pretty(entry.payload)))}</pre></div>`;
+    case "event":
+      return folded(entry, String(entry.payload.name ?? "event"), entry.payload.data ?? entry.payload, options);
+    default:
+      return folded(entry, entry.kind, entry.payload, options);
+  }
+}
+
+/** The entries of a turn, each tool call paired with the next tool result. */
+function turnEntries(entries: readonly TapeEntry[], options: TimelineOptions): Html[] {
+  const out: Html[] = [];
+  const paired = new Set<number>();
+  // Bookkeeping events in a row (loop.start, run, loop.step ...) fold into one line.
+  let events: TapeEntry[] = [];
+  const flushEvents = (): void => {
+    if (events.length === 1) out.push(entryHtml(events[0]!, options));
+    else if (events.length > 1) {
+      const names = events.map((event) => String(event.payload.name ?? "event")).join(", ");
+      out.push(html`<details class="entry events"><summary><span class="badge">${events.length} events</span> ${names}</summary>${events.map((event) => entryHtml(event, options))}</details>`);
+    }
+    events = [];
+  };
+  for (const [index, entry] of entries.entries()) {
+    if (paired.has(entry.id)) continue;
+    if (entry.kind === "event") {
+      events.push(entry);
+      continue;
+    }
+    flushEvents();
+    if (entry.kind !== "tool_call") {
+      out.push(entryHtml(entry, options));
+      continue;
+    }
+    let results: TapeEntry | null = null;
+    for (const later of entries.slice(index + 1)) {
+      if (later.kind === "tool_call") break;
+      if (later.kind === "tool_result") {
+        results = later;
+        break;
+      }
+    }
+    if (results) paired.add(results.id);
+    out.push(toolCall(entry, results, options));
+  }
+  flushEvents();
+  return out;
+}
+
+function turnHtml(block: TurnBlock, options: TimelineOptions): Html {
+  const usage = turnUsage(block.entries);
+  const duration = turnDurationMs(block.entries);
+  const model = turnModel(block.entries);
+  const facts = [
+    model ? html`<span>${model}</span>` : null,
+    usage ? html`<span title="prompt + completion tokens">${usage.total.toLocaleString("en")} tokens (${usage.prompt.toLocaleString("en")} in, ${usage.completion.toLocaleString("en")} out)</span>` : null,
+    duration !== null && block.entries.length > 1 ? html`<span>${formatDuration(duration)}</span>` : null,
+  ].filter((fact) => fact !== null);
+  const title = block.started ? "Turn" : "Entries";
+  return html`<section class="turn" data-from="${block.from}" aria-label="${title} from entry ${block.from}"><header class="turn-head"><h3>${title} <a href="#e${block.from}">#${block.from}</a></h3> ${time(block.entries[0]!)} <span class="facts">${facts}</span></header>${turnEntries(block.entries, options)}</section>`;
+}
+
+function anchorHtml(block: AnchorBlock, options: TimelineOptions): Html {
+  const state = block.entry.payload.state;
+  const details = state === undefined || state === null ? "" : html`<details><summary>state</summary><pre>${options.redact(pretty(state))}</pre></details>`;
+  return html`<section class="anchor" data-from="${block.from}" id="e${block.entry.id}"><h2><span aria-hidden="true">⚓</span> ${String(block.entry.payload.name ?? "anchor")}</h2> ${time(block.entry)}${details}</section>`;
+}
+
+/** The timeline of `entries` (oldest first) as a sequence of sections. */
+export function renderTimeline(entries: readonly TapeEntry[], options: TimelineOptions): Html {
+  return join(groupTimeline(entries).map((block) => (block.type === "anchor" ? anchorHtml(block, options) : turnHtml(block, options))));
+}
+
+/** Id of the first entry of the last block, where a live update of the newest page resumes. */
+export function lastBlockStart(entries: readonly TapeEntry[]): number | null {
+  return groupTimeline(entries).at(-1)?.from ?? null;
+}

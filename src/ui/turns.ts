@@ -1,0 +1,126 @@
+/**
+ * A tape read as a timeline: anchors are section breaks and the entries between them are
+ * grouped into turns. A turn starts at a `loop.start` event (the agent loop of one inbound
+ * message) or where `meta.turn_id` changes; entries before any turn form a block of their own.
+ */
+import type { TapeEntry } from "../kernel/tape-contract.ts";
+
+/** Token counts summed over a turn's model calls (`run` events). */
+export interface TurnUsage {
+  prompt: number;
+  completion: number;
+  total: number;
+}
+
+/** The entries of one turn (or the part of it between two anchors). */
+export interface TurnBlock {
+  readonly type: "turn";
+  /** Id of the first entry. */
+  readonly from: number;
+  readonly entries: TapeEntry[];
+  /** False for entries written outside the agent loop (or before the page's first turn start). */
+  readonly started: boolean;
+  /** `meta.turn_id` when the entries carry one. */
+  readonly turnId: string | null;
+}
+
+/** An anchor: a section break. */
+export interface AnchorBlock {
+  readonly type: "anchor";
+  readonly from: number;
+  readonly entry: TapeEntry;
+}
+
+/** One item of a timeline. */
+export type TimelineBlock = TurnBlock | AnchorBlock;
+
+function eventName(entry: TapeEntry): unknown {
+  return entry.kind === "event" ? entry.payload.name : undefined;
+}
+
+function turnIdOf(entry: TapeEntry): string | null {
+  const id = entry.meta.turn_id;
+  return typeof id === "string" && id !== "" ? id : null;
+}
+
+/** True when `entry` begins a new turn. */
+export function startsTurn(entry: TapeEntry, current: TurnBlock | null): boolean {
+  if (entry.kind === "anchor") return true;
+  if (eventName(entry) === "loop.start") return true;
+  const id = turnIdOf(entry);
+  return id !== null && current !== null && current.turnId !== null && id !== current.turnId;
+}
+
+/** The entries (oldest first) as anchors and turns. */
+export function groupTimeline(entries: readonly TapeEntry[]): TimelineBlock[] {
+  const blocks: TimelineBlock[] = [];
+  let current: TurnBlock | null = null;
+  for (const entry of entries) {
+    if (entry.kind === "anchor") {
+      blocks.push({ type: "anchor", from: entry.id, entry });
+      current = null;
+      continue;
+    }
+    if (current === null || startsTurn(entry, current)) {
+      const started: boolean = eventName(entry) === "loop.start" || (current !== null && turnIdOf(entry) !== null);
+      current = { type: "turn", from: entry.id, entries: [], started, turnId: turnIdOf(entry) };
+      blocks.push(current);
+    }
+    current.entries.push(entry);
+    if (current.turnId === null && turnIdOf(entry) !== null) (current as { turnId: string | null }).turnId = turnIdOf(entry);
+  }
+  return blocks;
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+/** The tokens of a turn's `run` events, or null when none reported usage. */
+export function turnUsage(entries: readonly TapeEntry[]): TurnUsage | null {
+  let usage: TurnUsage | null = null;
+  for (const entry of entries) {
+    if (eventName(entry) !== "run") continue;
+    const data = entry.payload.data as { usage?: Record<string, unknown> } | undefined;
+    const reported = data?.usage;
+    if (typeof reported !== "object" || reported === null) continue;
+    usage ??= { prompt: 0, completion: 0, total: 0 };
+    const prompt = count(reported.prompt_tokens ?? reported.input_tokens);
+    const completion = count(reported.completion_tokens ?? reported.output_tokens);
+    usage.prompt += prompt;
+    usage.completion += completion;
+    usage.total += count(reported.total_tokens) || prompt + completion;
+  }
+  return usage;
+}
+
+/** Milliseconds from a turn's first entry to its last, or null when the dates do not parse. */
+export function turnDurationMs(entries: readonly TapeEntry[]): number | null {
+  if (entries.length === 0) return null;
+  const first = Date.parse(entries[0]!.date);
+  const last = Date.parse(entries.at(-1)!.date);
+  return Number.isFinite(first) && Number.isFinite(last) ? Math.max(0, last - first) : null;
+}
+
+/** The model a turn used (from its first `run` or `loop.start` event). */
+export function turnModel(entries: readonly TapeEntry[]): string | null {
+  for (const entry of entries) {
+    const name = eventName(entry);
+    if (name !== "run" && name !== "loop.start") continue;
+    const model = (entry.payload.data as { model?: unknown } | undefined)?.model;
+    if (typeof model === "string" && model !== "") return model;
+  }
+  return null;
+}
+
+/**
+ * Where a page of at most `size` entries ending before index `end` starts: `end - size`,
+ * moved forwards to the next turn start or anchor when one is within the page, so a page
+ * does not begin in the middle of a turn unless the turn alone is longer than a page.
+ */
+export function pageStart(entries: readonly TapeEntry[], end: number, size: number): number {
+  const start = Math.max(0, end - size);
+  if (start === 0) return 0;
+  for (let index = start; index < end; index++) if (startsTurn(entries[index]!, null)) return index;
+  return start;
+}
