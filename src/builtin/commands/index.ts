@@ -14,6 +14,7 @@ import { registerOnboardCommand } from "./onboard.ts";
 import { registerGatewayCommand } from "./gateway.ts";
 import { registerTrustCommand } from "./trust.ts";
 import { registerModelsCommand } from "./models.ts";
+import { registerLoginCommand, registerLogoutCommand } from "./login.ts";
 import { registerUiCommand } from "./ui.ts";
 import { registerMcpCommand } from "./mcp.ts";
 
@@ -29,6 +30,8 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   hooks: registerHooksCommand,
   trust: registerTrustCommand,
   models: registerModelsCommand,
+  login: registerLoginCommand,
+  logout: registerLogoutCommand,
   ui: registerUiCommand,
   mcp: registerMcpCommand,
 };
