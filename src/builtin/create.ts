@@ -79,12 +79,28 @@ export async function createBub(options: CreateBubOptions = {}): Promise<BubFram
     listed: listedPlugins(env, file.data.plugins),
     trustWorkspace,
     trustedFolders: [home],
+    checkpoint: () => toolCheckpoint(framework),
   });
   if (skipped.length > 0) {
     const names = (source: string) => skipped.filter((candidate) => candidate.source === source).map((candidate) => candidate.name ?? candidate.module);
     options.onUntrustedWorkspace?.({ workspace, packagePlugins: names("workspace"), listedPlugins: names("config") });
   }
+  await registerTracing(framework, env);
   return framework;
+}
+
+/**
+ * OpenTelemetry tracing (docs/observability.md), registered last so it sees every model and
+ * tool call before any other plugin does; only when an OTLP endpoint variable is set (and
+ * tracing is not disabled), so that without it nothing of it is even imported.
+ */
+async function registerTracing(framework: BubFramework, env: NodeJS.ProcessEnv): Promise<void> {
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()) return;
+  const { tracingSettings } = await import("../telemetry/settings.ts");
+  const settings = tracingSettings(env);
+  if (!settings) return;
+  const { createTracingPlugin } = await import("../telemetry/plugin.ts");
+  await framework.registerPlugin(createTracingPlugin(settings), "tracing", { origin: "builtin" });
 }
 
 /**
@@ -109,4 +125,23 @@ async function registerMcp(framework: BubFramework, trusted: boolean): Promise<v
   if (!existsSync(join(framework.home, "mcp.json")) && !existsSync(join(framework.workspace, ".mcp.json"))) return;
   const { createMcpPlugin } = await import("../mcp/plugin.ts");
   await framework.registerPlugin(createMcpPlugin({ trusted }), "mcp", { origin: "builtin" });
+}
+
+/**
+ * Remembers the framework's tools; the function returned puts them back as they were (a
+ * rejected plugin's factory may have registered or replaced some). Loads the tool registry,
+ * so it is only asked for when a plugin factory runs.
+ */
+async function toolCheckpoint(framework: BubFramework): Promise<() => void> {
+  const { toolsOf } = await import("../tools/global.ts");
+  const registry = toolsOf(framework);
+  const before = new Map(registry.list().map((tool) => [tool.name, tool]));
+  return () => {
+    for (const tool of registry.list()) {
+      const kept = before.get(tool.name);
+      if (kept === tool) continue;
+      if (kept) registry.register(kept);
+      else registry.register(tool)();
+    }
+  };
 }

@@ -1,6 +1,7 @@
 import { HookRuntime } from "./runtime.ts";
 import { runModel, runModelStream } from "./model-adapters.ts";
 import { createLogger, type LogRoute, type LogSink } from "./log.ts";
+import { newCorrelationId, withCorrelation } from "./correlation.ts";
 import { BubError, toErrorKind } from "./errors.ts";
 import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
 import type { SettingsStore } from "./settings-contract.ts";
@@ -33,6 +34,8 @@ export interface PluginStatus {
   readonly name: string;
   readonly ok: boolean;
   readonly source: PluginOrigin;
+  /** The file or package the plugin came from, when known. */
+  readonly from?: string;
   readonly error?: Error;
 }
 
@@ -96,23 +99,33 @@ export class BubFramework {
   /**
    * Registers a plugin object (or a factory, called with the framework; a class is
    * constructed with `new`) under `name`, else its own `name`, else `fallbackName`. Later
-   * registrations run first. Returns a function that unregisters it.
+   * registrations run first. `beforeRegister` may refuse the resolved name by throwing.
+   * Returns a function that unregisters it.
    */
-  async registerPlugin(plugin: PluginExport, name?: string | null, options: { origin?: PluginOrigin; fallbackName?: string } = {}): Promise<() => void> {
+  async registerPlugin(
+    plugin: PluginExport,
+    name?: string | null,
+    options: { origin?: PluginOrigin; fallbackName?: string; from?: string; beforeRegister?: (name: string) => void } = {},
+  ): Promise<() => void> {
     const made: unknown = typeof plugin !== "function" ? plugin : isClass(plugin) ? Reflect.construct(plugin, [this]) : await plugin(this);
     if (typeof made !== "object" || made === null) throw new TypeError(`plugin factory returned ${made === null ? "null" : typeof made}, expected a plugin object`);
     const instance = made as BubPlugin;
     const pluginName = name ?? instance.name ?? options.fallbackName ?? `plugin-${this.runtime.plugins.length}`;
+    options.beforeRegister?.(pluginName);
     const unregister = this.runtime.register(instance, pluginName);
-    this.#status.set(pluginName, { name: pluginName, ok: true, source: options.origin ?? "manual" });
+    this.#status.set(pluginName, { name: pluginName, ok: true, source: options.origin ?? "manual", ...(options.from ? { from: options.from } : {}) });
     return unregister;
   }
 
-  /** Records a plugin that could not be loaded or initialised; `bub hooks` lists it. */
-  pluginFailed(name: string, origin: PluginOrigin, error: unknown, stage: "load" | "initialize" = "load"): void {
+  /**
+   * Records a plugin that could not be loaded or initialised (`bub hooks` lists it) and
+   * warns once. A failure never replaces the status of a registered plugin of the same name.
+   */
+  pluginFailed(name: string, origin: PluginOrigin, error: unknown, stage: "load" | "initialize" = "load", from?: string): void {
     const failure = error instanceof Error ? error : new Error(String(error));
-    log.warn(`Failed to ${stage} plugin '${name}'`, failure);
-    this.#status.set(name, { name, ok: false, source: origin, error: failure });
+    log.warn(`Failed to ${stage} plugin '${name}'${from ? ` (${from})` : ""}; it is skipped`, failure);
+    const key = this.#status.get(name)?.ok ? `${name}\0${this.#status.size}` : name;
+    this.#status.set(key, { name, ok: false, source: origin, error: failure, ...(from ? { from } : {}) });
   }
 
   /** Every plugin's load status, in load order. */
@@ -172,13 +185,19 @@ export class BubFramework {
    * it is reported (`onError` with stage `save_state` / `dispatch_outbound`) once the
    * replies are out.
    */
-  async processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
+  processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
+    // One id per turn, on `state.turn_id` and on every tape entry the turn writes (issue 19).
+    const turnId = newCorrelationId();
+    return withCorrelation({ turnId }, () => this.#processInbound(inbound, options, turnId));
+  }
+
+  async #processInbound(inbound: Envelope, options: { streamOutput?: boolean }, turnId: string): Promise<TurnResult> {
     const runtime = this.runtime;
     try {
       const sessionId = await this.resolveSession(inbound);
       if (isPlainObject(inbound) && inbound.session_id === undefined) inbound.session_id = sessionId;
 
-      const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox };
+      const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox, turn_id: turnId };
       const loaded = await runtime.callMany("loadState", { message: inbound, sessionId });
       for (const partial of loaded.reverse()) {
         if (typeof partial === "object" && partial !== null && !Array.isArray(partial)) Object.assign(state, partial);
@@ -213,7 +232,7 @@ export class BubFramework {
     } catch (error) {
       // A cancelled turn (Ctrl-C, SIGINT/SIGTERM, quit) is not an error to report on stderr.
       if (error instanceof Error && error.name === "AbortError") log.info("Turn cancelled", error);
-      else log.error(`turn.failed session_id=${String(fieldOf(inbound, "session_id") ?? "?")}`, error);
+      else log.error(`turn.failed session_id=${String(fieldOf(inbound, "session_id") ?? "?")} turn_id=${turnId}`, error);
       await runtime.notifyError("turn", error, inbound);
       throw error;
     }

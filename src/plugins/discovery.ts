@@ -24,7 +24,7 @@ export interface PluginCandidate {
 /** Result of discovery: candidates in registration order, and problems met on the way. */
 export interface Discovery {
   readonly candidates: PluginCandidate[];
-  readonly problems: { name: string; error: Error }[];
+  readonly problems: { name: string; source: PluginOrigin; error: Error }[];
   /** Plugins of an untrusted workspace, found but not to be loaded (see docs/security.md). */
   readonly skipped: PluginCandidate[];
 }
@@ -72,7 +72,7 @@ async function discoverInPackageRoot(root: string, source: PluginOrigin, problem
   try {
     rootPkg = await readPackageJson(join(root, "package.json"));
   } catch (error) {
-    problems.push({ name: `${source}:${root}`, error: error as Error });
+    problems.push({ name: `${source}:${root}`, source, error: error as Error });
     return found;
   }
   if (!rootPkg) return found;
@@ -80,7 +80,7 @@ async function discoverInPackageRoot(root: string, source: PluginOrigin, problem
     try {
       found.push(...declaredPlugins(pkg, dir, source));
     } catch (error) {
-      problems.push({ name: pkg.name ?? dir, error: error as Error });
+      problems.push({ name: pkg.name ?? dir, source, error: error as Error });
     }
   };
   collect(rootPkg, root);
@@ -95,7 +95,7 @@ async function discoverInPackageRoot(root: string, source: PluginOrigin, problem
       try {
         return { dir, pkg: await readPackageJson(join(dir, "package.json")) };
       } catch (error) {
-        problems.push({ name: dep, error: error as Error });
+        problems.push({ name: dep, source, error: error as Error });
         return { dir, pkg: null };
       }
     }),
@@ -135,7 +135,7 @@ async function resolveListed(specifier: string, workspace: string, projectDir: s
       try {
         return declaredPlugins(pkg, dir, "config");
       } catch (error) {
-        problems.push({ name: specifier, error: error as Error });
+        problems.push({ name: specifier, source: "config", error: error as Error });
         return [];
       }
     }

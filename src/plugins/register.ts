@@ -14,31 +14,74 @@ export interface DiscoveryOptions {
   readonly trustWorkspace?: boolean;
   /** Folders always trusted even when inside the workspace (Bub's home). */
   readonly trustedFolders?: readonly string[];
+  /**
+   * Called before a plugin's factory runs; returns a function that undoes what the factory
+   * did outside the hook runtime (tools it registered), called when the plugin is rejected.
+   */
+  readonly checkpoint?: () => Promise<() => void>;
+}
+
+const ORIGIN_WORDS: Record<string, string> = {
+  builtin: "built in",
+  project: "the plugin project (bub install)",
+  workspace: "the workspace's package.json",
+  config: "BUB_PLUGINS or config.yml",
+  manual: "registered by code",
+};
+
+/** Where a plugin came from, in words: `BUB_PLUGINS or config.yml (./hello.ts)`. */
+function originWords(source: string, from: string | undefined): string {
+  return `${ORIGIN_WORDS[source] ?? source}${from ? ` (${from})` : ""}`;
+}
+
+/** The error for a plugin whose name is taken: both sources, and what to do. */
+function clashError(name: string, framework: BubFramework, source: string, from: string | undefined): Error {
+  const holder = framework.pluginStatus.find((status) => status.ok && status.name === name);
+  const first = holder ? originWords(holder.source, holder.from) : "another plugin";
+  return new Error(`plugin name '${name}' from ${originWords(source, from)} is already taken by '${name}' from ${first}; nothing of the second one was loaded — rename one of them or remove one`);
 }
 
 /**
  * Registers the plugins of the managed project, the workspace package and the listed
  * specifiers, in that order. A plugin that fails to import or initialise is recorded on the
- * framework (`bub hooks` lists it) and skipped. Returns the plugins of an untrusted workspace
+ * framework (`bub hooks` lists it) and skipped. A plugin whose name is taken by one
+ * registered before it is rejected with both sources named: when its name is known from
+ * package.json or the list it is not imported at all, else what its factory registered
+ * outside the hook runtime is undone (`checkpoint`). Returns the plugins of an untrusted workspace
  * that were found and not loaded.
  */
 export async function registerDiscoveredPlugins(framework: BubFramework, options: DiscoveryOptions): Promise<PluginCandidate[]> {
   const { candidates, problems, skipped } = await discoverPlugins(options);
-  for (const problem of problems) framework.pluginFailed(problem.name, "config", problem.error);
+  for (const problem of problems) framework.pluginFailed(problem.name, problem.source, problem.error);
+  const taken = (name: string) => framework.runtime.plugins.some((entry) => entry.name === name);
   for (const candidate of candidates) {
     const fallbackName = candidate.name ?? nameFromModule(candidate.module);
+    const from = candidate.packageName ?? candidate.module;
+    // A name known before import that is taken: the module is not even imported.
+    if (candidate.name !== null && taken(candidate.name)) {
+      framework.pluginFailed(candidate.name, candidate.source, clashError(candidate.name, framework, candidate.source, from), "load", from);
+      continue;
+    }
     let exported: unknown;
     try {
       exported = await importPluginModule(candidate.module);
     } catch (error) {
-      framework.pluginFailed(fallbackName, candidate.source, error, "load");
+      framework.pluginFailed(fallbackName, candidate.source, error, "load", from);
       continue;
     }
+    // Only a factory of a plugin named by itself can clash after it ran.
+    const undo = candidate.name === null && typeof exported === "function" && options.checkpoint ? await options.checkpoint() : () => {};
+    let clashName: string | null = null;
     try {
       if (typeof exported !== "function" && (typeof exported !== "object" || exported === null)) throw new TypeError(`module exports ${typeof exported}, expected a plugin object or factory`);
-      await framework.registerPlugin(exported as Parameters<BubFramework["registerPlugin"]>[0], candidate.name, { origin: candidate.source, fallbackName });
+      await framework.registerPlugin(exported as Parameters<BubFramework["registerPlugin"]>[0], candidate.name, { origin: candidate.source, fallbackName, from, beforeRegister: (name) => {
+        if (!taken(name)) return;
+        clashName = name;
+        throw clashError(name, framework, candidate.source, from);
+      } });
     } catch (error) {
-      framework.pluginFailed(fallbackName, candidate.source, error, "initialize");
+      undo();
+      framework.pluginFailed(clashName ?? fallbackName, candidate.source, error, clashName === null ? "initialize" : "load", from);
     }
   }
   return skipped;

@@ -99,8 +99,8 @@ describe("plugin discovery and loading", () => {
       assert.equal(status["broken-init"]?.ok, false);
       assert.match(String(status["broken-init"]?.error?.message), /missing token/);
       assert.equal(status.shout?.ok, true);
-      assert.ok(logs.some((log) => log.message === "Failed to load plugin 'broken-import'"));
-      assert.ok(logs.some((log) => log.message === "Failed to initialize plugin 'broken-init'"));
+      assert.ok(logs.some((log) => log.message === `Failed to load plugin 'broken-import' (${join(fixtures, "broken-import.js")}); it is skipped`));
+      assert.ok(logs.some((log) => log.message === `Failed to initialize plugin 'broken-init' (${join(fixtures, "broken-init.js")}); it is skipped`));
     } finally {
       await ws.cleanup();
     }

@@ -4,6 +4,7 @@
  */
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
+import { listedPluginFailures } from "./listed-failures.ts";
 
 /** Options of `bub gateway`. */
 export interface GatewayCommandOptions {
@@ -20,7 +21,8 @@ export const NO_CHANNELS =
 
 /**
  * Runs the channel manager over the enabled channels until `signal` aborts (the command
- * wires SIGINT/SIGTERM to it). Returns the exit code: 1 when no channel is enabled.
+ * wires SIGINT/SIGTERM to it). Returns the exit code: 1 when no channel is enabled or a
+ * plugin listed in `BUB_PLUGINS` / config.yml did not load.
  *
  * @throws whatever stops a channel from starting (e.g. Telegram without an allowlist).
  */
@@ -30,6 +32,11 @@ export async function runGateway(
   io: { stderr: { write(text: string): unknown } } = process,
   signal?: AbortSignal,
 ): Promise<number> {
+  const failures = listedPluginFailures(framework);
+  if (failures !== "") {
+    io.stderr.write(failures);
+    return 1;
+  }
   await framework.settings.prepare();
   const [{ ChannelManager }, { channelSettings }] = await Promise.all([import("../../channels/manager.ts"), import("../settings.ts")]);
   const graceSeconds = options.graceSeconds ?? (await framework.settings.load(channelSettings)).shutdown_grace_seconds;

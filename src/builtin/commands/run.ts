@@ -10,6 +10,7 @@ import { modelOption } from "./model-option.ts";
 import { JsonTurnWriter } from "./run-json.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
 import { errorLine } from "../error-line.ts";
+import { listedPluginFailures } from "./listed-failures.ts";
 import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
 
 /** Options of `bub run`. */
@@ -51,7 +52,8 @@ export function interruptedLine(signal: InterruptSignal): string {
 /**
  * Runs one message as a turn inside a `running()` scope and writes its outbounds: answers
  * to `out`, error outbounds to `err` as one `bub: …` line each. Returns the exit code: 1
- * when the turn produced an error outbound, else 0.
+ * when the turn produced an error outbound or a plugin listed in `BUB_PLUGINS` / config.yml
+ * did not load (then no turn runs), else 0.
  *
  * `signal` is the turn's signal (the model call and the running tool see it). When it
  * aborts with a {@link TurnInterrupted}, the agent saves the turn to the tape, only
@@ -65,6 +67,11 @@ export async function runOnce(
   err: { write(text: string): unknown } = out,
   signal?: AbortSignal,
 ): Promise<number> {
+  const failures = listedPluginFailures(framework);
+  if (failures !== "") {
+    err.write(failures);
+    return 1;
+  }
   const inbound = new ChannelMessage({
     sessionId: options.sessionId ?? `${options.channel}:${options.chatId}`,
     channel: options.channel,
