@@ -1,8 +1,8 @@
 /**
  * Workspace trust: which folders may run their own code and settings (the plugins their
- * `package.json` declares, their `.env`). Recorded in `<BUB_HOME>/trust.json`, keyed by the
- * folder's real path, with a hash of its `package.json` and `.env`: a change to either makes
- * the folder untrusted again.
+ * `package.json` declares, their `.env`, the MCP servers of their `.mcp.json`). Recorded in
+ * `<BUB_HOME>/trust.json`, keyed by the folder's real path, with a hash of each of those
+ * files: a change to any of them makes the folder untrusted again.
  */
 import { createHash } from "node:crypto";
 import { readFile, realpath, rename, writeFile } from "node:fs/promises";
@@ -17,12 +17,14 @@ export interface TrustEntry {
   readonly packageJson: string | null;
   /** sha256 of its `.env`, null when it had none. */
   readonly env: string | null;
+  /** sha256 of its `.mcp.json`, null (or absent, in entries written before it counted) when it had none. */
+  readonly mcpJson?: string | null;
   /** When it was trusted (ISO time). */
   readonly trustedAt: string;
 }
 
 /** The files whose content a trust entry depends on. */
-export const TRUSTED_FILES = { packageJson: "package.json", env: ".env" } as const;
+export const TRUSTED_FILES = { packageJson: "package.json", env: ".env", mcpJson: ".mcp.json" } as const;
 
 /** `<home>/trust.json`. */
 export function trustFile(home: string): string {
@@ -73,23 +75,31 @@ async function writeEntries(home: string, entries: readonly TrustEntry[]): Promi
   await rename(temp, file);
 }
 
-/** The current hashes of `folder`'s `package.json` and `.env`. */
-async function fingerprint(folder: string): Promise<{ packageJson: string | null; env: string | null }> {
-  const [packageJson, env] = await Promise.all([hashOf(join(folder, TRUSTED_FILES.packageJson)), hashOf(join(folder, TRUSTED_FILES.env))]);
-  return { packageJson, env };
+/** The current hashes of `folder`'s `package.json`, `.env` and `.mcp.json`. */
+async function fingerprint(folder: string): Promise<{ packageJson: string | null; env: string | null; mcpJson: string | null }> {
+  const [packageJson, env, mcpJson] = await Promise.all([
+    hashOf(join(folder, TRUSTED_FILES.packageJson)),
+    hashOf(join(folder, TRUSTED_FILES.env)),
+    hashOf(join(folder, TRUSTED_FILES.mcpJson)),
+  ]);
+  return { packageJson, env, mcpJson };
+}
+
+/** Whether `folder` still looks as it did when `entry` was written. */
+function unchanged(entry: TrustEntry, now: Awaited<ReturnType<typeof fingerprint>>): boolean {
+  return now.packageJson === (entry.packageJson ?? null) && now.env === (entry.env ?? null) && now.mcpJson === (entry.mcpJson ?? null);
 }
 
 /**
  * Whether `folder` is trusted: it has an entry in `<home>/trust.json` under its real path and
- * its `package.json` and `.env` are unchanged since. An unreadable store counts as no trust.
+ * its `package.json`, `.env` and `.mcp.json` are unchanged since. An unreadable store counts as no trust.
  */
 export async function isTrusted(home: string, folder: string): Promise<boolean> {
   const path = await realFolder(folder);
   const entries = await readEntries(home).catch(() => []);
   const entry = entries.find((item) => item.path === path);
   if (!entry) return false;
-  const now = await fingerprint(path);
-  return now.packageJson === (entry.packageJson ?? null) && now.env === (entry.env ?? null);
+  return unchanged(entry, await fingerprint(path));
 }
 
 /** Trusts `folder` as it is now (replacing an older entry); returns the entry. */
@@ -116,8 +126,7 @@ export async function listTrust(home: string): Promise<{ entry: TrustEntry; curr
   const entries = await readEntries(home);
   return Promise.all(
     entries.map(async (entry) => {
-      const now = await fingerprint(entry.path);
-      return { entry, current: now.packageJson === (entry.packageJson ?? null) && now.env === (entry.env ?? null) };
+      return { entry, current: unchanged(entry, await fingerprint(entry.path)) };
     }),
   );
 }

@@ -38,7 +38,7 @@ describe("the workspace trust store", () => {
     }
   });
 
-  it("is invalidated when package.json or .env changes, appears or disappears", async () => {
+  it("is invalidated when package.json, .env or .mcp.json changes, appears or disappears", async () => {
     const { home, ws, cleanup } = await fixture();
     try {
       await trustFolder(home, ws);
@@ -55,6 +55,11 @@ describe("the workspace trust store", () => {
       assert.equal(await isTrusted(home, ws), true);
       await writeFile(join(ws, ".env"), "X=1\n");
       assert.equal(await isTrusted(home, ws), false, "a new .env counts as a change");
+      await trustFolder(home, ws);
+      await writeFile(join(ws, ".mcp.json"), JSON.stringify({ mcpServers: { x: { command: "x" } } }));
+      assert.equal(await isTrusted(home, ws), false, "a new .mcp.json (servers bub would start) counts as a change");
+      await trustFolder(home, ws);
+      assert.equal(await isTrusted(home, ws), true);
     } finally {
       await cleanup();
     }

@@ -19,7 +19,7 @@ export async function runTrustCommand(home: string, workspace: string, path: str
   if (options.list) {
     const entries = await listTrust(home);
     if (entries.length === 0) out.write(`No trusted folders (${trustFile(home)}).\n`);
-    for (const { entry, current } of entries) out.write(`${entry.path}  ${current ? `trusted since ${entry.trustedAt}` : "changed since trusted (package.json or .env): not trusted until `bub trust` again"}\n`);
+    for (const { entry, current } of entries) out.write(`${entry.path}  ${current ? `trusted since ${entry.trustedAt}` : "changed since trusted (package.json, .env or .mcp.json): not trusted until `bub trust` again"}\n`);
     return 0;
   }
   const folder = resolve(workspace, expandHome(path ?? workspace));
@@ -32,8 +32,9 @@ export async function runTrustCommand(home: string, workspace: string, path: str
   const info = await stat(folder).catch(() => null);
   if (!info?.isDirectory()) throw new Error(`cannot trust ${folder}: not a folder`);
   const entry = await trustFolder(home, folder);
-  const files = [entry.packageJson && "package.json", entry.env && ".env"].filter(Boolean).join(" and ");
-  out.write(`Trusted ${entry.path}${files ? `: its ${files} load from now on, until ${entry.packageJson && entry.env ? "either file changes" : "it changes"}` : ""}.\n`);
+  const present = [entry.packageJson && "package.json", entry.env && ".env", entry.mcpJson && ".mcp.json"].filter((file): file is string => Boolean(file));
+  const files = present.length > 1 ? `${present.slice(0, -1).join(", ")} and ${present.at(-1)}` : (present[0] ?? "");
+  out.write(`Trusted ${entry.path}${files ? `: its ${files} load from now on, until ${present.length === 1 ? "it changes" : present.length === 2 ? "either file changes" : "any of them changes"}` : ""}.\n`);
   return 0;
 }
 
