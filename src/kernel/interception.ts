@@ -28,6 +28,10 @@ export interface LlmCallResult {
   readonly usage: Usage | null;
   readonly error: unknown;
   readonly durationMs: number;
+  /** The provider's finish reason (`stop`, `tool_calls`, …), when the call ended normally. */
+  readonly finishReason?: string | null;
+  /** The `provider:model` that answered (a fallback, possibly). */
+  readonly responseModel?: string;
 }
 
 /** A tool call about to run. */
@@ -36,6 +40,8 @@ export interface ToolCall {
   /** Model-facing name, e.g. `fs_read`. */
   readonly tool: string;
   readonly arguments: Record<string, unknown>;
+  /** The model's id for this call (`call_…`), when the call came from a model step. */
+  readonly callId?: string;
 }
 
 /** A `beforeToolCall` answer. */

@@ -241,6 +241,8 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
       usage,
       error,
       durationMs: Math.round(performance.now() - started),
+      finishReason,
+      responseModel: answeredBy,
     };
     await hooks.afterLlmCall(request, result, state);
   };
@@ -325,7 +327,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
       return;
     }
     const name = toolCalls[index]!.function.name;
-    invocations.push({ tool: byName.get(name) ?? unknownTool(name, byName.keys()), arguments: args });
+    invocations.push({ tool: byName.get(name) ?? unknownTool(name, byName.keys()), arguments: args, callId: toolCalls[index]!.id });
   });
   yield { kind: "tool_call", data: { tool_calls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })) } };
   const executor = options.executor ?? createToolExecutor<TTape>({ hooks });

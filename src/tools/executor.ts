@@ -21,6 +21,8 @@ export interface ToolCallHooks {
 export interface ToolInvocation {
   readonly tool: Tool;
   readonly arguments: Record<string, unknown>;
+  /** The model's id for the call, handed to the hooks as `ToolCall.callId`. */
+  readonly callId?: string;
 }
 
 /** The outcome of a batch: one entry per invocation (a failure as its error data). */
@@ -173,7 +175,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
 
   async #handle(invocation: ToolInvocation, context: ToolContext<TTape> | null): Promise<unknown> {
     const { tool } = invocation;
-    let call: ToolCall = { runId: context?.runId ?? "", tool: tool.name, arguments: { ...invocation.arguments } };
+    let call: ToolCall = { runId: context?.runId ?? "", tool: tool.name, arguments: { ...invocation.arguments }, ...(invocation.callId ? { callId: invocation.callId } : {}) };
     const hooks = this.#hooks;
     const state: TurnState = context?.state ?? {};
     if (hooks && context) state._runtime_tape = context.tape;
