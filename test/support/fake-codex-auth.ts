@@ -82,7 +82,7 @@ export async function startFakeCodexAuth(options: { clientId?: string; accountId
     ttlSeconds: options.ttlSeconds ?? 3600,
     failToken: null as number | null,
     acceptRefreshToken: (token: string) => void refreshTokens.add(token),
-    close: async () => undefined,
+    close: async (): Promise<void> => undefined,
   };
 
   function tokens(): Record<string, unknown> {

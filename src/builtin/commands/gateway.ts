@@ -53,9 +53,14 @@ export async function runGateway(
   const schedules = await startGatewaySchedules(framework, manager);
   const stopSchedules = () => void schedules.stop();
   signal?.addEventListener("abort", stopSchedules, { once: true });
+  // A channel need not keep the event loop busy (one fed by another process, one that only
+  // reacts to hooks): without a handle of our own, Node would end the process in the middle
+  // of this await (status 13) without stopping the channels.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   try {
     await manager.run(signal);
   } finally {
+    clearInterval(keepAlive);
     signal?.removeEventListener("abort", stopSchedules);
     await schedules.stop();
   }
