@@ -1,7 +1,9 @@
 /**
  * The gateway's scheduler: loads the stored jobs, runs (or skips) what was missed while no
- * gateway ran, starts a croner timer per job, and follows the jobs folder as schedule tools
- * in this or another `bub` process add and remove jobs.
+ * gateway ran, keeps every job's next run (from croner) in one queue behind one timer, and
+ * follows the jobs folder as schedule tools in this or another `bub` process add and remove
+ * jobs. One timer rather than a croner job per schedule: a thousand jobs cost a thousand
+ * queue entries, and a croner pattern is parsed once per distinct expression.
  */
 import { watch, type FSWatcher } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
@@ -9,7 +11,8 @@ import { join } from "node:path";
 import { createLogger } from "../kernel/log.ts";
 import { describeWhen, type ScheduleJob } from "./job.ts";
 import type { ScheduleStore } from "./store.ts";
-import { nextRunOf, startTimer, type Cron } from "./timing.ts";
+import { DueQueue } from "./due-queue.ts";
+import { RunTimes } from "./timing.ts";
 
 const log = createLogger("bub:schedule");
 
@@ -38,21 +41,27 @@ export interface SchedulerOptions {
 /** Runs stored jobs on time (see the module comment). */
 export class Scheduler {
   readonly #options: SchedulerOptions;
-  readonly #timers = new Map<string, Cron>();
+  /** Armed jobs with the time of their next run. */
+  readonly #armed = new Map<string, { job: ScheduleJob; due: number }>();
+  readonly #queue = new DueQueue();
+  readonly #times = new RunTimes();
+  #timer: NodeJS.Timeout | null = null;
   #watcher: FSWatcher | null = null;
   #interval: NodeJS.Timeout | null = null;
   #rescanning: Promise<void> = Promise.resolve();
   #rescanQueued = false;
   #stopped = false;
   #inFlight = new Set<Promise<void>>();
+  /** One-shot jobs being run: a rescan before their file is deleted must not run them again. */
+  readonly #firing = new Set<string>();
 
   constructor(options: SchedulerOptions) {
     this.#options = options;
   }
 
-  /** Jobs with a running timer. */
+  /** Jobs waiting for their next run. */
   get size(): number {
-    return this.#timers.size;
+    return this.#armed.size;
   }
 
   /** Loads the jobs, handles missed runs, starts the timers and follows the folder. */
@@ -71,7 +80,7 @@ export class Scheduler {
     }
     this.#interval = setInterval(() => this.rescan(), this.#rescanMs);
     this.#interval.unref();
-    log.info(`schedule.started jobs=${this.#timers.size} missed=${this.#policy}`);
+    log.info(`schedule.started jobs=${this.#armed.size} missed=${this.#policy}`);
   }
 
   get #rescanMs(): number {
@@ -91,8 +100,8 @@ export class Scheduler {
       if (this.#stopped) return;
       try {
         const ids = new Set(await this.#options.store.ids());
-        for (const id of [...this.#timers.keys()]) if (!ids.has(id)) this.#disarm(id, "removed");
-        const added = [...ids].filter((id) => !this.#timers.has(id));
+        for (const id of [...this.#armed.keys()]) if (!ids.has(id)) this.#disarm(id, "removed");
+        const added = [...ids].filter((id) => !this.#armed.has(id));
         const jobs = await Promise.all(added.map((id) => this.#options.store.get(id)));
         await Promise.all(jobs.map((job) => (job ? this.#adopt(job, false) : undefined)));
       } catch (error) {
@@ -109,14 +118,17 @@ export class Scheduler {
     this.#watcher = null;
     if (this.#interval) clearInterval(this.#interval);
     this.#interval = null;
-    for (const id of [...this.#timers.keys()]) this.#disarm(id, null);
+    this.#armed.clear();
+    this.#queue.clear();
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
     await this.#rescanning;
     await Promise.all(this.#inFlight);
   }
 
   /** Starts a job's timer, first running or skipping what it missed when `atStart`. */
   async #adopt(job: ScheduleJob, atStart: boolean): Promise<void> {
-    if (this.#stopped || this.#timers.has(job.id)) return;
+    if (this.#stopped || this.#armed.has(job.id) || this.#firing.has(job.id)) return;
     const now = new Date();
     const state = await this.#options.store.runState(job.id);
     if (job.at !== null) {
@@ -137,40 +149,76 @@ export class Scheduler {
       }
     } else if (atStart) {
       const since = new Date(state?.last_run_at ?? job.created_at);
-      const due = nextRunOf(job, since);
+      const due = this.#times.next(job, since);
       if (due !== null && due <= now) {
         if (this.#policy === "run_once") void this.#fire(job, due, true);
         else log.info(`schedule.missed id=${job.id} ${describeWhen(job)} skipped (BUB_SCHEDULE_MISSED=skip)`);
       }
     }
-    if (this.#stopped || this.#timers.has(job.id)) return;
-    this.#timers.set(
-      job.id,
-      startTimer(job, (scheduledFor) => void this.#fire(job, scheduledFor, false)),
-    );
+    if (this.#stopped || this.#armed.has(job.id)) return;
+    this.#arm(job, job.at !== null ? new Date(job.at) : this.#times.next(job, now));
+  }
+
+  /** Queues the job's next run (none: it is not armed). */
+  #arm(job: ScheduleJob, next: Date | null): void {
+    if (next === null) {
+      log.info(`schedule.done id=${job.id} ${describeWhen(job)} has no further run`);
+      return;
+    }
+    this.#armed.set(job.id, { job, due: next.getTime() });
+    this.#queue.push({ due: next.getTime(), id: job.id });
+    this.#wake();
   }
 
   #disarm(id: string, why: string | null): void {
-    this.#timers.get(id)?.stop();
-    this.#timers.delete(id);
-    if (why) log.info(`schedule.stopped id=${id} (${why})`);
+    // Its queue entry is skipped when it comes up.
+    if (this.#armed.delete(id) && why) log.info(`schedule.stopped id=${id} (${why})`);
+  }
+
+  /** Sets the one timer for the earliest queued run (at most a minute ahead, so a changed clock is noticed). */
+  #wake(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    const next = this.#queue.peek();
+    if (next === undefined || this.#stopped) return;
+    this.#timer = setTimeout(() => this.#tick(), Math.min(Math.max(0, next.due - Date.now()), 60_000));
+  }
+
+  /** Fires every run that is due, queues the next runs of cron jobs, and sets the timer again. */
+  #tick(): void {
+    this.#timer = null;
+    const now = Date.now();
+    for (let entry = this.#queue.peek(); entry !== undefined && entry.due <= now; entry = this.#queue.peek()) {
+      this.#queue.pop();
+      const armed = this.#armed.get(entry.id);
+      if (!armed || armed.due !== entry.due) continue; // removed, or re-armed since
+      this.#armed.delete(entry.id);
+      const { job } = armed;
+      void this.#fire(job, new Date(entry.due), false);
+      // A cron job that fell behind goes on from now, never running the matches in between.
+      if (job.cron !== null) this.#arm(job, this.#times.next(job, new Date(Math.max(entry.due, now))));
+    }
+    this.#wake();
   }
 
   /** Records the run, hands it over, and forgets a one-shot job. Never throws. */
   #fire(job: ScheduleJob, scheduledFor: Date, missed: boolean): Promise<void> {
+    if (job.at !== null) this.#firing.add(job.id);
     const running = (async () => {
       const { store, deliver } = this.#options;
       try {
-        // Recorded first: a crash while handing over never runs it twice.
-        await store.recordRun(job.id, scheduledFor, new Date());
+        // Handed over first, then recorded: on time under load, and a run the process died
+        // before recording is run again at start (at least once, never lost).
+        const firedAt = new Date();
         log.info(`schedule.fire id=${job.id} session_id=${job.session_id} scheduled_for=${scheduledFor.toISOString()}${missed ? " missed=true" : ""}`);
         await deliver(job, { scheduledFor, missed });
+        await store.recordRun(job.id, scheduledFor, firedAt);
       } catch (error) {
         log.error(`schedule.fire id=${job.id} failed`, error);
       }
       if (job.at !== null) {
-        this.#disarm(job.id, null);
         await store.remove(job.id).catch((error: unknown) => log.error(`schedule.remove id=${job.id} failed`, error));
+        this.#firing.delete(job.id);
       }
     })();
     this.#inFlight.add(running);

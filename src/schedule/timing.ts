@@ -1,11 +1,9 @@
 /**
- * When jobs run, by croner (imported by this module only, which is itself imported only when
- * a schedule tool runs or the gateway starts its schedules).
+ * When jobs run, by croner's parser (imported by this module only, which is itself imported
+ * only when a schedule tool runs or the gateway starts its schedules).
  */
 import { Cron } from "croner";
 import type { ScheduleJob } from "./job.ts";
-
-export { Cron };
 
 /** Options every job's {@link Cron} gets. */
 function cronOptions(timezone: string | null): { timezone?: string } {
@@ -33,30 +31,27 @@ export function checkCron(expression: string, timezone: string | null, after: Da
   return next;
 }
 
-/** The first time a job runs after `after`: its cron's next match, or its instant if that is later; null when none. */
-export function nextRunOf(job: ScheduleJob, after: Date): Date | null {
-  if (job.at !== null) {
-    const at = new Date(job.at);
-    return at > after ? at : null;
+/**
+ * Next run times of jobs, with one parsed croner pattern per distinct expression and zone
+ * (parsing costs far more than finding the next match, and many jobs share an expression).
+ */
+export class RunTimes {
+  readonly #patterns = new Map<string, Cron>();
+
+  /** The first time `job` runs after `after`: its cron's next match, or its instant if later; null when none. */
+  next(job: ScheduleJob, after: Date): Date | null {
+    if (job.at !== null) {
+      const at = new Date(job.at);
+      return at > after ? at : null;
+    }
+    const key = `${job.timezone ?? ""}\u0000${job.cron}`;
+    let cron = this.#patterns.get(key);
+    if (!cron) this.#patterns.set(key, (cron = new Cron(job.cron!, { ...cronOptions(job.timezone), paused: true })));
+    return cron.nextRun(after);
   }
-  return new Cron(job.cron!, { ...cronOptions(job.timezone), paused: true }).nextRun(after);
 }
 
-/**
- * A started croner job calling `onTime` with the scheduled time: every match of a cron job,
- * or the instant of a one-shot job. Stop it with `.stop()`.
- */
-export function startTimer(job: ScheduleJob, onTime: (scheduledFor: Date) => void): Cron {
-  if (job.at !== null) {
-    const at = new Date(job.at);
-    return new Cron(at, { maxRuns: 1 }, () => onTime(at));
-  }
-  // croner's currentRun() is when the callback started; the match it was for is remembered here.
-  const cron: Cron = new Cron(job.cron!, cronOptions(job.timezone), () => {
-    const scheduledFor = expected ?? new Date();
-    expected = cron.nextRun();
-    onTime(scheduledFor);
-  });
-  let expected = cron.nextRun();
-  return cron;
+/** The first time a job runs after `after` (see {@link RunTimes.next}). */
+export function nextRunOf(job: ScheduleJob, after: Date): Date | null {
+  return new RunTimes().next(job, after);
 }
