@@ -67,8 +67,11 @@ function childEnvironment(env: NodeJS.ProcessEnv, own: Readonly<Record<string, s
 function startFailure(error: unknown, server: McpServerConfig, stderrTail: string): Error {
   const code = (error as NodeJS.ErrnoException)?.code;
   let message = error instanceof Error ? error.message : String(error);
+  const cause = (error as { cause?: unknown })?.cause;
   if (server.transport === "stdio" && code === "ENOENT") message = `command not found: ${server.command}`;
   else if (/timed out/i.test(message)) message = `no answer within ${server.timeoutSeconds} s (raise "timeout" in its entry if it starts slowly)`;
+  else if (server.transport === "http" && typeof code === "number" && code >= 100 && code < 600) message = `HTTP ${code}: ${message}`;
+  else if (message === "fetch failed" && cause instanceof Error) message = `cannot reach the server: ${cause.message}`;
   const lastLine = stderrTail.trim().split("\n").filter(Boolean).at(-1);
   if (lastLine) message += ` (its stderr: ${lastLine.trim().slice(0, 300)})`;
   return new Error(message, { cause: error });

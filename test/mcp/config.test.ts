@@ -79,13 +79,21 @@ describe("MCP tool names and results", () => {
 });
 
 describe("MCP manager", () => {
-  it("reports a server that does not answer in time, and a turn's abort stops a running call", async () => {
+  it("reports each failed server with its reason (no answer in time, HTTP 401, no such command), and an abort stops a running call", async () => {
     const dir = await tempDir();
     const http = await startMcpHttpServer();
+    const locked = await startMcpHttpServer({ requiredAuthorization: "Bearer right" });
     try {
       await writeFile(
         join(dir.path, "mcp.json"),
-        JSON.stringify({ mcpServers: { web: { url: http.url }, mute: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], timeout: 0.3 } } }),
+        JSON.stringify({
+          mcpServers: {
+            web: { url: http.url },
+            mute: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], timeout: 0.3 },
+            locked: { url: locked.url, headers: { Authorization: "Bearer wrong" } },
+            missing: { command: "bub-test-no-such-command" },
+          },
+        }),
       );
       const registry = createToolRegistry();
       const manager = new McpManager({ home: dir.path, workspace: dir.path, env: process.env, trusted: false, registry: async () => registry });
@@ -95,6 +103,8 @@ describe("MCP manager", () => {
       const mute = manager.statuses().find((status) => status.name === "mute")!;
       assert.equal(mute.state, "failed");
       assert.match(mute.error!, /no answer within 0.3 s/);
+      assert.match(manager.statuses().find((status) => status.name === "locked")!.error!, /^HTTP 401: /);
+      assert.equal(manager.statuses().find((status) => status.name === "missing")!.error, "command not found: bub-test-no-such-command");
 
       const controller = new AbortController();
       const call = invokeTool(registry.get("mcp.web.slow")!, {}, null, { signal: controller.signal });
@@ -105,6 +115,7 @@ describe("MCP manager", () => {
       assert.equal(registry.has("mcp.web.slow"), false);
     } finally {
       await http.close();
+      await locked.close();
       await dir.cleanup();
     }
   });
