@@ -76,6 +76,12 @@ export interface Skill {
   readonly source: SkillSource;
   /** Every frontmatter key (lowercased) with its value. */
   readonly metadata: Readonly<Record<string, unknown>>;
+  /**
+   * The SKILL.md text as discovery read it (its size and modification time were checked by the
+   * discovery that returned this skill), so rendering the body needs no second read. Not
+   * enumerable: listing skills as JSON leaves it out.
+   */
+  readonly content?: string;
 }
 
 /** Options of {@link discoverSkills}. */
@@ -176,12 +182,13 @@ async function parseSkill(file: string, dirName: string, maxBytes: number): Prom
     log.warn(`skill.invalid path=${file} problem=${problem}`);
     return null;
   }
-  return {
+  const skill = {
     name: String(parsed.data.name).trim(),
     description: String(parsed.data.description).trim(),
     location: resolve(file),
     metadata: Object.freeze({ ...parsed.data }),
   };
+  return Object.defineProperty(skill, "content", { value: content, enumerable: false });
 }
 
 interface Roots {
@@ -246,7 +253,7 @@ async function scan(roots: Roots, maxBytes: number): Promise<readonly Skill[]> {
     for (const skill of skills) {
       if (!skill) continue;
       const key = casefold(skill.name);
-      if (!byName.has(key)) byName.set(key, Object.freeze({ ...skill, source }));
+      if (!byName.has(key)) byName.set(key, Object.freeze(Object.defineProperty({ ...skill, source }, "content", { value: skill.content, enumerable: false })));
     }
   }
   return Object.freeze([...byName.values()].sort((a, b) => (casefold(a.name) < casefold(b.name) ? -1 : casefold(a.name) > casefold(b.name) ? 1 : 0)));

@@ -53,15 +53,16 @@ export function substituteSkillVariables(text: string, skillDir: string): string
 }
 
 /**
- * A skill's body, rendered; "" when the file cannot be read. A SKILL.md that has grown past
- * `maxBytes` (default `BUB_SKILL_MAX_BYTES`'s, 256 KiB) since it was discovered is not read
- * whole: one line says so instead of its body.
+ * A skill's body, rendered: from the text discovery read when the skill carries it, else read
+ * now ("" when the file cannot be read). A SKILL.md that has grown past `maxBytes` (default
+ * `BUB_SKILL_MAX_BYTES`'s, 256 KiB) since it was discovered is not read whole: one line says
+ * so instead of its body.
  */
-export async function renderSkillBody(skill: Pick<Skill, "location">, options: { config?: ConfigLookup | null; maxBytes?: number } = {}): Promise<string> {
+export async function renderSkillBody(skill: Pick<Skill, "location" | "content">, options: { config?: ConfigLookup | null; maxBytes?: number } = {}): Promise<string> {
   const maxBytes = skillMaxBytes(options.maxBytes);
   let content: string | null;
   try {
-    content = await readSkillFile(skill.location, maxBytes);
+    content = skill.content !== undefined && Buffer.byteLength(skill.content) <= maxBytes ? skill.content : await readSkillFile(skill.location, maxBytes);
   } catch {
     return "";
   }

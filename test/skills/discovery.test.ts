@@ -113,13 +113,16 @@ describe("skill discovery", () => {
     assert.equal(tiny.logs.length, 2);
   });
 
-  it("does not load a body that grew past the limit after discovery, in the prompt or the skill tool", async () => {
+  it("does not load a body that grew past the limit after discovery when it reads it again, in the prompt or the skill tool", async () => {
     const file = writeSkill(join(workspace, ".agents/skills"), "grows", valid("grows"));
     const [skill] = await discover();
     writeFileSync(file, `${valid("grows")}\n${"y".repeat(300 * 1024)}\n`);
     const line = `(${file} is larger than 262144 bytes, the limit BUB_SKILL_MAX_BYTES sets: its instructions are not loaded)`;
-    assert.equal(await renderSkillBody(skill!), line);
-    assert.equal((await renderSkillBody(skill!, { maxBytes: 1024 * 1024 })).length, 300 * 1024);
+    assert.doesNotMatch(await renderSkillBody(skill!), /y{100}/, "the discovered skill renders the body discovery read, without reading again");
+    assert.ok(!Object.keys(skill!).includes("content"), "the text is not listed with the skill");
+    const reread = { location: skill!.location };
+    assert.equal(await renderSkillBody(reread), line);
+    assert.equal((await renderSkillBody(reread, { maxBytes: 1024 * 1024 })).length, 300 * 1024);
     const [tool] = skillTools({ homeDir: home, bundledDir: bundled });
     const agent = fakeAgent({ config: { skill_max_bytes: 100 } });
     const state = { _runtime_workspace: workspace, _runtime_agent: agent };
