@@ -26,6 +26,9 @@ export interface BubFrameworkOptions {
   logSink?: LogSink;
 }
 
+/** Wraps one whole turn (see {@link BubFramework.wrapTurns}): `turn` runs the pipeline. */
+export type TurnWrapper = (inbound: Envelope, turn: () => Promise<TurnResult>) => Promise<TurnResult>;
+
 /** Where a registered plugin came from, as `bub hooks` and `bub plugins` report it. */
 export type PluginOrigin = "builtin" | "project" | "workspace" | "config" | "manual";
 
@@ -72,6 +75,7 @@ export class BubFramework {
   readonly #logs: LogRoute;
   readonly #scopes: RunningScopes;
   readonly #cleanups: (() => unknown)[] = [];
+  readonly #turnWrappers: TurnWrapper[] = [];
   #router: ChannelRouter | null = null;
 
   constructor(options: BubFrameworkOptions) {
@@ -188,7 +192,28 @@ export class BubFramework {
   processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
     // One id per turn, on `state.turn_id` and on every tape entry the turn writes (issue 19).
     const turnId = newCorrelationId();
-    return withCorrelation({ turnId }, () => this.#processInbound(inbound, options, turnId));
+    return withCorrelation({ turnId }, () => {
+      let run = () => this.#processInbound(inbound, options, turnId);
+      for (const wrapper of this.#turnWrappers) {
+        const inner = run;
+        run = () => wrapper(inbound, inner);
+      }
+      return run();
+    });
+  }
+
+  /**
+   * Runs every turn {@link processInbound} starts inside `wrapper`, which must call `turn()`
+   * once and return (or rethrow) what it gives; the tracing plugin opens the turn's span
+   * around it. A wrapper added later runs outside the earlier ones. Returns a function that
+   * removes it.
+   */
+  wrapTurns(wrapper: TurnWrapper): () => void {
+    this.#turnWrappers.push(wrapper);
+    return () => {
+      const index = this.#turnWrappers.indexOf(wrapper);
+      if (index >= 0) this.#turnWrappers.splice(index, 1);
+    };
   }
 
   async #processInbound(inbound: Envelope, options: { streamOutput?: boolean }, turnId: string): Promise<TurnResult> {

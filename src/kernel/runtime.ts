@@ -5,6 +5,9 @@ import { blamesPlugin, PluginHookError } from "./hook-error.ts";
 
 const log = createLogger("bub:hooks");
 
+/** Wraps one call of one hook implementation (see {@link HookRuntime.wrapCalls}). */
+export type HookCallWrapper = (hook: string, plugin: string, call: () => unknown) => unknown;
+
 /** One hook implementation of one plugin. */
 export interface HookImpl {
   readonly plugin: string;
@@ -50,6 +53,24 @@ export class HookRuntime {
     this.#rebuild();
   }
 
+  #callWrapper: HookCallWrapper | null = null;
+
+  /**
+   * Runs every hook implementation through `wrapper` (one per runtime; tracing uses it to
+   * time each plugin's hooks). `wrapper` must call `call()` once and return what it returns,
+   * synchronously for a synchronous hook. Returns a function that removes it.
+   */
+  wrapCalls(wrapper: HookCallWrapper): () => void {
+    if (this.#callWrapper) throw new Error("hook calls are already wrapped");
+    this.#callWrapper = wrapper;
+    this.#rebuild();
+    return () => {
+      if (this.#callWrapper !== wrapper) return;
+      this.#callWrapper = null;
+      this.#rebuild();
+    };
+  }
+
   #rebuild(): void {
     this.#impls.clear();
     for (const { name, plugin } of [...this.#plugins].reverse()) {
@@ -58,7 +79,9 @@ export class HookRuntime {
         if (typeof fn !== "function") continue;
         let list = this.#impls.get(key);
         if (!list) this.#impls.set(key, (list = []));
-        list.push({ plugin: name, call: fn.bind(plugin) as HookImpl["call"] });
+        const bound = fn.bind(plugin) as HookImpl["call"];
+        const wrapper = this.#callWrapper;
+        list.push({ plugin: name, call: wrapper ? (((...args: never[]) => wrapper(key, name, () => (bound as (...args: never[]) => unknown)(...args))) as HookImpl["call"]) : bound });
       }
     }
   }

@@ -4,11 +4,13 @@
  * configures tracing (see ./settings.ts); the OpenTelemetry SDK itself is imported on the
  * framework's first turn, so commands that run no turn never load it.
  *
- * The turn span starts when the turn's state is loaded and ends when its answer is
- * rendered (or when the turn fails); model and tool calls find it through the turn state,
- * where `loadState` leaves it under a private symbol.
+ * The turn span wraps the whole pipeline (`framework.wrapTurns`), from resolving the
+ * session to delivering the replies. Model and tool calls find it through the turn state,
+ * where `loadState` leaves it under a private symbol; hooks without the state find it in
+ * the turn's async context.
  */
-import { fieldOf, type Envelope } from "../kernel/envelope.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { fieldOf } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import type { TurnState } from "../kernel/types.ts";
@@ -24,6 +26,9 @@ export interface TracingPluginOptions {
   /** Called with the tracer handle once it is created (tests and benchmarks flush through it). */
   readonly onTracer?: (handle: TracerHandle) => void;
 }
+
+/** The name the plugin is registered under; its own hooks get no hook spans. */
+export const PLUGIN_NAME = "tracing";
 
 /** Where `loadState` leaves the turn's trace on the turn state. */
 const TURN = Symbol("bub.tracing.turn");
@@ -70,29 +75,38 @@ export function createTracingPlugin(settings: TracingSettings, options: TracingP
         options.onTracer?.(handle);
         return { handle, TurnTrace };
       })());
+    const current = new AsyncLocalStorage<TurnTrace>();
+    const turnOf = (state: TurnState | null | undefined): TurnTrace | null => {
+      const turn = ((state as Record<symbol, unknown> | null | undefined)?.[TURN] as TurnTrace | undefined) ?? current.getStore();
+      return turn && !turn.ended ? turn : null;
+    };
+
+    const unwrapTurns = framework.wrapTurns(async (inbound, run) => {
+      const { handle, TurnTrace } = await load();
+      const turn = new TurnTrace(handle.tracer, { channel: text(fieldOf(inbound, "channel")), chatId: text(fieldOf(inbound, "chat_id")), sessionId: text(fieldOf(inbound, "session_id")) }, settings.captureContent);
+      try {
+        const result = await current.run(turn, run);
+        turn.state ??= result.state;
+        turn.end();
+        return result;
+      } catch (error) {
+        turn.end(error);
+        throw error;
+      }
+    });
+    const unwrapCalls = settings.traceHooks ? framework.runtime.wrapCalls((hook, plugin, call) => traceHookCall(current.getStore(), hook, plugin, call)) : () => {};
     framework.onShutdown(async () => {
+      unwrapTurns();
+      unwrapCalls();
       if (loading) await (await loading).handle.shutdown();
     });
 
-    /** Turns by their inbound message, for the hooks that only see the message. */
-    const byMessage = new WeakMap<object, TurnTrace>();
-    const turnOf = (state: TurnState): TurnTrace | null => {
-      const turn = (state as Record<symbol, unknown>)[TURN];
-      return turn && !(turn as TurnTrace).ended ? (turn as TurnTrace) : null;
-    };
-    const startTurn = async (message: Envelope, sessionId: string | null): Promise<TurnTrace> => {
-      const { handle, TurnTrace } = await load();
-      const turn = new TurnTrace(handle.tracer, { channel: text(fieldOf(message, "channel")), chatId: text(fieldOf(message, "chat_id")), sessionId }, settings.captureContent);
-      if (isObject(message)) byMessage.set(message, turn);
-      return turn;
-    };
-
     return {
-      name: "tracing",
+      name: PLUGIN_NAME,
 
-      async loadState({ message, sessionId }) {
-        const known = isObject(message) ? byMessage.get(message) : undefined;
-        const turn = known && !known.ended ? known : await startTurn(message, sessionId);
+      loadState({ sessionId }) {
+        const turn = current.getStore();
+        if (!turn) return undefined;
         turn.setSession(sessionId);
         return { [TURN]: turn } as Record<string, unknown>;
       },
@@ -104,25 +118,9 @@ export function createTracingPlugin(settings: TracingSettings, options: TracingP
         if (error !== undefined) turn.fail(error);
       },
 
-      renderOutbound({ state }) {
-        const turn = turnOf(state);
-        if (turn) {
-          turn.state = state;
-          turn.end();
-        }
-        return undefined;
-      },
-
-      async onError({ stage, error, message }) {
-        const known = isObject(message) ? byMessage.get(message) : undefined;
-        if (known?.ended) return;
-        if (stage !== "turn") {
-          known?.fail(error);
-          return;
-        }
-        // A turn that failed before its state was loaded still gets its (failed) span.
-        const turn = known ?? (await startTurn(message, text(fieldOf(message, "session_id"))));
-        turn.end(error);
+      onError({ error }) {
+        // A model error the stream reported, a failed reply; the turn's own failure ends it in the wrapper.
+        current.getStore()?.fail(error);
       },
 
       beforeLlmCall({ request, state }) {
@@ -144,4 +142,38 @@ export function createTracingPlugin(settings: TracingSettings, options: TracingP
       },
     };
   };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return isObject(value) && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+/**
+ * One hook implementation's call inside a `hook {name}` span when a turn is running (other
+ * calls, and this plugin's own, run as they are); a synchronous hook stays synchronous.
+ */
+function traceHookCall(turn: TurnTrace | undefined, hook: string, plugin: string, call: () => unknown): unknown {
+  if (!turn || turn.ended || plugin === PLUGIN_NAME) return call();
+  const span = turn.startHook(hook, plugin);
+  let value: unknown;
+  try {
+    value = call();
+  } catch (error) {
+    turn.endHook(span, error);
+    throw error;
+  }
+  if (!isThenable(value)) {
+    turn.endHook(span);
+    return value;
+  }
+  return Promise.resolve(value).then(
+    (settled) => {
+      turn.endHook(span);
+      return settled;
+    },
+    (error: unknown) => {
+      turn.endHook(span, error);
+      throw error;
+    },
+  );
 }

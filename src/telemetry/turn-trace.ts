@@ -39,11 +39,11 @@ function errorMessage(error: unknown): string {
 }
 
 /** Marks `span` failed: status ERROR with the (redacted) message, `error.type`, and an `exception` event without the stack. */
-export function recordError(span: Span, error: unknown): void {
+export function recordError(span: Span, error: unknown, time: number): void {
   const message = errorMessage(error);
   span.setStatus({ code: SpanStatusCode.ERROR, message });
   span.setAttribute("error.type", errorType(error));
-  span.addEvent("exception", { "exception.type": errorType(error), "exception.message": message });
+  span.addEvent("exception", { "exception.type": errorType(error), "exception.message": message }, time);
 }
 
 /** A string id the correlation ids put on the turn state, if any (`turn_id`, or the runtime's `_runtime_turn_id`). */
@@ -67,7 +67,12 @@ function json(value: unknown): string {
   }
 }
 
-/** One turn's spans. Open child spans are matched by run id (model calls) and tool call id (tool calls). */
+/**
+ * One turn's spans. Open child spans are matched by run id (model calls) and tool call id
+ * (tool calls). Every time comes from one clock per turn (the wall clock at the start plus
+ * the monotonic time since), so children always lie within their turn even where the wall
+ * clock and the monotonic clock drift apart.
+ */
 export class TurnTrace {
   readonly span: Span;
   readonly #tracer: Tracer;
@@ -78,6 +83,8 @@ export class TurnTrace {
   #failure: unknown = undefined;
   #failed = false;
   #ended = false;
+  readonly #wall = Date.now();
+  readonly #monotonic = performance.now();
   state: TurnState | null = null;
 
   constructor(tracer: Tracer, start: TurnStart, captureContent: boolean) {
@@ -86,9 +93,14 @@ export class TurnTrace {
     const attributes: Attributes = { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bub" };
     if (start.channel) attributes["bub.channel"] = start.channel;
     if (start.chatId) attributes["bub.chat_id"] = start.chatId;
-    this.span = tracer.startSpan("invoke_agent bub", { kind: SpanKind.INTERNAL, attributes }, ROOT_CONTEXT);
+    this.span = tracer.startSpan("invoke_agent bub", { kind: SpanKind.INTERNAL, attributes, startTime: this.#wall }, ROOT_CONTEXT);
     if (start.sessionId) this.setSession(start.sessionId);
     this.#context = trace.setSpan(ROOT_CONTEXT, this.span);
+  }
+
+  /** Now, in epoch milliseconds, on the turn's clock. */
+  now(): number {
+    return this.#wall + (performance.now() - this.#monotonic);
   }
 
   get ended(): boolean {
@@ -106,8 +118,8 @@ export class TurnTrace {
     this.#failure = error;
   }
 
-  #child(name: string, kind: SpanKind, attributes: Attributes, startTime?: number): Span {
-    return this.#tracer.startSpan(name, { kind, attributes, ...(startTime === undefined ? {} : { startTime }) }, this.#context);
+  #child(name: string, kind: SpanKind, attributes: Attributes, startTime = this.now()): Span {
+    return this.#tracer.startSpan(name, { kind, attributes, startTime }, this.#context);
   }
 
   /** `beforeLlmCall`: opens `chat {model}`. */
@@ -120,14 +132,14 @@ export class TurnTrace {
     if (typeof callId === "string") attributes["bub.model_call_id"] = callId;
     const span = this.#child(`chat ${model}`, SpanKind.CLIENT, attributes, startTime);
     if (this.#captureContent) span.setAttribute("gen_ai.input.messages", json(inputMessages(request.messages)));
-    this.#chats.get(request.runId)?.end();
+    this.#chats.get(request.runId)?.end(this.now());
     this.#chats.set(request.runId, span);
     return span;
   }
 
   /** `afterLlmCall`: usage, finish reason, the answering model and any error, then ends the span. */
   endChat(request: LlmCallRequest, result: LlmCallResult): void {
-    const span = this.#chats.get(request.runId) ?? this.startChat(request, Date.now() - result.durationMs);
+    const span = this.#chats.get(request.runId) ?? this.startChat(request, this.now() - result.durationMs);
     this.#chats.delete(request.runId);
     const usage = result.usage;
     if (typeof usage?.prompt_tokens === "number") span.setAttribute("gen_ai.usage.input_tokens", usage.prompt_tokens);
@@ -136,8 +148,19 @@ export class TurnTrace {
     if (result.finishReason) span.setAttribute("gen_ai.response.finish_reasons", [result.finishReason.replaceAll("-", "_")]);
     if (result.responseModel) span.setAttribute("gen_ai.response.model", modelParts(result.responseModel).model);
     if (this.#captureContent && result.error === null) span.setAttribute("gen_ai.output.messages", json(outputMessages(result.text, result.toolCalls, result.finishReason ?? null)));
-    if (result.error !== null && result.error !== undefined) recordError(span, result.error);
-    span.end();
+    if (result.error !== null && result.error !== undefined) recordError(span, result.error, this.now());
+    span.end(this.now());
+  }
+
+  /** A `hook {name}` span for one plugin's implementation of a hook (`BUB_TRACE_HOOKS`). */
+  startHook(hook: string, plugin: string): Span {
+    return this.#child(`hook ${hook}`, SpanKind.INTERNAL, { "bub.hook.name": hook, "bub.plugin.name": plugin });
+  }
+
+  /** Ends a hook span, failed when the implementation threw. */
+  endHook(span: Span, error?: unknown): void {
+    if (error !== undefined) recordError(span, error, this.now());
+    span.end(this.now());
   }
 
   #toolKey(call: ToolCall): string {
@@ -148,8 +171,8 @@ export class TurnTrace {
   startTool(call: ToolCall, startTime?: number): Span {
     const attributes: Attributes = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool, "gen_ai.tool.type": "function", "bub.run_id": call.runId };
     if (call.callId) attributes["gen_ai.tool.call.id"] = call.callId;
-    const correlation = (call as { toolCallId?: unknown }).toolCallId;
-    if (typeof correlation === "string") attributes["bub.tool_call_id"] = correlation;
+    // The correlation id tape entries carry as meta.tool_call_id is the model's call id.
+    if (call.callId) attributes["bub.tool_call_id"] = call.callId;
     const span = this.#child(`execute_tool ${call.tool}`, SpanKind.INTERNAL, attributes, startTime);
     const key = this.#toolKey(call);
     this.#tools.set(key, [...(this.#tools.get(key) ?? []), span]);
@@ -160,22 +183,23 @@ export class TurnTrace {
   endTool(call: ToolCall, result: ToolCallResult): void {
     const key = this.#toolKey(call);
     const open = this.#tools.get(key);
-    const span = open?.shift() ?? this.startTool(call, Date.now() - result.durationMs);
+    const span = open?.shift() ?? this.startTool(call, this.now() - result.durationMs);
     if (open?.length === 0) this.#tools.delete(key);
     if (this.#captureContent) {
       span.setAttribute("gen_ai.tool.call.arguments", json(result.arguments));
       if (result.error === null) span.setAttribute("gen_ai.tool.call.result", typeof result.result === "string" ? redactSecrets(result.result) : json(result.result));
     }
-    if (result.error !== null) recordError(span, result.error);
-    span.end();
+    if (result.error !== null) recordError(span, result.error, this.now());
+    span.end(this.now());
   }
 
   /** Ends the turn (and any child a hook left open, e.g. a model call `beforeLlmCall` finished). */
   end(error?: unknown): void {
     if (this.#ended) return;
     this.#ended = true;
-    for (const span of this.#chats.values()) span.end();
-    for (const spans of this.#tools.values()) for (const span of spans) span.end();
+    const now = this.now();
+    for (const span of this.#chats.values()) span.end(now);
+    for (const spans of this.#tools.values()) for (const span of spans) span.end(now);
     this.#chats.clear();
     this.#tools.clear();
     if (error !== undefined) this.fail(error);
@@ -185,8 +209,8 @@ export class TurnTrace {
     if (this.#failed) outcome = isCancellation(this.#failure) ? "cancelled" : "error";
     else if (this.state?._runtime_command_failed === true) outcome = "error";
     this.span.setAttribute("bub.turn.outcome", outcome);
-    if (outcome === "error" && this.#failed) recordError(this.span, this.#failure);
+    if (outcome === "error" && this.#failed) recordError(this.span, this.#failure, this.now());
     else if (outcome === "error") this.span.setStatus({ code: SpanStatusCode.ERROR, message: "the command failed" });
-    this.span.end();
+    this.span.end(this.now());
   }
 }

@@ -60,6 +60,7 @@ describe("tracing a bub run turn", () => {
       [turn.attributes["gen_ai.operation.name"], turn.attributes["gen_ai.conversation.id"], turn.attributes["bub.channel"], turn.attributes["bub.turn.outcome"]],
       ["invoke_agent", "cli:local", "cli", "ok"],
     );
+    assert.match(String(turn.attributes["bub.turn_id"]), /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/, "the turn's correlation id (a UUID v7)");
     const chats = spans.filter((span) => span.name === "chat any").sort((a, b) => Number(a.startNanos - b.startNanos));
     assert.equal(chats.length, 2);
     const tool = one(spans, "execute_tool bash");
@@ -121,6 +122,23 @@ describe("tracing a bub run turn", () => {
     assert.equal(one(spans, "invoke_agent bub").attributes["bub.turn.outcome"], "error");
     const bytes = Buffer.concat(receiver.exports.map((entry) => entry.body)).toString("latin1");
     assert.ok(!bytes.includes(API_KEY), "the key in the provider's error message is redacted");
+  });
+
+  it("BUB_TRACE_HOOKS=true: each plugin's hook call is a child span of the turn", async () => {
+    receiver.exports.length = 0;
+    server.script(reply.text("hooked"));
+    await bubRun("hi", { BUB_TRACE_HOOKS: "true" });
+    const spans = receiver.spans();
+    const turn = one(spans, "invoke_agent bub");
+    const hooks = spans.filter((span) => span.name.startsWith("hook "));
+    const names = new Set(hooks.map((span) => span.name));
+    for (const name of ["hook resolveSession", "hook loadState", "hook buildPrompt", "hook runModelStream", "hook systemPrompt", "hook saveState", "hook renderOutbound", "hook dispatchOutbound"]) assert.ok(names.has(name), `${name} among ${[...names].join(", ")}`);
+    for (const span of hooks) {
+      assert.equal(span.parentSpanId, turn.spanId);
+      assert.notEqual(span.attributes["bub.plugin.name"], "tracing", "the tracing plugin's own hooks are not traced");
+      assert.ok(span.endNanos <= turn.endNanos, `${span.name} ends within the turn (delivery included)`);
+    }
+    assert.equal(one(spans, "hook loadState").attributes["bub.plugin.name"], "builtin");
   });
 
   it("OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none send nothing", async () => {
