@@ -5,6 +5,7 @@
 import type { LanguageModelV4CallOptions, LanguageModelV4FunctionTool } from "@ai-sdk/provider";
 import { createLogger } from "../kernel/log.ts";
 import { toModelPrompt, withAnthropicCacheControl } from "./messages.ts";
+import { isGeminiProvider, markGeminiMedia } from "./gemini-media.ts";
 import type { ModelCallRequest } from "./model-call.ts";
 import type { ModelTarget } from "./providers.ts";
 import type { ModelSettings } from "./settings.ts";
@@ -77,7 +78,7 @@ export function completionCallOptions(
  */
 export function buildCallOptions(request: ModelCallRequest, target: ModelTarget, settings: ModelSettings, abortSignal: AbortSignal): LanguageModelV4CallOptions {
   const basePrompt = toModelPrompt(request.messages);
-  const prompt = target.family === "anthropic" ? withAnthropicCacheControl(basePrompt) : basePrompt;
+  const prompt = target.family === "anthropic" ? withAnthropicCacheControl(basePrompt) : isGeminiProvider(target.ref.provider) && target.family === "openai-compatible" ? markGeminiMedia(basePrompt) : basePrompt;
   const tools: LanguageModelV4FunctionTool[] = (request.tools ?? []).map((tool) => ({
     type: "function",
     name: tool.name,

@@ -9,6 +9,7 @@ import { parseModelId, type ModelRef } from "./model-id.ts";
 import { providerValue, type ModelSettings } from "./settings.ts";
 import type { FetchFunction } from "./transport.ts";
 import { alignChatRequestBody, alignedChatFetch } from "./chat-wire.ts";
+import { geminiMediaBody, isGeminiProvider } from "./gemini-media.ts";
 
 /** Which AI SDK package talks to a provider. */
 export type ProviderFamily = "openrouter" | "openai" | "anthropic" | "openai-compatible";
@@ -183,7 +184,8 @@ export async function createLanguageModel(target: ModelTarget, fetch?: FetchFunc
       const { createOpenAICompatible } = await loadProviderModule("openai-compatible");
       const provider = createOpenAICompatible({
         includeUsage: true,
-        transformRequestBody: alignChatRequestBody,
+        // Gemini takes audio and video as `file` parts (./gemini-media.ts).
+        transformRequestBody: isGeminiProvider(target.ref.provider) ? (body: Record<string, unknown>) => geminiMediaBody(alignChatRequestBody(body)) : alignChatRequestBody,
         ...(options as Record<string, unknown>),
         name: target.ref.provider,
         baseURL: String(options.baseURL ?? ""),
