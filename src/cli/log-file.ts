@@ -2,10 +2,11 @@
  * The `bub` command line's log file, `<BUB_HOME>/logs/bub.log`, rotated by size: when the
  * next write would take it past `maxBytes`, `bub.log.1` becomes `bub.log.2` (and so on up to
  * `files - 1`), `bub.log` becomes `bub.log.1`, and a new `bub.log` starts. Writes go through
- * fs promises in the order they were made, several records coalescing into one append;
- * nothing blocks the caller, and a file that cannot be written is given up silently.
+ * fs promises in the order they were made, several records coalescing into one append on a
+ * file kept open (reopened after a rotation, closed by {@link RotatingLogFile.close}); nothing
+ * blocks the caller, and a file that cannot be written is given up silently.
  */
-import { appendFile, rename, stat, writeFile } from "node:fs/promises";
+import { open, rename, stat, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
 
@@ -26,6 +27,7 @@ export class RotatingLogFile {
   #draining: Promise<void> | null = null;
   #size: number | null = null;
   #broken = false;
+  #handle: FileHandle | null = null;
 
   constructor(path: string, options: RotatingLogFileOptions = {}) {
     this.path = path;
@@ -45,6 +47,14 @@ export class RotatingLogFile {
   /** Resolves once everything appended so far is written (or given up). */
   async flush(): Promise<void> {
     while (this.#draining) await this.#draining;
+  }
+
+  /** Flushes, then closes the file (a later append opens it again). */
+  async close(): Promise<void> {
+    await this.flush();
+    const handle = this.#handle;
+    this.#handle = null;
+    await handle?.close().catch(() => undefined);
   }
 
   async #drain(): Promise<void> {
@@ -75,8 +85,10 @@ export class RotatingLogFile {
         if (chunkBytes > 0) await this.#append(chunk, chunkBytes);
         chunk = "";
         chunkBytes = 0;
-        // Another process may have rotated it already: look before moving files.
+        // Another process may have rotated it already: look before moving files, and write
+        // to the file now at the path rather than the one this handle still holds.
         this.#size = await sizeOf(this.path);
+        await this.#forgetIfMoved();
         if (this.#size > 0 && this.#size + bytes > this.maxBytes) {
           await this.#rotate();
           this.#size = 0;
@@ -89,11 +101,24 @@ export class RotatingLogFile {
   }
 
   async #append(text: string, bytes: number): Promise<void> {
-    await appendFile(this.path, text, { mode: 0o600 });
+    this.#handle ??= await open(this.path, "a", 0o600);
+    await this.#handle.write(text);
     this.#size = (this.#size ?? 0) + bytes;
   }
 
+  async #forgetIfMoved(): Promise<void> {
+    const handle = this.#handle;
+    if (!handle) return;
+    const [held, current] = await Promise.all([handle.stat(), stat(this.path).catch(() => null)]);
+    if (current && held.ino === current.ino && held.dev === current.dev) return;
+    this.#handle = null;
+    await handle.close();
+  }
+
   async #rotate(): Promise<void> {
+    const handle = this.#handle;
+    this.#handle = null;
+    await handle?.close();
     for (let index = this.files - 1; index >= 1; index--) {
       const from = index === 1 ? this.path : `${this.path}.${index - 1}`;
       await rename(from, `${this.path}.${index}`).catch((error: NodeJS.ErrnoException) => {

@@ -193,7 +193,7 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
     return await runProgram(argv, io, { workspace, workspaceTrusted, cwd, cwdTrusted, command, verbose, turnSink: logging.turnSink });
   } finally {
     logging.restore();
-    await logging.file.flush();
+    await logging.file.close();
   }
 }
 

@@ -96,3 +96,25 @@ describe("installCliLogging", () => {
     }
   });
 });
+
+describe("RotatingLogFile shared by two processes", () => {
+  it("writes to the file at the path after another writer rotated it", async () => {
+    const dir = await tempDir();
+    try {
+      const path = join(dir.path, "logs", "bub.log");
+      const first = new RotatingLogFile(path, { maxBytes: 60, files: 3 });
+      const second = new RotatingLogFile(path, { maxBytes: 60, files: 3 });
+      first.append("first 0123456789012345678901234567890\n");
+      await first.flush();
+      second.append("second 012345678901234567890123456789\n");
+      await second.flush(); // rotates: bub.log -> bub.log.1
+      first.append("first again 0123456789012345678901234\n");
+      await first.flush();
+      const current = await readFile(path, "utf8");
+      assert.match(current, /first again/, "the first writer follows the rotation");
+      await Promise.all([first.close(), second.close()]);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
