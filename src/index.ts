@@ -19,6 +19,8 @@ export type { StreamEvent, StreamEventKind, StreamState, Usage } from "./kernel/
 export { defineTool, registerTool, toolsOf, toolInputSchema } from "./tools/index.ts";
 export type { Tool, ToolContext, ToolDefinition, ToolParameters, ToolRunOptions } from "./tools/index.ts";
 export { defineSettings } from "./kernel/settings-contract.ts";
+/** The zod 4 the plugin API takes schemas of (tool parameters, settings), so a plugin needs no zod of its own. */
+export { z } from "zod";
 export type { ConfigFile, SettingsOf, SettingsSchema, SettingsSection, SettingsStore } from "./kernel/settings-contract.ts";
 
 export { contentOf, fieldOf, normalizeEnvelope, unpackBatch, isEmptyPrompt } from "./kernel/envelope.ts";

@@ -10,6 +10,7 @@ import { registerInstallCommand } from "./install.ts";
 import { registerUpdateCommand } from "./update.ts";
 import { registerUninstallCommand } from "./uninstall.ts";
 import { registerPluginsCommand } from "./plugins.ts";
+import { registerPluginCommand } from "./plugin-new.ts";
 import { registerOnboardCommand } from "./onboard.ts";
 import { registerGatewayCommand } from "./gateway.ts";
 import { registerTrustCommand } from "./trust.ts";
@@ -25,6 +26,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   update: registerUpdateCommand,
   uninstall: registerUninstallCommand,
   plugins: registerPluginsCommand,
+  plugin: registerPluginCommand,
   onboard: registerOnboardCommand,
   gateway: registerGatewayCommand,
   hooks: registerHooksCommand,

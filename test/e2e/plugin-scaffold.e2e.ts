@@ -1,0 +1,80 @@
+/**
+ * `bub plugin new` on the installed package, offline: the scaffold's own test passes, it
+ * type-checks against the shipped types, packs, installs with `bub install`, shows its hook,
+ * answers a turn with its tool, and uninstalls by plugin name.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { after, before, describe, it } from "node:test";
+import { cleanEnv, installedPackage, runBub, tempHome } from "./support/installed.ts";
+
+const execute = promisify(execFile);
+const checkout = fileURLToPath(new URL("../../", import.meta.url));
+
+describe("bub plugin new → npm test → npm pack → bub install → bub hooks (installed package, no registry)", () => {
+  let home: Awaited<ReturnType<typeof tempHome>>;
+  let env: Record<string, string>;
+  before(async () => {
+    await installedPackage();
+    home = await tempHome();
+    // No registry answers: nothing in this flow may need one.
+    env = { BUB_HOME: join(home.path, ".bub"), npm_config_registry: "http://127.0.0.1:9/", npm_config_update_notifier: "false", npm_config_audit: "false", npm_config_fund: "false" };
+  });
+  after(() => home.cleanup());
+
+  it("writes a plugin package that tests, type-checks, packs, installs, answers and uninstalls", async () => {
+    const created = await runBub(["plugin", "new", "hello"], { home: home.path, env });
+    assert.equal(created.code, 0, created.stdout + created.stderr);
+    assert.match(created.stdout, /^Wrote bub-plugin-hello: /);
+    const dir = join(home.path, "bub-plugin-hello");
+    const pkg = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as Record<string, any>;
+    assert.deepEqual(pkg.bub, { plugins: { hello: "./src/index.ts" } });
+    assert.match(pkg.peerDependencies["bub-ts"], /^\^\d+\.\d+\.\d+/);
+
+    const shell = { cwd: dir, env: { ...cleanEnv(home.path, env), PATH: process.env.PATH ?? "" } };
+    const test = await execute("npm", ["test"], shell);
+    assert.match(test.stdout, /ℹ pass 2\n/);
+    assert.match(test.stdout, /ℹ fail 0\n/);
+
+    // The compiler is not in the scaffold (it would need the registry): the checkout's, with its @types/node.
+    await execute(join(checkout, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json", "--typeRoots", join(checkout, "node_modules", "@types")], shell).catch((error: { stdout?: string }) => {
+      assert.fail(`the scaffold does not type-check against the shipped types:\n${error.stdout}`);
+    });
+
+    const packed = await execute("npm", ["pack", "--silent"], shell);
+    const tarball = join(dir, packed.stdout.trim().split("\n").at(-1)!);
+    assert.equal(tarball, join(dir, "bub-plugin-hello-0.1.0.tgz"));
+
+    const install = await runBub(["install", tarball], { home: home.path, env, timeoutMs: 120_000 });
+    assert.equal(install.code, 0, install.stdout + install.stderr);
+    assert.match(install.stdout, /^Plugins: hello \(bub-plugin-hello\)$/m);
+
+    const hooks = await runBub(["hooks"], { home: home.path, env });
+    assert.equal(hooks.code, 0, hooks.stderr);
+    assert.match(hooks.stdout, /^systemPrompt: hello, builtin$/m);
+    assert.doesNotMatch(hooks.stdout, /Failed plugins/);
+
+    const turn = await runBub(["run", ",hello.greet name=Ada"], { home: home.path, env });
+    assert.equal(turn.code, 0, turn.stderr);
+    assert.equal(turn.stdout, "[cli:local]\nHello, Ada!\n");
+
+    const uninstall = await runBub(["uninstall", "hello"], { home: home.path, env, timeoutMs: 120_000 });
+    assert.equal(uninstall.code, 0, uninstall.stdout + uninstall.stderr);
+    const after = await runBub(["hooks"], { home: home.path, env });
+    assert.doesNotMatch(after.stdout, /hello/);
+  });
+
+  it("refuses a name that is not a plugin name, and a folder that is not empty, exit 1", async () => {
+    const bad = await runBub(["plugin", "new", "Hello World"], { home: home.path, env });
+    assert.equal(bad.code, 1);
+    assert.equal(bad.stderr, "bub: 'Hello World' is not a plugin name — use lower-case letters, digits and dashes, starting with a letter (e.g. 'weather')\n");
+    await runBub(["plugin", "new", "twice"], { home: home.path, env });
+    const again = await runBub(["plugin", "new", "twice"], { home: home.path, env });
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^bub: .*bub-plugin-twice already exists and is not empty — choose another folder with --dir, or remove it\n$/);
+  });
+});
