@@ -13,7 +13,7 @@ import { defaultModelSettings } from "../../src/llm/settings.ts";
 import { chatgptToken, startFakeCodexAuth, type FakeCodexAuth } from "../support/fake-codex-auth.ts";
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import type { ResponsesBody } from "../support/fake-openai-responses.ts";
-import { tempDir } from "../support/temp.ts";
+import { captureLogs, tempDir } from "../support/temp.ts";
 
 const ACCOUNT = "acct-fake-123";
 
@@ -97,14 +97,17 @@ describe("codex OAuth and token refresh (fake OAuth server)", () => {
       auth.acceptRefreshToken("rt-old");
       await saveTokens(file, { accessToken: old, refreshToken: "rt-old", expiresAt: Date.now() + 60_000, accountId: ACCOUNT });
       auth.failToken = 503;
-      assert.equal((await resolveCodexToken({ authFile: file, settings }))!.accessToken, old, "the old token still works for a minute");
+      const { result: kept, logs } = await captureLogs(() => resolveCodexToken({ authFile: file, settings }));
+      assert.equal(kept!.accessToken, old, "the old token still works for a minute");
+      assert.match(logs.map((log) => log.message).join("\n"), /refresh failed: .*HTTP 503/);
+      assert.ok(!logs.some((log) => log.message.includes(old) || log.message.includes("rt-old")), "no token in the logs");
       auth.failToken = null;
       const fresh = await resolveCodexToken({ authFile: file, settings });
       assert.equal(fresh!.accessToken, auth.issued.at(-1));
       assert.equal(storedTokens(await readAuthFile(file))!.accessToken, fresh!.accessToken);
       assert.equal((await resolveCodexToken({ authFile: file, settings }))!.accessToken, fresh!.accessToken, "a fresh token is not refreshed again");
       await saveTokens(file, { accessToken: old, refreshToken: "rt-unknown", expiresAt: Date.now() - 1000, accountId: ACCOUNT });
-      assert.equal(await resolveCodexToken({ authFile: file, settings }), null, "expired and not refreshable");
+      assert.equal((await captureLogs(() => resolveCodexToken({ authFile: file, settings }))).result, null, "expired and not refreshable");
     } finally {
       await dir.cleanup();
     }
@@ -170,6 +173,30 @@ describe("the codex provider", () => {
       assert.equal(body.max_output_tokens, undefined);
       assert.equal(body.temperature, undefined);
       assert.deepEqual(body.include, ["reasoning.encrypted_content"]);
+    } finally {
+      await server.close();
+      await dir.cleanup();
+    }
+  });
+
+  it("streams the reasoning summary, and sends the session's reasoning effort", async () => {
+    const dir = await tempDir();
+    const server: FakeOpenAI = await startFakeOpenAI();
+    try {
+      await saveTokens(join(dir.path, "auth.json"), { accessToken: chatgptToken(ACCOUNT, 2e9), refreshToken: "r", expiresAt: 2e12, accountId: ACCOUNT });
+      server.script(reply.text("Done.", { reasoning: "Thinking it over." }), reply.text("Again."));
+      const settings = defaultModelSettings({ model: "openai:gpt-5.1-codex", codex: { base_url: server.url }, completion_args: { providerOptions: { openai: { reasoningSummary: "auto" } } } });
+      const client = createModelClient(settings, { env: { CODEX_HOME: dir.path } });
+      const events: ModelCallEvent[] = [];
+      for await (const event of client.stream({ model: settings.model, messages: [{ role: "user", content: "hi" }], reasoningEffort: "high" })) events.push(event);
+      for await (const _event of client.stream({ model: settings.model, messages: [{ role: "user", content: "hi" }], reasoningEffort: "auto" })) {
+        // drained
+      }
+      await client.close();
+      const reasoning = events.filter((event) => event.type === "reasoning").map((event) => (event as { delta: string }).delta).join("");
+      assert.equal(reasoning, "Thinking it over.");
+      assert.deepEqual((server.requests[0]!.body as unknown as ResponsesBody).reasoning, { effort: "high", summary: "auto" });
+      assert.deepEqual((server.requests[1]!.body as unknown as ResponsesBody).reasoning, { summary: "auto" }, "auto sends no effort");
     } finally {
       await server.close();
       await dir.cleanup();

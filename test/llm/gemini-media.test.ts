@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { geminiMediaBody, isGeminiProvider } from "../../src/llm/gemini-media.ts";
 import { createModelClient } from "../../src/llm/model-client.ts";
 import { defaultModelSettings } from "../../src/llm/settings.ts";
+import type { ChatMessage } from "../../src/kernel/tape-contract.ts";
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 
 const VIDEO = "data:video/mp4;base64,AAAAGGZ0eXA=";
@@ -10,7 +11,7 @@ const OGG = Buffer.from("OggS-voice").toString("base64");
 const MP3 = Buffer.from("ID3-song").toString("base64");
 const IMAGE = "data:image/png;base64,iVBORw0KGgo=";
 
-const MESSAGES = [
+const MESSAGES: ChatMessage[] = [
   {
     role: "user",
     content: [
@@ -30,7 +31,7 @@ describe("media parts for Gemini", () => {
   });
   after(() => server.close());
 
-  async function sentContent(provider: string, messages: Record<string, unknown>[]): Promise<unknown> {
+  async function sentContent(provider: string, messages: ChatMessage[]): Promise<unknown> {
     server.script(reply.text("ok"));
     const model = `${provider}:some-model`;
     const client = createModelClient(defaultModelSettings({ model, api_key: "k", api_base: server.url }));
@@ -57,7 +58,8 @@ describe("media parts for Gemini", () => {
   });
 
   it("leaves other providers' media parts as they were", async () => {
-    const withoutOgg = [{ role: "user", content: MESSAGES[0]!.content.filter((part) => !(part.type === "input_audio" && part.input_audio?.format === "ogg")) }];
+    const parts = MESSAGES[0]!.content as { type: string; input_audio?: { format: string } }[];
+    const withoutOgg: ChatMessage[] = [{ role: "user", content: parts.filter((part) => part.input_audio?.format !== "ogg") }];
     const content = (await sentContent("local", withoutOgg)) as { type: string }[];
     assert.deepEqual(
       content.map((part) => part.type),

@@ -5,8 +5,9 @@
  * (`response.created`, `response.output_item.added`, `response.output_text.delta`,
  * `response.function_call_arguments.delta`, `response.output_item.done`,
  * `response.completed` ...) or returned as one `response` object. A reply's `reasoning` is
- * not rendered (Responses reasoning items are encrypted summaries); `finishReason: "length"`
- * ends it as `response.incomplete`.
+ * rendered as a reasoning item's summary only when the request asks for one
+ * (`reasoning.summary`), as the real API does; `finishReason: "length"` ends it as
+ * `response.incomplete`.
  *
  * Requests are checked as the real API checks them: every `function_call_output` needs its
  * `function_call` (earlier in `input`, or stored by an earlier response and named by an
@@ -80,6 +81,23 @@ function render(scripted: FakeStreamReply, body: ResponsesBody, id: string): { r
   events.push({ type: "response.created", response: shell }, { type: "response.in_progress", response: shell });
   const text = splitDeltas(scripted.text ?? []);
   let produced = 0;
+  const reasoning = splitDeltas(scripted.reasoning ?? []);
+  if (reasoning.length > 0 && typeof body.reasoning === "object" && body.reasoning !== null && (body.reasoning as { summary?: unknown }).summary) {
+    const index = output.length;
+    const itemId = `rs_${id}_${index}`;
+    const full = reasoning.join("");
+    const at = { item_id: itemId, output_index: index, summary_index: 0 };
+    events.push({ type: "response.output_item.added", output_index: index, item: { id: itemId, type: "reasoning", summary: [] } });
+    events.push({ type: "response.reasoning_summary_part.added", ...at, part: { type: "summary_text", text: "" } });
+    for (const delta of reasoning) events.push({ type: "response.reasoning_summary_text.delta", ...at, delta });
+    events.push({ type: "response.reasoning_summary_text.done", ...at, text: full });
+    events.push({ type: "response.reasoning_summary_part.done", ...at, part: { type: "summary_text", text: full } });
+    const encrypted = Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content") ? { encrypted_content: `enc-${id}` } : {};
+    const item = { id: itemId, type: "reasoning", summary: [{ type: "summary_text", text: full }], ...encrypted };
+    events.push({ type: "response.output_item.done", output_index: index, item });
+    output.push(item);
+    produced += reasoning.length;
+  }
   if (text.length > 0) {
     const index = output.length;
     const itemId = `msg_${id}_${index}`;
