@@ -73,7 +73,7 @@ function collect(value: string, previous: string[] = []): string[] {
 
 /** Adds `bub gateway` to the program. */
 export function registerGatewayCommand(app: Command, framework: BubFramework): void {
-  app
+  const gateway = app
     .command("gateway")
     .description("serve the enabled channels (Telegram, plugin channels) until stopped")
     .option("--enable-channel <name>", "run this channel (repeatable; default: the enabled_channels setting, 'all')", collect)
@@ -103,5 +103,26 @@ BUB_SHUTDOWN_GRACE_SECONDS, default 10 s); a second signal exits at once.`,
         process.off("SIGINT", onSignal);
         process.off("SIGTERM", onSignal);
       }
+    });
+  registerServiceCommands(gateway, framework);
+}
+
+/** `bub gateway install` / `uninstall` (./gateway-service.ts, docs/deploy.md). */
+function registerServiceCommands(gateway: Command, framework: BubFramework): void {
+  gateway
+    .command("install")
+    .description("write a systemd user unit (Linux) or launchd agent (macOS) that runs bub gateway with this BUB_HOME")
+    .option("--print", "show the unit instead of writing it")
+    .option("--enable-channel <name>", "channel the service runs (repeatable; default: the enabled_channels setting)", collect)
+    .action(async (options: { print?: boolean; enableChannel?: string[] }) => {
+      const { runGatewayInstall } = await import("./gateway-service.ts");
+      process.exitCode = await runGatewayInstall(framework, options, process);
+    });
+  gateway
+    .command("uninstall")
+    .description("remove the service file bub gateway install wrote")
+    .action(async () => {
+      const { runGatewayUninstall } = await import("./gateway-service.ts");
+      process.exitCode = await runGatewayUninstall(framework, process);
     });
 }
