@@ -1,8 +1,11 @@
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { BubError } from "../kernel/errors.ts";
-import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
+import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { encodeEntryBody, prepareEntry } from "./entry.ts";
+import { createFileNameIndex } from "./file-name-index.ts";
+import { scanTapeFiles } from "./file-tape-stats.ts";
+import { makeDirectoryAsync } from "../config/home-dir.ts";
 import { createProcessLock } from "./process-lock.ts";
 import { fileStoreError } from "./store-errors.ts";
 import { TapeFile, type SkippedLine } from "./tape-file.ts";
@@ -32,6 +35,11 @@ export interface FileTapeStore extends TapeStore, AsyncDisposable {
   close(): Promise<void>;
   /** Lines of a tape's file that are not entries (torn writes, foreign data); each was logged once. */
   skippedLines(tape: string): Promise<SkippedLine[]>;
+  /** Appends to `index.jsonl` in the directory (see `file-name-index.ts`). */
+  recordTapeName(record: TapeNameRecord): Promise<void>;
+  tapeNames(): Promise<TapeNameRecord[]>;
+  /** Read from the files as bytes (see `file-tape-stats.ts`). */
+  tapeStats(): Promise<TapeStats[]>;
 }
 
 /** The name of the lock database inside a tapes directory. */
@@ -83,6 +91,9 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
   const maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 1024);
   const lock = createProcessLock(join(directory, TAPE_LOCK_FILE), { timeoutMs: options.lockTimeoutMs });
   const files = new Map<string, TapeFile>();
+  /** Created (or found) once, before the first file is. */
+  let directoryReady: Promise<unknown> | null = null;
+  const names = createFileNameIndex(directory);
 
   function fileFor(tape: string): TapeFile {
     checkTapeName(tape);
@@ -119,6 +130,11 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     if (batch.length === 0) return [];
     const prepared = batch.map((entry) => encodeEntryBody(prepareEntry(entry)));
     try {
+      await (directoryReady ??= makeDirectoryAsync(directory).catch((error: unknown) => {
+        directoryReady = null;
+        throw fileStoreError(error, "create the directory of", file.path);
+      }));
+      await file.openForAppend();
       const { stored, durable } = await lock.run(() => file.appendLocked(prepared));
       await durable();
       if (file.takeCreated()) await syncDirectoryOf(file.path);
@@ -165,11 +181,17 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     async skippedLines(tape) {
       return fileFor(tape).skippedLines();
     },
+    recordTapeName: (record) => names.record(record),
+    tapeNames: () => names.read(),
+    async tapeStats() {
+      return scanTapeFiles(directory, await this.listTapes());
+    },
     close,
     [Symbol.asyncDispose]: close,
   };
 
   async function close(): Promise<void> {
+    await names.flush();
     await Promise.all([...files.values()].map((file) => file.release()));
     files.clear();
     lock.close();

@@ -3,7 +3,8 @@
  * replaced or deleted, read-only when it cannot be written), appends with the next ids under
  * the store's lock, and resets. What is known about its content is kept in a {@link TapeIndex}.
  */
-import { closeSync, constants, fstatSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, open as openCallback, openSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { promisify } from "node:util";
 import type { TapeEntry, TapeQuery } from "../kernel/tape-contract.ts";
 import { createLogger } from "../kernel/log.ts";
 import type { EncodedEntry } from "./entry.ts";
@@ -16,6 +17,7 @@ import { readTape } from "./tape-read.ts";
 export type { SkippedLine } from "./tape-index.ts";
 
 const log = createLogger("bub:tape");
+const openAsync = promisify(openCallback);
 
 function isMissing(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "ENOENT";
@@ -47,6 +49,36 @@ export class TapeFile {
   /** True while a sync is running on the descriptor. */
   get busy(): boolean {
     return this.#commit?.busy ?? false;
+  }
+
+  /**
+   * Opens the file for appending off the event loop (creating it when missing), so that
+   * {@link appendLocked} finds it open; opening, and above all creating, a file can wait on
+   * the disk. Call outside the directory lock; a no-op when it is open for writing already.
+   */
+  async openForAppend(): Promise<void> {
+    if (this.#fd !== null && this.#writable) return;
+    let fd: number;
+    let created = false;
+    try {
+      fd = await openAsync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o644);
+      created = true;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "EEXIST") throw fileStoreError(error, "create", this.path);
+      try {
+        fd = await openAsync(this.path, constants.O_RDWR | constants.O_APPEND);
+      } catch (inner) {
+        throw fileStoreError(inner, "open for appending", this.path);
+      }
+    }
+    if (this.#fd !== null && this.#writable) {
+      // Another append opened it meanwhile: keep that descriptor.
+      closeSync(fd);
+      return;
+    }
+    this.#closeFd();
+    this.#adopt(fd, true);
+    if (created) this.#created = true;
   }
 
   /** True once, right after the file was created, so the caller can sync the directory. */
