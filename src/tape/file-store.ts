@@ -117,9 +117,26 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     }
   }
 
+  // Files created together share directory syncs: a caller joins the next sync that starts
+  // after its file was created (the running one may have started before it).
+  let directorySync: Promise<void> | null = null;
+  let nextDirectorySync: Promise<void> | null = null;
+  function sharedDirectorySync(): Promise<void> {
+    if (!directorySync) {
+      directorySync = syncDirectory(directory).finally(() => (directorySync = null));
+      return directorySync;
+    }
+    return (nextDirectorySync ??= directorySync
+      .catch(() => undefined)
+      .then(() => {
+        nextDirectorySync = null;
+        return sharedDirectorySync();
+      }));
+  }
+
   async function syncDirectoryOf(path: string): Promise<void> {
     try {
-      await syncDirectory(directory);
+      await sharedDirectorySync();
     } catch (error) {
       throw fileStoreError(error, "sync the directory of", path);
     }
