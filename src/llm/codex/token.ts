@@ -14,7 +14,11 @@ const log = createLogger("bub:codex");
 /** A token closer than this to its expiry is refreshed before a call. */
 export const REFRESH_MARGIN_MS = 120_000;
 
-/** Refreshes under way, by auth file: concurrent calls share one. */
+/**
+ * Refreshes under way, by auth file. A refresh token works once, so two refreshes at once
+ * (two turns, or two frameworks in one process, reading the same file) would leave one of
+ * them signed out: concurrent calls share the one under way.
+ */
 const refreshing = new Map<string, Promise<CodexTokens | null>>();
 
 /** What {@link resolveCodexToken} needs. */
