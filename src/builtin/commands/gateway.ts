@@ -114,9 +114,10 @@ function registerServiceCommands(gateway: Command, framework: BubFramework): voi
     .description("write a systemd user unit (Linux) or launchd agent (macOS) that runs bub gateway with this BUB_HOME")
     .option("--print", "show the unit instead of writing it")
     .option("--enable-channel <name>", "channel the service runs (repeatable; default: the enabled_channels setting)", collect)
-    .action(async (options: { print?: boolean; enableChannel?: string[] }) => {
+    .action(async (_options: unknown, command: Command) => {
       const { runGatewayInstall } = await import("./gateway-service.ts");
-      process.exitCode = await runGatewayInstall(framework, options, process);
+      // `gateway` has `--enable-channel` too: it takes the flag wherever it is written.
+      process.exitCode = await runGatewayInstall(framework, command.optsWithGlobals(), process);
     });
   gateway
     .command("uninstall")
