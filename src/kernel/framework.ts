@@ -77,6 +77,7 @@ export class BubFramework {
   readonly #cleanups: (() => unknown)[] = [];
   readonly #turnWrappers: TurnWrapper[] = [];
   #router: ChannelRouter | null = null;
+  #registering: { name: string } | null = null;
 
   constructor(options: BubFrameworkOptions) {
     this.env = options.env ?? process.env;
@@ -111,14 +112,30 @@ export class BubFramework {
     name?: string | null,
     options: { origin?: PluginOrigin; fallbackName?: string; from?: string; beforeRegister?: (name: string) => void } = {},
   ): Promise<() => void> {
-    const made: unknown = typeof plugin !== "function" ? plugin : isClass(plugin) ? Reflect.construct(plugin, [this]) : await plugin(this);
+    const token = { name: name ?? options.fallbackName ?? `plugin-${this.runtime.plugins.length}` };
+    this.#registering = token;
+    let made: unknown;
+    try {
+      made = typeof plugin !== "function" ? plugin : isClass(plugin) ? Reflect.construct(plugin, [this]) : await plugin(this);
+    } finally {
+      this.#registering = null;
+    }
     if (typeof made !== "object" || made === null) throw new TypeError(`plugin factory returned ${made === null ? "null" : typeof made}, expected a plugin object`);
     const instance = made as BubPlugin;
     const pluginName = name ?? instance.name ?? options.fallbackName ?? `plugin-${this.runtime.plugins.length}`;
+    token.name = pluginName;
     options.beforeRegister?.(pluginName);
     const unregister = this.runtime.register(instance, pluginName);
     this.#status.set(pluginName, { name: pluginName, ok: true, source: options.origin ?? "manual", ...(options.from ? { from: options.from } : {}) });
     return unregister;
+  }
+
+  /**
+   * The plugin whose factory is running, while it runs (what it registers, such as tools,
+   * can be attributed to it); its `name` is the one it is finally registered under.
+   */
+  get registeringPlugin(): { readonly name: string } | null {
+    return this.#registering;
   }
 
   /**

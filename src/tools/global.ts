@@ -32,5 +32,32 @@ export function toolsOf(framework: object): ToolRegistry {
  * ```
  */
 export function registerTool(framework: object, tool: Tool): () => void {
+  // Registered from a plugin's factory: remembered as that plugin's (`bub plugins --tools`).
+  const plugin = (framework as { registeringPlugin?: { readonly name: string } | null }).registeringPlugin;
+  if (plugin) {
+    let owners = toolOwners.get(framework);
+    if (!owners) toolOwners.set(framework, (owners = new Map()));
+    owners.set(tool.name, plugin);
+  }
   return toolsOf(framework).register(tool);
+}
+
+const toolOwners = new WeakMap<object, Map<string, { readonly name: string }>>();
+
+/**
+ * `framework`'s tools by the plugin that registered them, in registration order: `builtin`
+ * for the builtin tools, the plugin whose factory called {@link registerTool}, else
+ * `(unknown)` (a tool registered later, from a hook, say).
+ */
+export function toolsByPlugin(framework: object): Map<string, string[]> {
+  const builtin = new Set(builtinTools().map((tool) => tool.name));
+  const owners = toolOwners.get(framework);
+  const grouped = new Map<string, string[]>();
+  for (const name of toolsOf(framework).names()) {
+    const owner = owners?.get(name)?.name ?? (builtin.has(name) ? "builtin" : "(unknown)");
+    let list = grouped.get(owner);
+    if (!list) grouped.set(owner, (list = []));
+    list.push(name);
+  }
+  return grouped;
 }

@@ -208,7 +208,7 @@ describe("install with the real npm and a plugin that declares bub-ts as its pee
       assert.match(out(), /Plugins: hello \(bub-plugin-hello\)/);
       assert.equal(await readlink(join(project, "node_modules", "bub-ts")), join("..", ".bub-ts"));
       const framework = await createBub({ workspace: dir.path, home, env: { BUB_HOME: home } });
-      assert.deepEqual(framework.pluginStatus.find((status) => status.name === "hello"), { name: "hello", ok: true, source: "project" });
+      assert.deepEqual(framework.pluginStatus.find((status) => status.name === "hello"), { name: "hello", ok: true, source: "project", from: "bub-plugin-hello" });
       assert.deepEqual(framework.hookReport().systemPrompt?.[0], "hello");
       const { Command } = await import("commander");
       const app = new Command().exitOverride();

@@ -1,7 +1,8 @@
 /**
  * `bub plugin new` on the installed package, offline: the scaffold's own test passes, it
- * type-checks against the shipped types, packs, installs with `bub install`, shows its hook,
- * answers a turn with its tool, and uninstalls by plugin name.
+ * type-checks against the shipped types, packs, installs with `bub install`, shows its hook
+ * and (`bub plugins --tools`) its tool, answers a turn with the tool, and uninstalls by
+ * plugin name.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -57,6 +58,10 @@ describe("bub plugin new → npm test → npm pack → bub install → bub hooks
     assert.equal(hooks.code, 0, hooks.stderr);
     assert.match(hooks.stdout, /^systemPrompt: hello, builtin$/m);
     assert.doesNotMatch(hooks.stdout, /Failed plugins/);
+
+    const plugins = await runBub(["plugins", "--tools"], { home: home.path, env });
+    assert.equal(plugins.code, 0, plugins.stderr);
+    assert.match(plugins.stdout, /^ {2}hello: hello\.greet$/m);
 
     const turn = await runBub(["run", ",hello.greet name=Ada"], { home: home.path, env });
     assert.equal(turn.code, 0, turn.stderr);

@@ -2,11 +2,16 @@
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 
-/** Writes the plugin list followed by the hooks report of `bub hooks`. */
-export async function printPlugins(framework: BubFramework, out: { write(text: string): unknown }): Promise<void> {
+/** Writes the plugin list followed by the hooks report of `bub hooks`; with `tools`, each plugin's tools too. */
+export async function printPlugins(framework: BubFramework, out: { write(text: string): unknown }, options: { tools?: boolean } = {}): Promise<void> {
   const { printHookReport } = await import("./hooks.ts");
   out.write("Plugins:\n");
   for (const status of framework.pluginStatus) out.write(`  ${status.ok ? "ok    " : "failed"} ${status.name} (${status.source})\n`);
+  if (options.tools) {
+    const { toolsByPlugin } = await import("../../tools/global.ts");
+    out.write("\nTools:\n");
+    for (const [plugin, names] of toolsByPlugin(framework)) out.write(`  ${plugin}: ${names.join(", ")}\n`);
+  }
   out.write("\nHooks:\n");
   printHookReport(framework, out);
 }
@@ -16,15 +21,17 @@ export function registerPluginsCommand(app: Command, framework: BubFramework): v
   app
     .command("plugins")
     .description("show the loaded plugins, plugins that failed to load, and every hook with its plugins")
+    .option("--tools", "also list each plugin's tools (runtime names; the model sees . as _)")
     .addHelpText(
       "after",
       `
 Examples:
   $ bub plugins
+  $ bub plugins --tools                       # which plugin brought which tool
   $ BUB_PLUGINS=./my-plugin.ts bub plugins    # try a plugin file without installing it
   $ bub hooks                                 # the hooks report alone`,
     )
-    .action(async () => {
-      await printPlugins(framework, process.stdout);
+    .action(async (options: { tools?: boolean }) => {
+      await printPlugins(framework, process.stdout, options);
     });
 }
