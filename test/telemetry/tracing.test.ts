@@ -13,6 +13,13 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../supp
 import { tempDir } from "../support/temp.ts";
 
 const execute = promisify(execFile);
+/** Preloaded into a bub process: prints every @opentelemetry module it loads, as `otel-module <url>` on stderr at exit. */
+const RECORD_OTEL = `data:text/javascript,${encodeURIComponent(`
+import { registerHooks } from "node:module";
+const seen = new Set();
+registerHooks({ resolve(specifier, context, next) { const result = next(specifier, context); if (result.url.includes("@opentelemetry")) seen.add(result.url); return result; } });
+process.on("exit", () => { for (const url of seen) process.stderr.write("otel-module " + url + "\\n"); });
+`)}`;
 const bin = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
 const API_KEY = "sk-tracing-secret-key-42";
 
@@ -30,11 +37,11 @@ describe("tracing a bub run turn", () => {
   });
   after(() => receiver.close());
 
-  async function bubRun(prompt: string, extra: Record<string, string>) {
+  async function bubRun(prompt: string, extra: Record<string, string | undefined>, args: string[] = ["run", prompt], node: string[] = []) {
     const dir = await tempDir();
     try {
       const env = { PATH: process.env.PATH, HOME: dir.path, BUB_HOME: join(dir.path, ".bub"), BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...extra };
-      return await execute(process.execPath, [bin, "run", prompt], { cwd: dir.path, env }).catch((error: { stdout: string; stderr: string; code: number }) => error);
+      return await execute(process.execPath, [...node, bin, ...args], { cwd: dir.path, env }).catch((error: { stdout: string; stderr: string; code: number }) => error);
     } finally {
       await dir.cleanup();
     }
@@ -148,5 +155,17 @@ describe("tracing a bub run turn", () => {
     await bubRun("hi", { OTEL_TRACES_EXPORTER: "none" });
     assert.equal(server.requests.length, 2, "both turns ran");
     assert.equal(receiver.exports.length, 0);
+  });
+
+  it("loads no OpenTelemetry module for a turn without tracing, nor for bub --help with tracing configured", async () => {
+    server.script(reply.text("plain"), reply.text("traced"));
+    const plain = await bubRun("hi", { OTEL_EXPORTER_OTLP_ENDPOINT: undefined }, undefined, ["--import", RECORD_OTEL]);
+    assert.match(plain.stdout, /plain/);
+    assert.doesNotMatch(plain.stderr, /otel-module/);
+    const help = await bubRun("", {}, ["--help"], ["--import", RECORD_OTEL]);
+    assert.match(help.stdout, /Usage: bub/);
+    assert.doesNotMatch(help.stderr, /otel-module/);
+    const traced = await bubRun("hi", {}, undefined, ["--import", RECORD_OTEL]);
+    assert.match(traced.stderr, /otel-module .*@opentelemetry\/sdk-trace/, "the recorder does see a traced turn's modules");
   });
 });
