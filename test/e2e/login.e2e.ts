@@ -14,7 +14,7 @@ import { chatgptToken, startFakeCodexAuth, type FakeCodexAuth } from "../support
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import type { ResponsesBody } from "../support/fake-openai-responses.ts";
 import { installedPackage, runBub, tempHome } from "./support/installed.ts";
-import { onlyTape, startBub } from "./support/live.ts";
+import { startBub } from "./support/live.ts";
 
 const ACCOUNT = "acct-e2e-42";
 
@@ -113,9 +113,8 @@ describe("bub login openai and the Codex provider (installed package, fake serve
       const second = codex.requests[1]!.body as unknown as ResponsesBody;
       const output = (second.input as { type?: string; output?: unknown }[]).find((item) => item.type === "function_call_output");
       assert.match(String(output?.output), /water the plants/);
-      const entries = await onlyTape(env.BUB_HOME!);
-      assert.ok(entries.some((entry) => entry.kind === "message" && entry.payload.content === "Water the plants."));
       const stored = await allText(env.BUB_HOME!);
+      assert.ok(stored.includes('"Water the plants."'), "the answer is on the tape");
       assert.ok(!stored.includes(token), "no token in the tapes or logs");
       assert.ok(!run.stderr.includes(token));
 
