@@ -6,7 +6,7 @@ import type { BubPlugin } from "../kernel/hooks.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { ChannelMessage } from "../channels/message.ts";
 import { createChannelHooks } from "../channels/builtin-hooks.ts";
-import { builtinSystemPrompt } from "./system-prompt.ts";
+import { AgentsFiles, builtinSystemPrompt } from "./system-prompt.ts";
 import { registerBuiltinCommands } from "./commands/index.ts";
 import { createLazyAgentHooks } from "./lazy-agent.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
@@ -28,11 +28,18 @@ function text(value: unknown, fallback: string): string {
 export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
   for (const section of [agentSettings, channelSettings, spillSettings, codexSettings]) framework.settings.register(section);
   const agentHooks = createLazyAgentHooks(framework);
+  const agentsFiles = new AgentsFiles();
 
   return {
     name: "builtin",
     ...agentHooks,
     ...createChannelHooks(framework),
+
+    async loadState(args) {
+      // AGENTS.md is read here, off the event loop, for the synchronous systemPrompt hook below.
+      await agentsFiles.refresh(framework.workspace);
+      return agentHooks.loadState!(args);
+    },
 
     resolveSession({ message }) {
       const own = fieldOf(message, "session_id");
@@ -82,7 +89,7 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
 
     systemPrompt({ state }) {
       const workspace = typeof state._runtime_workspace === "string" && state._runtime_workspace.trim() ? state._runtime_workspace : process.cwd();
-      return builtinSystemPrompt(workspace);
+      return builtinSystemPrompt(workspace, agentsFiles);
     },
 
     registerCliCommands({ app, command }) {

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
@@ -25,14 +26,66 @@ A very long context can make model calls fail. When the conversation grows long,
 /** The trimmed content of `<workspace>/AGENTS.md`, or "" when it is missing or unreadable. */
 export function readAgentsFile(workspace: string): string {
   try {
-    return readFileSync(join(workspace, "AGENTS.md"), "utf8").trim();
+    return readFileSync(agentsPath(workspace), "utf8").trim();
   } catch {
     return "";
   }
 }
 
-/** The builtin system prompt fragment: the default prompt plus the workspace's AGENTS.md. */
-export function builtinSystemPrompt(workspace: string): string {
-  const agents = readAgentsFile(workspace);
+function agentsPath(workspace: string): string {
+  return join(workspace, "AGENTS.md");
+}
+
+const MAX_WORKSPACES = 64;
+
+/**
+ * The workspaces' AGENTS.md texts as last read. The `systemPrompt` hook is synchronous, so
+ * the builtin's `loadState` calls {@link refresh} first: it reads the file off the event loop
+ * when the text it holds is older than `maxAgeMs` (1 s), so an edit shows from the next turn
+ * a second or more later. {@link text} reads synchronously only for a workspace never refreshed.
+ */
+export class AgentsFiles {
+  readonly #maxAgeMs: number;
+  readonly #known = new Map<string, { text: string; readAt: number }>();
+  readonly #reading = new Map<string, Promise<void>>();
+
+  constructor(options: { maxAgeMs?: number } = {}) {
+    this.#maxAgeMs = options.maxAgeMs ?? 1000;
+  }
+
+  /** Reads the workspace's AGENTS.md again unless the text held is recent enough. */
+  refresh(workspace: string): Promise<void> {
+    const known = this.#known.get(workspace);
+    if (known && performance.now() - known.readAt < this.#maxAgeMs) return Promise.resolve();
+    let reading = this.#reading.get(workspace);
+    if (!reading) {
+      const readAt = performance.now();
+      reading = readFile(agentsPath(workspace), "utf8")
+        .then((text) => text.trim(), () => "")
+        .then((text) => this.#remember(workspace, text, readAt))
+        .finally(() => this.#reading.delete(workspace));
+      this.#reading.set(workspace, reading);
+    }
+    return reading;
+  }
+
+  /** The text held for the workspace (read now, synchronously, when it was never read). */
+  text(workspace: string): string {
+    const known = this.#known.get(workspace);
+    if (known) return known.text;
+    const text = readAgentsFile(workspace);
+    this.#remember(workspace, text, performance.now());
+    return text;
+  }
+
+  #remember(workspace: string, text: string, readAt: number): void {
+    if (!this.#known.has(workspace) && this.#known.size >= MAX_WORKSPACES) this.#known.clear();
+    this.#known.set(workspace, { text, readAt });
+  }
+}
+
+/** The builtin system prompt fragment: the default prompt plus the workspace's AGENTS.md (read now, or from `files`). */
+export function builtinSystemPrompt(workspace: string, files?: AgentsFiles): string {
+  const agents = files ? files.text(workspace) : readAgentsFile(workspace);
   return agents ? `${DEFAULT_SYSTEM_PROMPT}\n\n${agents}` : DEFAULT_SYSTEM_PROMPT;
 }

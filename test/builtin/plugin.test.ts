@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createBub } from "../../src/builtin/create.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
@@ -71,9 +71,12 @@ describe("builtin plugin (kernel-level hooks)", () => {
     try {
       const bub = await builtinOnly(dir.path);
       assert.equal(systemPromptOf(bub.runtime, "", { _runtime_workspace: dir.path }), DEFAULT_SYSTEM_PROMPT);
-      await writeFile(join(dir.path, "AGENTS.md"), "\n  Always answer in French.  \n");
+      // A workspace's AGENTS.md is held between turns (a turn's loadState reads it again after a second).
+      const other = join(dir.path, "other");
+      await mkdir(other);
+      await writeFile(join(other, "AGENTS.md"), "\n  Always answer in French.  \n");
       bub.runtime.register({ systemPrompt: () => "plugin fragment" }, "extra");
-      assert.equal(systemPromptOf(bub.runtime, "", { _runtime_workspace: dir.path }), `${DEFAULT_SYSTEM_PROMPT}\n\nAlways answer in French.\n\nplugin fragment`);
+      assert.equal(systemPromptOf(bub.runtime, "", { _runtime_workspace: other }), `${DEFAULT_SYSTEM_PROMPT}\n\nAlways answer in French.\n\nplugin fragment`);
     } finally {
       await dir.cleanup();
     }
