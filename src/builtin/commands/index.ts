@@ -18,6 +18,7 @@ import { registerModelsCommand } from "./models.ts";
 import { registerLoginCommand, registerLogoutCommand } from "./login.ts";
 import { registerUiCommand } from "./ui.ts";
 import { registerMcpCommand } from "./mcp.ts";
+import { registerAcpCommand } from "./acp.ts";
 
 const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) => void> = {
   run: registerRunCommand,
@@ -36,6 +37,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   logout: registerLogoutCommand,
   ui: registerUiCommand,
   mcp: registerMcpCommand,
+  acp: registerAcpCommand,
 };
 
 /**
