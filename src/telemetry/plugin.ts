@@ -11,6 +11,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { fieldOf } from "../kernel/envelope.ts";
+import { createLogger } from "../kernel/log.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import type { TurnState } from "../kernel/types.ts";
@@ -26,6 +27,8 @@ export interface TracingPluginOptions {
   /** Called with the tracer handle once it is created (tests and benchmarks flush through it). */
   readonly onTracer?: (handle: TracerHandle) => void;
 }
+
+const log = createLogger("bub:tracing");
 
 /** The name the plugin is registered under; its own hooks get no hook spans. */
 export const PLUGIN_NAME = "tracing";
@@ -98,7 +101,13 @@ export function createTracingPlugin(settings: TracingSettings, options: TracingP
     framework.onShutdown(async () => {
       unwrapTurns();
       unwrapCalls();
-      if (loading) await (await loading).handle.shutdown();
+      if (!loading) return;
+      try {
+        await (await loading).handle.shutdown();
+      } catch (error) {
+        // A collector that is down must not make every command end with a warning; the log file says so.
+        log.info(`tracing.export_failed url=${settings.url} error=${error instanceof Error ? error.message : String(error)}`);
+      }
     });
 
     return {

@@ -15,6 +15,8 @@ export interface TracingSettings {
   readonly protocol: OtlpProtocol;
   /** Extra request headers (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS`). */
   readonly headers: Readonly<Record<string, string>>;
+  /** How long one export may take, retries included (`OTEL_EXPORTER_OTLP_TIMEOUT`, milliseconds). */
+  readonly timeoutMs: number;
   /** `service.name` of the resource. */
   readonly serviceName: string;
   /** Other resource attributes (`OTEL_RESOURCE_ATTRIBUTES`). */
@@ -83,6 +85,21 @@ function protocolOf(env: NodeJS.ProcessEnv): OtlpProtocol {
 }
 
 /**
+ * bub's default export timeout. The specification's is 10 s; a shorter one keeps a command
+ * from waiting long at exit for a collector that is down.
+ */
+export const DEFAULT_EXPORT_TIMEOUT_MS = 3000;
+
+function timeoutOf(env: NodeJS.ProcessEnv): number {
+  const variable = value(env, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT" : "OTEL_EXPORTER_OTLP_TIMEOUT";
+  const text = value(env, variable);
+  if (text === undefined) return DEFAULT_EXPORT_TIMEOUT_MS;
+  const ms = Number(text);
+  if (!Number.isFinite(ms) || ms <= 0) throw new ConfigError(`${variable}=${text} is not a positive number of milliseconds — e.g. ${variable}=3000`);
+  return ms;
+}
+
+/**
  * The tracing settings, or null when tracing is off: no OTLP endpoint variable is set,
  * `OTEL_SDK_DISABLED=true`, or `OTEL_TRACES_EXPORTER=none`.
  *
@@ -100,6 +117,7 @@ export function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | null 
   return {
     url,
     protocol: protocolOf(env),
+    timeoutMs: timeoutOf(env),
     headers: {
       ...parseKeyValues(value(env, "OTEL_EXPORTER_OTLP_HEADERS"), "OTEL_EXPORTER_OTLP_HEADERS"),
       ...parseKeyValues(value(env, "OTEL_EXPORTER_OTLP_TRACES_HEADERS"), "OTEL_EXPORTER_OTLP_TRACES_HEADERS"),

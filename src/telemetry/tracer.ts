@@ -28,7 +28,7 @@ export interface TracerOptions {
 
 /** The OTLP/HTTP exporter for the settings' protocol, URL and headers. */
 async function otlpExporter(settings: TracingSettings): Promise<SpanExporter> {
-  const config = { url: settings.url, headers: { ...settings.headers } };
+  const config = { url: settings.url, headers: { ...settings.headers }, timeoutMillis: settings.timeoutMs };
   if (settings.protocol === "http/json") {
     const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
     return new OTLPTraceExporter(config);
@@ -54,7 +54,7 @@ export async function createTracer(settings: TracingSettings, options: TracerOpt
     [ATTR_SERVICE_NAME]: settings.serviceName,
     ...(options.version ? { [ATTR_SERVICE_VERSION]: options.version } : {}),
   });
-  const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter })] });
+  const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter, exportTimeoutMillis: settings.timeoutMs })] });
   let closed: Promise<void> | null = null;
   return {
     tracer: provider.getTracer("bub", options.version),

@@ -33,6 +33,7 @@ describe("tracingSettings", () => {
     assert.deepEqual(settings, {
       url: "http://127.0.0.1:4318/v1/traces",
       protocol: "http/protobuf",
+      timeoutMs: 3000,
       headers: { authorization: "Bearer abc", "x-team": "agents" },
       serviceName: "from-resource",
       resourceAttributes: { "deployment.environment": "prod", "service.name": "from-resource" },
@@ -42,6 +43,7 @@ describe("tracingSettings", () => {
     const json = tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "gateway-eu" });
     assert.deepEqual([json?.protocol, json?.serviceName, json?.captureContent, json?.traceHooks], ["http/json", "gateway-eu", false, false]);
     assert.equal(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318" })?.serviceName, "bub");
+    assert.equal(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318", OTEL_EXPORTER_OTLP_TIMEOUT: "500" })?.timeoutMs, 500);
   });
 
   it("fails with a config error saying what to use for gRPC, a bad URL, another exporter or a malformed header", () => {
@@ -50,6 +52,7 @@ describe("tracingSettings", () => {
     assert.throws(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }), /is not (a|an http\(s\)) URL/);
     assert.throws(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }), /is not a URL — set it/);
     assert.throws(() => tracingSettings({ ...endpoint, OTEL_TRACES_EXPORTER: "console" }), /OTEL_TRACES_EXPORTER=console is not supported — use otlp/);
+    assert.throws(() => tracingSettings({ ...endpoint, OTEL_EXPORTER_OTLP_TIMEOUT: "soon" }), /OTEL_EXPORTER_OTLP_TIMEOUT=soon is not a positive number of milliseconds/);
     assert.throws(() => tracingSettings({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: "novalue" }), /OTEL_EXPORTER_OTLP_HEADERS has an entry without a name/);
   });
 });

@@ -168,4 +168,13 @@ describe("tracing a bub run turn", () => {
     const traced = await bubRun("hi", {}, undefined, ["--import", RECORD_OTEL]);
     assert.match(traced.stderr, /otel-module .*@opentelemetry\/sdk-trace/, "the recorder does see a traced turn's modules");
   });
+
+  it("a collector that is down: the turn answers, stderr stays quiet, the export gives up within OTEL_EXPORTER_OTLP_TIMEOUT", async () => {
+    server.script(reply.text("still here"));
+    const started = performance.now();
+    const result = await bubRun("hi", { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_EXPORTER_OTLP_TIMEOUT: "1000" });
+    assert.match(result.stdout, /still here/);
+    assert.equal(result.stderr, "");
+    assert.ok(performance.now() - started < 8000, "the process did not wait out the default timeout");
+  });
 });
