@@ -130,14 +130,8 @@ export class Scheduler {
   async #adopt(job: ScheduleJob, atStart: boolean): Promise<void> {
     if (this.#stopped || this.#armed.has(job.id) || this.#firing.has(job.id)) return;
     const now = new Date();
-    const state = await this.#options.store.runState(job.id);
     if (job.at !== null) {
       const at = new Date(job.at);
-      if (state !== null) {
-        // Fired before a restart that came before its removal.
-        await this.#options.store.remove(job.id);
-        return;
-      }
       if (at <= now) {
         if (atStart && this.#policy === "skip") {
           log.info(`schedule.missed id=${job.id} ${describeWhen(job)} skipped (BUB_SCHEDULE_MISSED=skip)`);
@@ -148,6 +142,7 @@ export class Scheduler {
         return;
       }
     } else if (atStart) {
+      const state = await this.#options.store.runState(job.id);
       const since = new Date(state?.last_run_at ?? job.created_at);
       const due = this.#times.next(job, since);
       if (due !== null && due <= now) {
@@ -207,12 +202,13 @@ export class Scheduler {
     const running = (async () => {
       const { store, deliver } = this.#options;
       try {
-        // Handed over first, then recorded: on time under load, and a run the process died
-        // before recording is run again at start (at least once, never lost).
+        // Handed over first, then recorded (a cron job's state) or deleted (a one-shot job):
+        // on time under load, and a run the process died before recording is run again at
+        // start (at least once, never lost).
         const firedAt = new Date();
         log.info(`schedule.fire id=${job.id} session_id=${job.session_id} scheduled_for=${scheduledFor.toISOString()}${missed ? " missed=true" : ""}`);
         await deliver(job, { scheduledFor, missed });
-        await store.recordRun(job.id, scheduledFor, firedAt);
+        if (job.cron !== null) await store.recordRun(job.id, scheduledFor, firedAt);
       } catch (error) {
         log.error(`schedule.fire id=${job.id} failed`, error);
       }

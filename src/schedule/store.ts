@@ -1,6 +1,6 @@
 /**
  * Where schedules live: one JSON file per job under `<BUB_HOME>/schedules/jobs/`, and one
- * per job under `<BUB_HOME>/schedules/state/` for its last run. A job file is written once
+ * per cron job under `<BUB_HOME>/schedules/state/` for its last run. A job file is written once
  * (by `schedule.add`, in whatever `bub` process runs the turn) and deleted by
  * `schedule.remove` or after a one-shot run; only the gateway writes state files. Separate
  * files need no lock between processes and can never lose another writer's update; every

@@ -114,26 +114,35 @@ describe("Scheduler", () => {
     }
   });
 
-  it("keeps jobs across a restart and never reruns a fired one-shot", async () => {
+  it("keeps jobs and the last run of cron jobs across a restart", async () => {
     const dir = await tempDir();
-    const store = new ScheduleStore(dir.path);
-    const later = job({ cron: null, at: new Date(Date.now() + 1_200).toISOString() });
-    const fired = job({ cron: null, at: new Date(Date.now() - 5_000).toISOString() });
-    await store.add(later);
-    await store.add(fired);
-    // `fired` ran before a crash that came before its removal.
-    await store.recordRun(fired.id, new Date(fired.at!), new Date(fired.at!));
-    const first = recording(store);
+    const later = job({ cron: null, at: new Date(Date.now() + 1_500).toISOString() });
+    const everySecond = job({ cron: "* * * * * *", at: null });
+    const first = recording(new ScheduleStore(dir.path));
     await first.scheduler.start();
+    await new ScheduleStore(dir.path).add(later);
+    await new ScheduleStore(dir.path).add(everySecond);
+    await first.scheduler.rescan();
+    await first.waitForRuns(1);
     await first.scheduler.stop();
-    assert.deepEqual(first.runs, []);
-    assert.deepEqual(await store.ids(), [later.id], "the fired one-shot is gone, the other kept");
-    const second = recording(new ScheduleStore(dir.path));
+    assert.deepEqual(first.runs.map((entry) => entry.job.id), [everySecond.id]);
+    const lastRun = first.runs[0]!.run.scheduledFor;
+    // A new process: the one-shot is still there, the cron job's last run is remembered,
+    // so nothing counts as missed if it restarts within the same second.
+    const store = new ScheduleStore(dir.path);
+    assert.deepEqual(await store.ids(), [later.id, everySecond.id].sort());
+    assert.equal((await store.runState(everySecond.id))?.last_run_at, lastRun.toISOString());
+    const second = recording(store);
     try {
       await second.scheduler.start();
-      await second.waitForRuns(1);
-      assert.equal(second.runs[0]!.job.id, later.id);
-      assert.equal(second.runs[0]!.run.missed, false);
+      const deadline = Date.now() + 5_000;
+      while (!second.runs.some((entry) => entry.job.id === later.id) && Date.now() < deadline) await sleep(20);
+      const fired = second.runs.find((entry) => entry.job.id === later.id);
+      assert.ok(fired, "the one-shot job ran after the restart");
+      assert.equal(fired.run.missed, false);
+      assert.equal(fired.run.scheduledFor.toISOString(), later.at);
+      const cronRuns = second.runs.filter((entry) => entry.job.id === everySecond.id);
+      assert.ok(cronRuns.every((entry) => entry.run.scheduledFor > lastRun), "no run repeated after the restart");
     } finally {
       await second.scheduler.stop();
       await dir.cleanup();
