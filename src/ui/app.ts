@@ -10,7 +10,7 @@ import { UI_CSS, UI_JS } from "./assets.ts";
 import { requireToken } from "./auth.ts";
 import { createChangeWatch } from "./live.ts";
 import { messagePage, searchPage, sessionPage, sessionRows, sessionsPage } from "./pages.ts";
-import { lastEntryId, listSessions, searchTapes, type SessionNames } from "./sessions.ts";
+import { lastEntryId, listSessions, searchTapes, storeSessionNames, type SessionNames } from "./sessions.ts";
 import { readSpill } from "./spill.ts";
 import { lastBlockStart, renderTimeline } from "./timeline.ts";
 import { pageStart } from "./turns.ts";
@@ -22,7 +22,7 @@ export interface UiAppOptions {
   token: string;
   /** The port the view listens on (checked against the `Host` header); read on each request. */
   port: () => number;
-  /** Session ids and workspaces of tape names, when the store keeps an index. */
+  /** Session ids and workspaces of tape names (default: the store's name index, if it keeps one). */
   names?: SessionNames;
   /** Hides known secrets in every text shown (default: none). */
   redact?: (text: string) => string;
@@ -79,7 +79,8 @@ function pageRange(entries: readonly TapeEntry[], size: number, before: number |
  * ```
  */
 export function createUiApp(options: UiAppOptions): UiApp {
-  const { store, names } = options;
+  const { store } = options;
+  const names = options.names ?? storeSessionNames(store) ?? undefined;
   const redact = options.redact ?? ((text: string) => text);
   const pageSize = options.pageSize ?? 250;
   const watch = createChangeWatch(options.pollMs ?? 1000);

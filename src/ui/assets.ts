@@ -20,6 +20,7 @@ input[type=search] { font: inherit; padding: .25rem .5rem; min-width: 16rem; bor
 button { font: inherit; padding: .25rem .7rem; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--fg); cursor: pointer; }
 main { padding: 1rem; max-width: 72rem; margin: 0 auto; }
 h1 { font-size: 1.35rem; margin: .2rem 0 .8rem; word-break: break-all; }
+h1 code { font-size: 1.1rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: .85rem; color: var(--muted); font-weight: 600; }

@@ -15,6 +15,33 @@ export interface SessionName {
 /** Looks up the session of a tape name (tape names are hashes); null when unknown. */
 export type SessionNames = (tape: string) => Promise<SessionName | null>;
 
+/** A row of a store's name index (`TapeStore.tapeNames`, where the store keeps one). */
+interface NameRecord {
+  readonly tape: string;
+  readonly sessionId: string;
+  readonly workspace: string;
+}
+
+/**
+ * Session ids from the store's name index, when the store keeps one (`tapeNames()`); read
+ * again at most every `maxAgeMs`, since new sessions are indexed as they start. Null when the
+ * store has no index: tapes are then shown by name.
+ */
+export function storeSessionNames(store: TapeStore, maxAgeMs = 2000): SessionNames | null {
+  const withIndex = store as TapeStore & { tapeNames?: () => Promise<readonly NameRecord[]> };
+  if (typeof withIndex.tapeNames !== "function") return null;
+  let cached: { at: number; names: Promise<Map<string, NameRecord>> } | null = null;
+  return async (tape) => {
+    if (!cached || Date.now() - cached.at > maxAgeMs) {
+      const names = withIndex.tapeNames!().then((records) => new Map(records.map((record) => [record.tape, record])));
+      cached = { at: Date.now(), names };
+      names.catch(() => (cached = null));
+    }
+    const record = (await cached.names).get(tape);
+    return record ? { sessionId: record.sessionId, workspace: record.workspace } : null;
+  };
+}
+
 /** One row of the sessions list. */
 export interface SessionSummary {
   readonly tape: string;

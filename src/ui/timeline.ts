@@ -162,7 +162,8 @@ function turnHtml(block: TurnBlock, options: TimelineOptions): Html {
 function anchorHtml(block: AnchorBlock, options: TimelineOptions): Html {
   const state = block.entry.payload.state;
   const details = state === undefined || state === null ? "" : html`<details><summary>state</summary><pre>${options.redact(pretty(state))}</pre></details>`;
-  return html`<section class="anchor" data-from="${block.from}" id="e${block.entry.id}"><h2><span aria-hidden="true">⚓</span> ${String(block.entry.payload.name ?? "anchor")}</h2> ${time(block.entry)}${details}</section>`;
+  const handoff = block.handoff ? entryHtml(block.handoff, options) : "";
+  return html`<section class="anchor" data-from="${block.from}" id="e${block.entry.id}"><h2><span aria-hidden="true">⚓</span> ${String(block.entry.payload.name ?? "anchor")}</h2> ${time(block.entry)}${details}${handoff}</section>`;
 }
 
 /** The timeline of `entries` (oldest first) as a sequence of sections. */

@@ -1,7 +1,8 @@
 /**
  * A tape read as a timeline: anchors are section breaks and the entries between them are
  * grouped into turns. A turn starts at a `loop.start` event (the agent loop of one inbound
- * message) or where `meta.turn_id` changes; entries before any turn form a block of their own.
+ * message), a `command` event (a comma command) or where `meta.turn_id` changes; entries
+ * before any turn form a block of their own.
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 
@@ -29,6 +30,8 @@ export interface AnchorBlock {
   readonly type: "anchor";
   readonly from: number;
   readonly entry: TapeEntry;
+  /** The `handoff` event written with the anchor, if it follows it. */
+  handoff: TapeEntry | null;
 }
 
 /** One item of a timeline. */
@@ -46,7 +49,7 @@ function turnIdOf(entry: TapeEntry): string | null {
 /** True when `entry` begins a new turn. */
 export function startsTurn(entry: TapeEntry, current: TurnBlock | null): boolean {
   if (entry.kind === "anchor") return true;
-  if (eventName(entry) === "loop.start") return true;
+  if (eventName(entry) === "loop.start" || eventName(entry) === "command") return true;
   const id = turnIdOf(entry);
   return id !== null && current !== null && current.turnId !== null && id !== current.turnId;
 }
@@ -57,12 +60,17 @@ export function groupTimeline(entries: readonly TapeEntry[]): TimelineBlock[] {
   let current: TurnBlock | null = null;
   for (const entry of entries) {
     if (entry.kind === "anchor") {
-      blocks.push({ type: "anchor", from: entry.id, entry });
+      blocks.push({ type: "anchor", from: entry.id, entry, handoff: null });
       current = null;
       continue;
     }
+    const previous = blocks.at(-1);
+    if (current === null && previous?.type === "anchor" && previous.handoff === null && eventName(entry) === "handoff") {
+      previous.handoff = entry;
+      continue;
+    }
     if (current === null || startsTurn(entry, current)) {
-      const started: boolean = eventName(entry) === "loop.start" || (current !== null && turnIdOf(entry) !== null);
+      const started: boolean = eventName(entry) === "loop.start" || eventName(entry) === "command" || (current !== null && turnIdOf(entry) !== null);
       current = { type: "turn", from: entry.id, entries: [], started, turnId: turnIdOf(entry) };
       blocks.push(current);
     }

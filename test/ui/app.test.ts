@@ -112,6 +112,22 @@ describe("the web view (bub ui)", () => {
     await store.reset(tape);
   });
 
+  it("shows session ids and workspaces from the store's name index when it keeps one", async () => {
+    const indexed = Object.assign(Object.create(store) as FileTapeStore, {
+      tapeNames: async () => [{ tape: OTHER, sessionId: "telegram:<42>", workspace: "/home/ada/project" }],
+    });
+    const named = createUiApp({ store: indexed, token: TOKEN, port: () => PORT });
+    try {
+      const request = (path: string) => named.app.request(path, { headers: { ...host, cookie: `bub_ui_${PORT}=${TOKEN}` } });
+      const list = await (await request("/")).text();
+      assert.match(list, new RegExp(`<a href="/s/${OTHER}">telegram:&lt;42&gt; <span class="muted">/home/ada/project</span></a>`));
+      assert.match(list, new RegExp(`<a href="/s/${TAPE}"><code>${TAPE}</code></a>`), "a tape the index does not know shows its name");
+      assert.match(await (await request(`/s/${OTHER}`)).text(), /<h1>telegram:&lt;42&gt; <span class="muted">\/home\/ada\/project<\/span><\/h1>/);
+    } finally {
+      named.close();
+    }
+  });
+
   it("answers 404 for a tape without entries", async () => {
     assert.equal((await get("/s/nothing__here")).status, 404);
   });

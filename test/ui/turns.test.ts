@@ -10,7 +10,7 @@ function entry(kind: string, payload: Record<string, unknown>, meta: Record<stri
 const event = (name: string, data: Record<string, unknown> = {}, meta = {}, date?: string) => entry("event", { name, data }, meta, date);
 
 describe("a tape as a timeline", () => {
-  it("breaks at anchors and starts a turn at each loop.start; entries before a turn stand alone", () => {
+  it("breaks at anchors (with their handoff event) and starts a turn at each loop.start; entries before a turn stand alone", () => {
     nextId = 1;
     const tape = [
       entry("anchor", { name: "session/start" }),
@@ -25,8 +25,9 @@ describe("a tape as a timeline", () => {
     const blocks = groupTimeline(tape);
     assert.deepEqual(
       blocks.map((block) => [block.type, block.from, block.type === "turn" ? block.started : null]),
-      [["anchor", 1, null], ["turn", 2, false], ["turn", 3, true], ["turn", 5, true], ["anchor", 7, null], ["turn", 8, false]],
+      [["anchor", 1, null], ["turn", 3, true], ["turn", 5, true], ["anchor", 7, null], ["turn", 8, false]],
     );
+    assert.equal(blocks[0]!.type === "anchor" && blocks[0]!.handoff?.id, 2, "the handoff event goes with its anchor");
   });
 
   it("starts a new turn where meta.turn_id changes", () => {
