@@ -89,6 +89,7 @@ async function syncDirectory(path: string): Promise<void> {
 export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStore {
   const { directory } = options;
   const maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 1024);
+  const maxKnownFiles = maxOpenFiles * 4;
   const lock = createProcessLock(join(directory, TAPE_LOCK_FILE), { timeoutMs: options.lockTimeoutMs });
   const files = new Map<string, TapeFile>();
   /** Created (or found) once, before the first file is. */
@@ -114,6 +115,13 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
         void file.release();
         open--;
       }
+    }
+    // What is known of the least recently used closed files goes too (a gateway meets new
+    // chats for ever); such a file is indexed again, from its end, when it is next read.
+    if (files.size <= maxKnownFiles) return;
+    for (const [name, file] of files) {
+      if (files.size <= maxKnownFiles) break;
+      if (!file.open && !file.busy) files.delete(name);
     }
   }
 

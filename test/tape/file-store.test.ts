@@ -289,3 +289,19 @@ describe("group commit", () => {
     await commit.idle();
   });
 });
+
+describe("file store with many tapes", () => {
+  it("closes and forgets the least recently used files past its bounds, and reads and appends to them correctly later", async () => {
+    const directory = tempDir("many-tapes");
+    const store = createFileTapeStore({ directory, maxOpenFiles: 2 });
+    const tapes = Array.from({ length: 12 }, (_, index) => `t${index}__s`);
+    for (const tape of tapes) await store.appendBatch(tape, [entries.anchor("session/start"), entries.event("first", { tape })]);
+    for (const tape of tapes) await store.append(tape, entries.event("second", { tape }));
+    for (const tape of tapes) {
+      const found = await store.fetchAll({ tape });
+      assert.deepEqual(found.map((entry) => [entry.id, entry.payload.name]), [[1, "session/start"], [2, "first"], [3, "second"]], tape);
+      assert.deepEqual((await store.fetchAll({ tape, lastAnchor: true })).map((entry) => entry.id), [2, 3]);
+    }
+    await store.close();
+  });
+});
