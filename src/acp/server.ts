@@ -156,6 +156,8 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
       const id = `acp:${randomUUID()}`;
       sessions.set(id, { id, cwd: framework.workspace, framework, task: null, calls: { current: [] }, asked: new Set(), errors: [] });
       log.info(`acp.session.new session_id=${id} cwd=${framework.workspace}`);
+      // bub's MCP servers come from mcp.json (docs/mcp.md); the editor's list is not used.
+      if (params.mcpServers.length > 0) log.warn(`acp.session.new session_id=${id}: the editor's ${params.mcpServers.length} MCP server(s) are not used; list them in <BUB_HOME>/mcp.json or the workspace's .mcp.json`);
       return { sessionId: id };
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
