@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import { expandServer, loadMcpConfig, type McpServerConfig } from "../../src/mcp/config.ts";
 import { serverSecrets } from "../../src/mcp/connection.ts";
 import { McpManager } from "../../src/mcp/manager.ts";
+import { printMcpList } from "../../src/mcp/report.ts";
 import { mcpToolName, resultText } from "../../src/mcp/tools.ts";
 import { createToolRegistry } from "../../src/tools/registry.ts";
 import { invokeTool } from "../../src/tools/executor.ts";
@@ -118,5 +119,14 @@ describe("MCP manager", () => {
       await locked.close();
       await dir.cleanup();
     }
+  });
+});
+
+describe("bub mcp list", () => {
+  it("says where servers go when none are configured", async () => {
+    let text = "";
+    const ok = await printMcpList(null, { home: "/h/.bub/mcp.json", workspace: "/w/.mcp.json" }, { write: (chunk: string) => (text += chunk) });
+    assert.equal(ok, true);
+    assert.equal(text, "No MCP servers configured. Add them to /h/.bub/mcp.json (or a trusted workspace's /w/.mcp.json); see docs/mcp.md.\n");
   });
 });
