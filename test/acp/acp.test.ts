@@ -73,6 +73,23 @@ describe("bub acp with the SDK's client as the editor", () => {
     }
   });
 
+  it("runs a session whose cwd is another folder in that folder", async () => {
+    const elsewhere = join(dir.path, "elsewhere");
+    await mkdir(elsewhere, { recursive: true });
+    await writeFile(join(elsewhere, "notes.txt"), "notes of the other folder\n");
+    const editor = await start();
+    try {
+      const { sessionId } = await editor.agent.request("session/new", { cwd: elsewhere, mcpServers: [] });
+      model.script(reply.toolCalls([{ id: "call_other", name: "fs_read", arguments: '{"path":"notes.txt"}' }]), reply.text("read"));
+      await editor.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "read my notes" }] });
+      const call = editor.updates.find((item) => item.update.sessionUpdate === "tool_call")!.update as { locations: { path: string }[] };
+      assert.deepEqual(call.locations, [{ path: join(elsewhere, "notes.txt") }]);
+      assert.equal(String(model.requests[1]!.body.messages.find((message) => message.role === "tool")!.content), "notes of the other folder");
+    } finally {
+      assert.equal(await editor.close(), 0);
+    }
+  });
+
   it("cancels a running turn on session/cancel and answers with stopReason cancelled", async () => {
     const editor = await start();
     try {
