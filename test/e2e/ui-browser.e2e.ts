@@ -126,6 +126,28 @@ describe("bub ui in a headless browser (installed package)", () => {
     assert.ok((await page.locator("li.hit").count()) >= 1);
   });
 
+  it("loads a spilled tool result when asked", async () => {
+    const lines = Array.from({ length: 400 }, (_, index) => `line ${index + 1} of the build log`).join("\n");
+    await writeFile(join(home.path, "build.log"), `${lines}\n`);
+    openai.script(
+      reply.toolCalls([{ id: "call_log", name: "fs_read", arguments: '{"path":"build.log"}' }]),
+      reply.text("The log has 400 lines."),
+    );
+    const run = await runBub(["run", "--session-id", "cli:spill", "read build.log"], { home: home.path, env: { ...env, BUB_SPILL_THRESHOLD: "100" } });
+    assert.equal(run.code, 0, run.stderr);
+    const page = await signedIn.newPage();
+    await page.goto(ui.url);
+    await page.locator("#sessions tbody tr", { hasText: "The log has 400 lines." }).getByRole("link").click();
+    const tool = page.locator("details.tool", { hasText: "build.log" });
+    await tool.locator("summary").click();
+    await tool.getByText(/tool output spilled/).waitFor();
+    const output = tool.locator("pre.spilled");
+    assert.equal(await output.isVisible(), false);
+    await tool.getByRole("button", { name: "Load the full output" }).click();
+    await tool.getByRole("button", { name: "Full output loaded" }).waitFor();
+    assert.match((await output.textContent()) ?? "", /line 1 of the build log\n[^]*line 400 of the build log/);
+  });
+
   it("refuses a request without the token", async () => {
     const base = ui.url.replace(/\?token=.*$/, "");
     assert.equal((await fetch(base)).status, 401);
