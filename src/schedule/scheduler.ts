@@ -16,6 +16,9 @@ import { RunTimes } from "./timing.ts";
 
 const log = createLogger("bub:schedule");
 
+/** Most runs fired in one go before the event loop gets a turn. */
+const FIRE_BATCH = 32;
+
 /** What to do with runs missed while the gateway was down (`BUB_SCHEDULE_MISSED`). */
 export type MissedPolicy = "run_once" | "skip";
 
@@ -154,15 +157,15 @@ export class Scheduler {
     this.#arm(job, job.at !== null ? new Date(job.at) : this.#times.next(job, now));
   }
 
-  /** Queues the job's next run (none: it is not armed). */
-  #arm(job: ScheduleJob, next: Date | null): void {
+  /** Queues the job's next run (none: it is not armed), and sets the timer unless told not to. */
+  #arm(job: ScheduleJob, next: Date | null, wake = true): void {
     if (next === null) {
       log.info(`schedule.done id=${job.id} ${describeWhen(job)} has no further run`);
       return;
     }
     this.#armed.set(job.id, { job, due: next.getTime() });
     this.#queue.push({ due: next.getTime(), id: job.id });
-    this.#wake();
+    if (wake) this.#wake();
   }
 
   #disarm(id: string, why: string | null): void {
@@ -179,19 +182,29 @@ export class Scheduler {
     this.#timer = setTimeout(() => this.#tick(), Math.min(Math.max(0, next.due - Date.now()), 60_000));
   }
 
-  /** Fires every run that is due, queues the next runs of cron jobs, and sets the timer again. */
+  /**
+   * Fires the runs that are due, queues the next runs of cron jobs, and sets the timer again.
+   * At most {@link FIRE_BATCH} runs per call: the turns a burst starts (many jobs on the same
+   * minute) get to run between batches instead of holding up the event loop all at once.
+   */
   #tick(): void {
     this.#timer = null;
     const now = Date.now();
+    let fired = 0;
     for (let entry = this.#queue.peek(); entry !== undefined && entry.due <= now; entry = this.#queue.peek()) {
+      if (fired === FIRE_BATCH) {
+        this.#timer = setTimeout(() => this.#tick(), 0);
+        return;
+      }
       this.#queue.pop();
       const armed = this.#armed.get(entry.id);
       if (!armed || armed.due !== entry.due) continue; // removed, or re-armed since
       this.#armed.delete(entry.id);
       const { job } = armed;
+      fired++;
       void this.#fire(job, new Date(entry.due), false);
       // A cron job that fell behind goes on from now, never running the matches in between.
-      if (job.cron !== null) this.#arm(job, this.#times.next(job, new Date(Math.max(entry.due, now))));
+      if (job.cron !== null) this.#arm(job, this.#times.next(job, new Date(Math.max(entry.due, now))), false);
     }
     this.#wake();
   }
