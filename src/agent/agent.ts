@@ -12,6 +12,7 @@ import type { BubFramework } from "../kernel/framework.ts";
 import { interruptSignalOf } from "./interrupt.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
+import { correlated, currentCorrelation, newCorrelationId } from "../kernel/correlation.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { contextOverflowError } from "../llm/errors.ts";
@@ -156,6 +157,8 @@ export class Agent implements RuntimeAgent {
       ]);
     }
     state.session_id ??= sessionId;
+    // One id per turn (issue 19): the framework's when it started the turn, else a new one.
+    const turnId = (state.turn_id ||= currentCorrelation()?.turnId || newCorrelationId());
     state._runtime_agent = this;
     const settings = await this.#options.settings();
     rememberSettingsSecrets(this.framework.settings); // kept out of the tape, the logs and tool environments
@@ -171,7 +174,7 @@ export class Agent implements RuntimeAgent {
       isCommand(prompt) && this.#options.runCommand
         ? this.#command(prompt, fork.tape, state, options.signal)
         : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools }, pending);
-    return new AsyncStreamEvents(this.#onFork(fork, this.#interruptible(body, fork.tape, pending, options.signal)), streamState);
+    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, this.#interruptible(body, fork.tape, pending, options.signal))), streamState);
   }
 
   /**
@@ -194,7 +197,7 @@ export class Agent implements RuntimeAgent {
             date: utcIso(),
           });
         } catch (recordError) {
-          log.error(`tape.interrupt.failed tape=${tape.name}`, recordError);
+          log.error(`tape.interrupt.failed tape=${tape.name} turn_id=${currentCorrelation()?.turnId}`, recordError);
         }
       }
       throw error;
@@ -213,7 +216,7 @@ export class Agent implements RuntimeAgent {
         try {
           await fork.merge();
         } catch (error) {
-          log.error(`tape.merge.failed tape=${fork.tape.name} completed=${completed}`, error);
+          log.error(`tape.merge.failed tape=${fork.tape.name} completed=${completed} turn_id=${currentCorrelation()?.turnId}`, error);
           throw error;
         }
       } else fork.discard();
@@ -270,9 +273,9 @@ export class Agent implements RuntimeAgent {
   }
 
   /** Ends the loop on a step that cannot recover: the error on the tape, then an error and a failed final event. */
-  async *#failStep(tape: Tape, streamState: StreamState, error: BubError, step: { step: number; elapsed_ms: number; runId: string | undefined }): AsyncGenerator<StreamEvent, void, undefined> {
+  async *#failStep(tape: Tape, streamState: StreamState, error: BubError, step: { step: number; elapsed_ms: number; runId: string | undefined; modelCallId?: string }): AsyncGenerator<StreamEvent, void, undefined> {
     streamState.error = error;
-    await tape.append(entries.error(error, { run_id: step.runId }));
+    await tape.append(entries.error(error, { run_id: step.runId, model_call_id: step.modelCallId }));
     await tape.appendEvent("loop.step", { step: step.step, elapsed_ms: step.elapsed_ms, status: "error", error: error.message, date: utcIso() });
     yield { kind: "error", data: error.toData() };
     yield { kind: "final", data: { ok: false } };
@@ -365,7 +368,7 @@ export class Agent implements RuntimeAgent {
         }
         if (outcome.contextLengthExceeded) {
           // Still too long after the automatic handoff: say what happened and what to do.
-          yield* this.#failStep(tape, streamState, contextOverflowError(outcome.model || model, outcome.error), { step, elapsed_ms, runId: outcome.runId });
+          yield* this.#failStep(tape, streamState, contextOverflowError(outcome.model || model, outcome.error), { step, elapsed_ms, runId: outcome.runId, modelCallId: outcome.modelCallId });
           return;
         }
         streamState.error = outcome.error;
@@ -378,7 +381,7 @@ export class Agent implements RuntimeAgent {
       if (!more && !wroteText && outcome.status === "ok" && outcome.text.trim() === "") {
         // A reply with neither text nor tool calls would leave the person with nothing.
         const error = new BubError("provider", `The model ${outcome.model} returned an empty reply. Try again, or pick another model with BUB_MODEL.`);
-        yield* this.#failStep(tape, streamState, error, { step, elapsed_ms, runId: outcome.runId });
+        yield* this.#failStep(tape, streamState, error, { step, elapsed_ms, runId: outcome.runId, modelCallId: outcome.modelCallId });
         return;
       }
       if (!more) {

@@ -5,6 +5,8 @@ import type { Usage } from "./stream.ts";
 /** A model call about to be made; `beforeLlmCall` may return a changed copy. */
 export interface LlmCallRequest {
   readonly runId: string;
+  /** The call's `model_call_id` (also on what the step writes to the tape); see `src/kernel/correlation.ts`. */
+  readonly modelCallId?: string;
   /** Full `provider:model` id. */
   readonly model: string;
   /** Every message sent, system prompt included. */

@@ -9,6 +9,11 @@ import type { ApprovalAnswer, ApprovalRequest } from "./approval.ts";
  */
 export interface TurnState {
   session_id?: string;
+  /**
+   * The id of this turn, set when it starts (a UUID v7; see `src/kernel/correlation.ts`).
+   * Every tape entry the turn writes carries it as `meta.turn_id`.
+   */
+  turn_id?: string;
   /** Context string of the inbound message (`k=v|k=v`). */
   context?: string;
   /** Per-session model override, `provider:model`. */

@@ -8,6 +8,7 @@ import { BubError } from "../kernel/errors.ts";
 import type { LlmCallDecision, LlmCallRequest, LlmCallResult } from "../kernel/interception.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState, type Usage } from "../kernel/stream.ts";
+import { correlated, newCorrelationId } from "../kernel/correlation.ts";
 import type { ChatMessage } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { createToolExecutor, unknownTool, type ToolCallHooks, type ToolExecutor, type ToolInvocation } from "../tools/executor.ts";
@@ -67,6 +68,8 @@ export interface ModelStepOptions<TTape = unknown> {
 /** How a step ended; available on the stream once it is exhausted. */
 export interface ModelStepOutcome {
   readonly runId: string;
+  /** The step's `model_call_id`: what it writes (and its tools write) carries it in `meta`. */
+  readonly modelCallId: string;
   /** `ok`: answered; `finished`: `beforeLlmCall` answered instead; `error`: see `error`. */
   readonly status: "ok" | "finished" | "error";
   /** All text the model streamed (also when it made tool calls), or the hook's text. */
@@ -151,18 +154,21 @@ export function runModelStep<TTape = unknown>(options: ModelStepOptions<TTape>):
     streamState.usage = value.usage;
     streamState.error = value.error;
   };
-  const stream = new AsyncStreamEvents(stepEvents(options, finish), streamState);
+  // Everything the step writes, its tools included, carries this call's id (issue 19).
+  const modelCallId = newCorrelationId();
+  const stream = new AsyncStreamEvents(correlated({ modelCallId }, stepEvents(options, modelCallId, finish)), streamState);
   Object.defineProperty(stream, "outcome", { get: () => outcome, enumerable: true });
   return stream as ModelStepStream;
 }
 
-async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (outcome: ModelStepOutcome) => void): AsyncGenerator<StreamEvent, void, undefined> {
+async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId: string, finish: (outcome: ModelStepOutcome) => void): AsyncGenerator<StreamEvent, void, undefined> {
   const { client, state, hooks, signal } = options;
   const runId = (options.runId ?? generateRunId)();
   const systemPrompt = options.systemPrompt ? options.systemPrompt : null;
   const newMessages: ChatMessage[] = [...(options.steering ?? []).map((content) => ({ role: "user", content })), { role: "user", content: options.prompt }];
   const base = {
     runId,
+    modelCallId,
     text: "",
     toolCalls: [] as ChatToolCall[],
     toolResults: [] as unknown[],
@@ -205,6 +211,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, finish: (out
   const allTools = toModelTools(options.tools ?? []);
   let request: LlmCallRequest = {
     runId,
+    modelCallId,
     model: options.model,
     messages,
     toolNames: allTools.map((tool) => tool.name),

@@ -40,7 +40,8 @@ export interface StepEntry {
  * The entries of a step record, in the reference runtime's order: `system`, context
  * `error`, each new `message`, `tool_call`, `tool_result`, step `error` (unless it is the
  * context error), the assistant `message`, then the `run` event
- * `{ status, usage?, provider?, model? }`.
+ * `{ status, usage?, provider?, model? }`. The `tool_call` and `tool_result` entries also
+ * carry `tool_call_ids`, the calls' ids in order.
  */
 export function stepRecordEntries(record: StepRecord): StepEntry[] {
   const meta = (): JsonObject => ({ run_id: record.runId });
@@ -48,8 +49,10 @@ export function stepRecordEntries(record: StepRecord): StepEntry[] {
   if (record.systemPrompt) entries.push({ kind: "system", payload: { content: record.systemPrompt }, meta: meta() });
   if (record.contextError) entries.push({ kind: "error", payload: { ...record.contextError.toData() }, meta: meta() });
   for (const message of record.newMessages) entries.push({ kind: "message", payload: { ...message }, meta: meta() });
-  if (record.toolCalls && record.toolCalls.length > 0) entries.push({ kind: "tool_call", payload: { calls: [...record.toolCalls] }, meta: meta() });
-  if (record.toolResults) entries.push({ kind: "tool_result", payload: { results: [...record.toolResults] }, meta: meta() });
+  const calls = (record.toolCalls ?? []).map((call) => call.id);
+  const callMeta = (): JsonObject => (calls.some((id) => id !== "") ? { ...meta(), tool_call_ids: calls } : meta());
+  if (record.toolCalls && record.toolCalls.length > 0) entries.push({ kind: "tool_call", payload: { calls: [...record.toolCalls] }, meta: callMeta() });
+  if (record.toolResults) entries.push({ kind: "tool_result", payload: { results: [...record.toolResults] }, meta: callMeta() });
   if (record.error && record.error !== record.contextError) entries.push({ kind: "error", payload: { ...record.error.toData() }, meta: meta() });
   if (record.responseText !== null) {
     entries.push({ kind: "message", payload: { role: "assistant", content: record.responseText }, meta: record.incomplete ? { ...meta(), incomplete: true } : meta() });

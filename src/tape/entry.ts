@@ -1,5 +1,6 @@
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
 import { redactJsonText } from "../config/redaction.ts";
+import { currentCorrelationMeta } from "../kernel/correlation.ts";
 import type { JsonObject, NewTapeEntry, TapeEntry } from "../kernel/tape-contract.ts";
 import { dateFromEpochSeconds, utcNow } from "./date.ts";
 
@@ -64,7 +65,10 @@ export interface PreparedEntry {
 }
 
 /**
- * Checks an entry handed to a store and fills in `meta` and `date`.
+ * Checks an entry handed to a store and fills in `meta` and `date`. An entry written inside
+ * a correlation scope (a turn, a model call, a tool call: `src/kernel/correlation.ts`) gets
+ * the scope's `turn_id`, `model_call_id` and `tool_call_id` in its meta, unless its meta
+ * already names them (an entry merged from a turn's fork keeps the ids it was written with).
  * @throws BubError `invalid_input` when the kind is not a string or payload/meta are not objects.
  */
 export function prepareEntry(entry: NewTapeEntry): PreparedEntry {
@@ -83,7 +87,16 @@ export function prepareEntry(entry: NewTapeEntry): PreparedEntry {
   if (entry.date != null && typeof entry.date !== "string") {
     throw new BubError("invalid_input", `The date of a '${entry.kind}' tape entry must be an ISO string.`);
   }
-  return { kind: entry.kind, payload: entry.payload, meta: entry.meta ?? {}, date: entry.date ?? utcNow() };
+  return { kind: entry.kind, payload: entry.payload, meta: withCorrelationMeta(entry.meta), date: entry.date ?? utcNow() };
+}
+
+/** `meta` with the current correlation ids it does not name yet, after its own keys. */
+function withCorrelationMeta(meta: JsonObject | undefined): JsonObject {
+  const ids = currentCorrelationMeta();
+  if (!ids) return meta ?? {};
+  const stamped: JsonObject = { ...meta };
+  for (const key in ids) if (!Object.hasOwn(stamped, key)) stamped[key] = ids[key as keyof typeof ids];
+  return stamped;
 }
 
 /**

@@ -134,15 +134,32 @@ function isBuilder(query: TapeQuery | TapeQueryBuilder): query is TapeQueryBuild
   return typeof (query as TapeQueryBuilder).build === "function";
 }
 
-/** The entries of one model step, in the order the reference records them. */
+/** The `id` of each tool call (`""` for a call without one), or `[]` when no call has an id. */
+export function toolCallIds(calls: readonly unknown[] | null | undefined): string[] {
+  if (!calls || calls.length === 0) return [];
+  const ids = calls.map((call) => {
+    const id = typeof call === "object" && call !== null ? (call as { id?: unknown }).id : undefined;
+    return typeof id === "string" ? id : "";
+  });
+  return ids.some((id) => id !== "") ? ids : [];
+}
+
+/**
+ * The entries of one model step, in the order the reference records them. Besides
+ * `run_id`, the `tool_call` and `tool_result` entries carry `tool_call_ids` (the calls' ids
+ * in order); the correlation ids of the step come from its scope (see `prepareEntry`).
+ */
 export function chatRecordEntries(record: ChatRecord): NewTapeEntry[] {
   const meta = { run_id: record.runId };
   const batch: NewTapeEntry[] = [];
   if (record.systemPrompt) batch.push(entries.system(record.systemPrompt, meta));
   if (record.contextError) batch.push(entries.error(record.contextError, meta));
   for (const message of record.newMessages) batch.push(entries.message(message, meta));
-  if (record.toolCalls && record.toolCalls.length > 0) batch.push(entries.toolCall(record.toolCalls, meta));
-  if (record.toolResults) batch.push(entries.toolResult(record.toolResults, meta));
+  // The calls' own ids, so a call and its result can be found by the tool_call_id its work was written with.
+  const calls = toolCallIds(record.toolCalls);
+  const callMeta = calls.length > 0 ? { ...meta, tool_call_ids: calls } : meta;
+  if (record.toolCalls && record.toolCalls.length > 0) batch.push(entries.toolCall(record.toolCalls, callMeta));
+  if (record.toolResults) batch.push(entries.toolResult(record.toolResults, callMeta));
   if (record.error && record.error !== record.contextError) batch.push(entries.error(record.error, meta));
   if (record.responseText !== undefined && record.responseText !== null) {
     batch.push(entries.message({ role: "assistant", content: record.responseText }, record.incomplete ? { ...meta, incomplete: true } : meta));

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
 import type { ToolCall, ToolCallDecision, ToolCallResult } from "../kernel/interception.ts";
 import type { TurnState } from "../kernel/types.ts";
+import { withCorrelation } from "../kernel/correlation.ts";
 import { closestToolNames } from "./suggest.ts";
 import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess, type ToolCallReporter } from "./reporting.ts";
 import { defineTool, type Tool, type ToolContext } from "./tool.ts";
@@ -154,7 +155,8 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
 
   async execute(invocations: readonly ToolInvocation[], context: ToolContext<TTape> | null = null): Promise<ToolExecution> {
     if (invocations.length === 0) return { toolResults: [], error: null, errors: [] };
-    const settled = await Promise.allSettled(invocations.map((invocation) => this.#handle(invocation, context)));
+    // What a call writes carries its id as meta.tool_call_id (issue 19).
+    const settled = await Promise.allSettled(invocations.map((invocation) => withCorrelation({ toolCallId: invocation.callId }, () => this.#handle(invocation, context))));
     const toolResults: unknown[] = [];
     const errors: (BubError | null)[] = [];
     let error: BubError | null = null;

@@ -1,0 +1,137 @@
+/**
+ * Correlation ids: which turn, model call and tool call a piece of work belongs to, so tape
+ * entries, log lines and traces written for it can be joined (issue 19). The ids live in an
+ * async scope: everything a turn starts (hooks, model steps, tools, the entries they write)
+ * sees the ids of the turn it belongs to without passing them along by hand.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** The ids of the work in progress; each is present once the matching scope is entered. */
+export interface Correlation {
+  /** One per turn: set when the turn starts (`state.turn_id`). */
+  readonly turnId?: string;
+  /** One per model call (one agent step: the request with its retries and fallbacks). */
+  readonly modelCallId?: string;
+  /** One per tool call: the id the model gave the call (`call_…`). */
+  readonly toolCallId?: string;
+}
+
+/** The tape `meta` form of a {@link Correlation}: `turn_id`, `model_call_id`, `tool_call_id`. */
+export type CorrelationMeta = Readonly<Partial<Record<"turn_id" | "model_call_id" | "tool_call_id", string>>>;
+
+interface Scope {
+  readonly ids: Correlation;
+  readonly meta: CorrelationMeta;
+}
+
+const storage = new AsyncLocalStorage<Scope>();
+
+function scopeOf(ids: Correlation): Scope {
+  const meta: Record<string, string> = {};
+  if (ids.turnId) meta.turn_id = ids.turnId;
+  if (ids.modelCallId) meta.model_call_id = ids.modelCallId;
+  if (ids.toolCallId) meta.tool_call_id = ids.toolCallId;
+  return { ids, meta };
+}
+
+/**
+ * The current scope's ids with `ids` laid over them: an empty or missing value keeps the
+ * outer one, except that another turn starts afresh (a turn started inside a tool call does
+ * not take that call's ids).
+ */
+function nested(ids: Correlation, outer: Correlation | undefined): Correlation {
+  if (!outer || (ids.turnId && ids.turnId !== outer.turnId)) return ids;
+  return {
+    turnId: ids.turnId || outer.turnId,
+    modelCallId: ids.modelCallId || outer.modelCallId,
+    toolCallId: ids.toolCallId || outer.toolCallId,
+  };
+}
+
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+/**
+ * A new id: a UUID version 7 (48 bits of Unix milliseconds, then random bits), so ids sort
+ * by the time they were made and fit anywhere a UUID does.
+ *
+ * ```ts
+ * newCorrelationId(); // "019abf3e-5c1a-7d2e-9f40-3b8c1e0a7d55"
+ * ```
+ */
+export function newCorrelationId(): string {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  let ms = Date.now();
+  for (let index = 5; index >= 0; index--) {
+    bytes[index] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  let text = "";
+  for (let index = 0; index < 16; index++) {
+    if (index === 4 || index === 6 || index === 8 || index === 10) text += "-";
+    text += HEX[bytes[index]!];
+  }
+  return text;
+}
+
+/**
+ * Runs `body` with `ids` added to the current correlation (ids of an outer scope that
+ * `ids` does not name stay, unless `ids` names another turn). Everything `body` starts,
+ * awaited or not, sees them.
+ *
+ * ```ts
+ * await withCorrelation({ toolCallId: call.id }, () => runTool(call));
+ * ```
+ */
+export function withCorrelation<T>(ids: Correlation, body: () => T): T {
+  return storage.run(scopeOf(nested(ids, storage.getStore()?.ids)), body);
+}
+
+/**
+ * A stream whose producer runs with `ids` laid over the correlation of whoever pulls each
+ * item (see {@link withCorrelation}). An async generator runs its body in the caller's
+ * scope on every `next()`, so a scope entered around the call that creates the generator
+ * would be lost; this enters it around every pull.
+ *
+ * ```ts
+ * return new AsyncStreamEvents(correlated({ turnId }, body), state);
+ * ```
+ */
+export async function* correlated<T>(ids: Correlation, source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+  const iterator = source[Symbol.asyncIterator]();
+  // The scope is made once per caller scope, not once per item (a turn streams many deltas).
+  let outer: Scope | undefined;
+  let inner: Scope | undefined;
+  const enter = <T>(body: () => T): T => {
+    const current = storage.getStore();
+    if (inner === undefined || current !== outer) {
+      outer = current;
+      inner = scopeOf(nested(ids, current?.ids));
+    }
+    return storage.run(inner, body);
+  };
+  let done = false;
+  try {
+    for (;;) {
+      const next = await enter(() => iterator.next());
+      if (next.done) {
+        done = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    if (!done) await enter(async () => void (await iterator.return?.()));
+  }
+}
+
+/** The ids of the current scope, or undefined outside any. */
+export function currentCorrelation(): Correlation | undefined {
+  return storage.getStore()?.ids;
+}
+
+/** The current ids as tape `meta` keys (`turn_id`, ...), or undefined outside any scope. */
+export function currentCorrelationMeta(): CorrelationMeta | undefined {
+  return storage.getStore()?.meta;
+}
