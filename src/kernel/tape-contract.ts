@@ -40,6 +40,27 @@ export interface TapeQuery {
   limit?: number;
 }
 
+/** One row of a store's name index: the session and workspace a session tape belongs to. */
+export interface TapeNameRecord {
+  /** The tape name, `md5(workspace)[:16]__md5(sessionId)[:16]`. */
+  readonly tape: string;
+  readonly sessionId: string;
+  /** The workspace path the name was made from (resolved, absolute). */
+  readonly workspace: string;
+}
+
+/** What `bub tape list` shows of one session tape, read without decoding every entry where the store can. */
+export interface TapeStats {
+  readonly tape: string;
+  readonly entries: number;
+  /** Turns on the tape (see `src/tape/turns.ts`: one per `meta.turn_id`, else per `loop.start` or `command` event). */
+  readonly turns: number;
+  /** The date of the newest entry; null for an empty tape. */
+  readonly lastDate: string | null;
+  /** Bytes the tape takes in the store (its file, or its rows' JSON text); null when the store cannot tell. */
+  readonly bytes: number | null;
+}
+
 /** Persistent, append-only storage of tapes. Every method is async. */
 export interface TapeStore {
   /** Names of the session tapes held (sidecar tapes excluded), sorted. */
@@ -54,6 +75,16 @@ export interface TapeStore {
   reset(tape: string): Promise<void>;
   /** Releases files or connections. */
   close?(): Promise<void>;
+  /**
+   * Adds a tape to the store's name index (tape names are hashes; the index is how
+   * `bub tape` finds a session by its id). Called when a session tape is first used; a
+   * tape already indexed is left as it is. Optional: without it sessions are found by hash.
+   */
+  recordTapeName?(record: TapeNameRecord): Promise<void>;
+  /** Every record of the name index (optional, with {@link TapeStore.recordTapeName}). */
+  tapeNames?(): Promise<TapeNameRecord[]>;
+  /** {@link TapeStats} of every session tape. Optional: without it they are computed from {@link TapeStore.fetchAll}. */
+  tapeStats?(): Promise<TapeStats[]>;
 }
 
 /** Marker for "read after the last anchor" in a {@link TapeContext}. */

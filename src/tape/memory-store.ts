@@ -1,4 +1,4 @@
-import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
+import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
 import { cloneEntry, encodeEntry, prepareEntry } from "./entry.ts";
 import { runQuery } from "./query-engine.ts";
 import { isSidecarTapeName } from "./sidecar.ts";
@@ -19,8 +19,9 @@ interface MemoryTape {
  * stored.id; // 1
  * ```
  */
-export function createMemoryTapeStore(): TapeStore & Required<Pick<TapeStore, "appendBatch" | "close">> {
+export function createMemoryTapeStore(): TapeStore & Required<Pick<TapeStore, "appendBatch" | "close" | "recordTapeName" | "tapeNames">> {
   const tapes = new Map<string, MemoryTape>();
+  const names = new Map<string, TapeNameRecord>();
 
   function appendAll(tape: string, batch: readonly NewTapeEntry[]): TapeEntry[] {
     const prepared = batch.map(prepareEntry);
@@ -47,6 +48,12 @@ export function createMemoryTapeStore(): TapeStore & Required<Pick<TapeStore, "a
     },
     async reset(tape) {
       tapes.delete(tape);
+    },
+    async recordTapeName(record) {
+      if (!names.has(record.tape)) names.set(record.tape, { tape: record.tape, sessionId: record.sessionId, workspace: record.workspace });
+    },
+    async tapeNames() {
+      return [...names.values()];
     },
     async close() {},
   };

@@ -3,7 +3,8 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { createLogger } from "../kernel/log.ts";
 import { makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
-import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
+import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
+import { utcNow } from "./date.ts";
 import { decodeEntry, encodeEntry, prepareEntry } from "./entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "./query-engine.ts";
 import { isSidecarTapeName } from "./sidecar.ts";
@@ -24,6 +25,11 @@ export interface SqliteTapeStore extends TapeStore, AsyncDisposable {
   readonly path: string;
   appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
   close(): Promise<void>;
+  /** The name index is the `tape_names` table. */
+  recordTapeName(record: TapeNameRecord): Promise<void>;
+  tapeNames(): Promise<TapeNameRecord[]>;
+  /** One aggregate query; `bytes` is the length of the rows' JSON text. */
+  tapeStats(): Promise<TapeStats[]>;
 }
 
 const SCHEMA = `
@@ -43,7 +49,27 @@ CREATE TABLE IF NOT EXISTS tape_entries (
 );
 CREATE INDEX IF NOT EXISTS tape_entries_kind ON tape_entries (tape, kind, id);
 CREATE INDEX IF NOT EXISTS tape_entries_anchor ON tape_entries (tape, anchor_name, id) WHERE anchor_name IS NOT NULL;
+CREATE TABLE IF NOT EXISTS tape_names (
+  tape TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  workspace TEXT NOT NULL,
+  date TEXT NOT NULL
+);
 `;
+
+/**
+ * Per tape: entries, newest date, text bytes, distinct turn ids, and turn-opening events
+ * without a turn id (tapes written before turn ids; see src/tape/turns.ts).
+ */
+const STATS_SQL = `
+SELECT tape,
+  COUNT(*) AS entries,
+  MAX(id) AS last_id,
+  SUM(length(CAST(payload AS BLOB)) + length(CAST(meta AS BLOB)) + length(kind) + length(date)) AS bytes,
+  COUNT(DISTINCT json_extract(meta, '$.turn_id')) AS turn_ids,
+  SUM(CASE WHEN kind = 'event' AND json_extract(meta, '$.turn_id') IS NULL
+    AND json_extract(payload, '$.name') IN ('loop.start', 'command') THEN 1 ELSE 0 END) AS legacy_turns
+FROM tape_entries GROUP BY tape`;
 
 const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
@@ -106,6 +132,8 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   let database: DatabaseSync | null = null;
   const statements = new Map<string, StatementSync>();
+  /** Tapes this process put in the name index already (an insert is a durable write). */
+  const recorded = new Set<string>();
 
   function db(): DatabaseSync {
     if (database) return database;
@@ -252,6 +280,32 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
     },
     async appendBatch(tape, batch) {
       return appendRows(tape, batch);
+    },
+    async recordTapeName(record) {
+      if (recorded.has(record.tape)) return;
+      guarded(() =>
+        statement("INSERT OR IGNORE INTO tape_names (tape, session_id, workspace, date) VALUES (?, ?, ?, ?)").run(record.tape, record.sessionId, record.workspace, utcNow()),
+      );
+      recorded.add(record.tape);
+    },
+    async tapeNames() {
+      const rows = guarded(() => statement("SELECT tape, session_id, workspace FROM tape_names ORDER BY tape").all()) as { tape: string; session_id: string; workspace: string }[];
+      return rows.map((row) => ({ tape: row.tape, sessionId: row.session_id, workspace: row.workspace }));
+    },
+    async tapeStats() {
+      type Row = { tape: string; entries: number; last_id: number; bytes: number; turn_ids: number; legacy_turns: number };
+      const rows = guarded(() => statement(STATS_SQL).all()) as Row[];
+      const dates = statement("SELECT date FROM tape_entries WHERE tape = ? AND id = ?");
+      return rows
+        .filter((row) => !isSidecarTapeName(row.tape))
+        .sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0))
+        .map((row) => ({
+          tape: row.tape,
+          entries: row.entries,
+          turns: row.turn_ids + row.legacy_turns,
+          lastDate: ((dates.get(row.tape, row.last_id) as { date: string } | undefined)?.date ?? null),
+          bytes: row.bytes,
+        }));
     },
     async reset(tape) {
       transaction(() => {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { createLogger } from "../kernel/log.ts";
 import type { TapeContext, TapeSidecar, TapeStore } from "../kernel/tape-contract.ts";
 import { createDefaultTapeContext } from "./context.ts";
 import { forkTape, type TapeFork } from "./fork.ts";
@@ -26,8 +27,24 @@ export function resolveWorkspace(path: string): string {
  * the reference runtime's naming, so both runtimes find the same tape file.
  */
 export function sessionTapeName(sessionId: string, workspace: string): string {
-  return `${md5Prefix(resolveWorkspace(workspace))}__${md5Prefix(sessionId)}`;
+  return tapeNameOf(sessionId, resolveWorkspace(workspace));
 }
+
+function tapeNameOf(sessionId: string, resolvedWorkspace: string): string {
+  return `${md5Prefix(resolvedWorkspace)}__${md5Prefix(sessionId)}`;
+}
+
+/** The `md5(sessionId)[:16]` half of a session's tape name (the part that is the same in every workspace). */
+export function sessionHash(sessionId: string): string {
+  return md5Prefix(sessionId);
+}
+
+/** Sessions that are never persisted (a `temp/` subagent's). */
+function isTemporarySession(sessionId: string): boolean {
+  return sessionId.startsWith("temp/");
+}
+
+const log = createLogger("bub:tape");
 
 const MAX_REMEMBERED_NAMES = 4096;
 
@@ -72,13 +89,19 @@ export function createTapes(options: TapesOptions): Tapes {
   const tape = (name: string, tapeContext?: TapeContext): Tape => createTape({ name, store, context: tapeContext ?? context, sidecars, archivePath });
   // Tape names by workspace and session: resolving the workspace touches the disk, so it is
   // done once per pair (every turn asks several times). Bounded: cleared when it fills up.
+  // The first time, the store's name index learns the pair (in the background).
   const names = new Map<string, string>();
   const nameOf = (sessionId: string, workspace: string): string => {
     const key = `${workspace}\u0000${sessionId}`;
     let name = names.get(key);
     if (name === undefined) {
       if (names.size >= MAX_REMEMBERED_NAMES) names.clear();
-      names.set(key, (name = sessionTapeName(sessionId, workspace)));
+      const resolved = resolveWorkspace(workspace);
+      names.set(key, (name = tapeNameOf(sessionId, resolved)));
+      if (store.recordTapeName && !isTemporarySession(sessionId)) {
+        const tape = name;
+        store.recordTapeName({ tape, sessionId, workspace: resolved }).catch((error: unknown) => log.warn(`tape.name_index.failed tape=${tape}`, error));
+      }
     }
     return name;
   };

@@ -1,0 +1,92 @@
+/**
+ * The file store's name index: `<tapes directory>/index.jsonl`, one line per session tape,
+ * `{"tape","session_id","workspace","date"}`. Tape names are hashes of the workspace and
+ * the session id, so this is how `bub tape` turns a session id into a file and back. Lines
+ * are appended (never rewritten) by whichever process first uses a tape; a repeated line is
+ * harmless, the first one for a tape wins. The file's stem has no `__`, so neither runtime
+ * lists it as a tape.
+ */
+import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createLogger } from "../kernel/log.ts";
+import type { TapeNameRecord } from "../kernel/tape-contract.ts";
+import { utcNow } from "./date.ts";
+
+const log = createLogger("bub:tape");
+
+/** The name of the index file inside a tapes directory. */
+export const NAME_INDEX_FILE = "index.jsonl";
+
+/** The records of an index file's text (malformed lines are skipped); the first line for a tape wins. */
+export function parseNameIndex(text: string): TapeNameRecord[] {
+  const records = new Map<string, TapeNameRecord>();
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const { tape, session_id: sessionId, workspace } = (value ?? {}) as Record<string, unknown>;
+    if (typeof tape !== "string" || typeof sessionId !== "string" || typeof workspace !== "string" || records.has(tape)) continue;
+    records.set(tape, { tape, sessionId, workspace });
+  }
+  return [...records.values()];
+}
+
+/** One line of the index file, newline included. */
+export function nameIndexLine(record: TapeNameRecord): string {
+  return `${JSON.stringify({ tape: record.tape, session_id: record.sessionId, workspace: record.workspace, date: utcNow() })}\n`;
+}
+
+/** A tapes directory's name index. */
+export interface FileNameIndex {
+  /**
+   * Appends `record` unless the index (as this process knows it) has the tape already.
+   * Never rejects: a failure is logged (the tape is then found by its hash until it is used again).
+   */
+  record(record: TapeNameRecord): Promise<void>;
+  /** Every record in the file. */
+  read(): Promise<TapeNameRecord[]>;
+  /** Waits for the appends in flight. */
+  flush(): Promise<void>;
+}
+
+/** The name index of the tapes in `directory` (nothing is read or written before the first call). */
+export function createFileNameIndex(directory: string): FileNameIndex {
+  const path = join(directory, NAME_INDEX_FILE);
+  let known: Promise<Set<string>> | null = null;
+  // Appends one after another, so a record is never written twice by this process.
+  let chain: Promise<void> = Promise.resolve();
+
+  async function readRecords(): Promise<TapeNameRecord[]> {
+    try {
+      return parseNameIndex(await readFile(path, "utf8"));
+    } catch (error) {
+      if ((error as { code?: string }).code === "ENOENT") return [];
+      throw error;
+    }
+  }
+
+  return {
+    record(record) {
+      chain = chain
+        .then(async () => {
+          known ??= readRecords().then((records) => new Set(records.map((each) => each.tape)));
+          const names = await known;
+          if (names.has(record.tape)) return;
+          await mkdir(directory, { recursive: true });
+          await appendFile(path, nameIndexLine(record), "utf8");
+          names.add(record.tape);
+        })
+        .catch((error: unknown) => {
+          known = null;
+          log.warn(`tape.name_index.failed path=${path} tape=${record.tape}`, error);
+        });
+      return chain;
+    },
+    read: readRecords,
+    flush: () => chain,
+  };
+}
