@@ -53,7 +53,7 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
       return (async function* () {
         const [{ channelSettings }, { createTapeStoreFromSettings }] = await Promise.all([import("./settings.ts"), import("../tape/store-from-settings.ts")]);
         const settings = await framework.settings.load(channelSettings);
-        const store = createTapeStoreFromSettings({ kind: settings.tape_store, home: framework.home, dsn: settings.tape_dsn });
+        const store = createTapeStoreFromSettings({ kind: settings.tape_store, home: framework.home, dsn: settings.tape_dsn, databaseUrl: settings.database_url });
         try {
           yield store;
         } finally {

@@ -36,11 +36,21 @@ export const PASSTHROUGH_VARIABLE = "BUB_TOOL_ENV_PASSTHROUGH";
 
 /**
  * Whether a setting key (one part of a dotted path, or a variable name) looks secret:
- * `api_key`, `token`, `*_secret`, `password`, ... (settings error messages hide
- * values by).
+ * `api_key`, `token`, `*_secret`, `password`, `database_url` (it carries the database
+ * password), ... (settings error messages hide values by).
  */
 export function isSecretKey(key: string): boolean {
-  return /(^|_)(token|key|secret|password)$|secret|password/i.test(key);
+  return /(^|_)(token|key|secret|password|database_url)$|secret|password/i.test(key);
+}
+
+/** The password in a URL such as `postgres://user:password@host/db` (decoded), or "" when there is none. */
+export function urlPassword(value: string): string {
+  if (!value.includes("://") || !value.includes("@")) return "";
+  try {
+    return decodeURIComponent(new URL(value.trim()).password);
+  } catch {
+    return "";
+  }
 }
 
 /** Whether any part of a dotted path looks secret. */
@@ -54,12 +64,17 @@ let knownValues = new Set<string>();
 
 /**
  * Adds secrets to the process-wide list (values under {@link MIN_SECRET_LENGTH} characters
- * are ignored; a value already known keeps its first name). Longest values come first, so a
+ * are ignored; a value already known keeps its first name). A URL with a password adds its
+ * password too, so the password alone is hidden as well. Longest values come first, so a
  * secret that contains another is replaced whole.
  */
 export function rememberSecrets(secrets: Iterable<Secret>): void {
   let added = false;
-  for (const secret of secrets) {
+  const withPasswords = [...secrets].flatMap((secret) => {
+    const password = urlPassword(secret.value);
+    return password ? [secret, { name: secret.name, value: password }] : [secret];
+  });
+  for (const secret of withPasswords) {
     const value = secret.value.trim();
     if (value.length < MIN_SECRET_LENGTH || knownValues.has(value)) continue;
     known.push({ name: secret.name, value });

@@ -1,16 +1,18 @@
 /**
  * The secrets a settings store holds: every string under a secret-looking key
  * ({@link isSecretKey}: `api_key` and its per-provider map, `telegram.token`, `*_secret`,
- * `password`, ...) in the resolved sections and in the config file, plus the secret
- * variables of the environment. See src/config/redaction.ts for where they are kept out of.
+ * `password`, `database_url`, ...) and every URL with a password, in the resolved sections
+ * and in the config file, plus the secret variables of the environment. See src/config/redaction.ts for where they are kept out of.
  */
-import { environmentSecrets, isSecretKey, MIN_SECRET_LENGTH, rememberSecrets, type Secret } from "./redaction.ts";
+import { environmentSecrets, isSecretKey, MIN_SECRET_LENGTH, rememberSecrets, urlPassword, type Secret } from "./redaction.ts";
 import type { SettingsSection, SettingsStore } from "../kernel/settings-contract.ts";
 
 function walk(value: unknown, path: string[], secret: boolean, out: Secret[]): void {
   if (typeof value === "string") {
     const trimmed = value.trim();
     if (secret && trimmed.length >= MIN_SECRET_LENGTH && !trimmed.includes("${")) out.push({ name: path.join("."), value: trimmed });
+    // A URL with a password (a database or proxy URL) is a secret whatever its key.
+    else if (urlPassword(trimmed) !== "") out.push({ name: path.join("."), value: trimmed });
     return;
   }
   if (Array.isArray(value)) {

@@ -2,16 +2,19 @@ import { join, resolve } from "node:path";
 import { expandHome } from "../config/paths.ts";
 import { BubError } from "../kernel/errors.ts";
 import { createFileTapeStore, type FileTapeStore } from "./file-store.ts";
+import { createPostgresTapeStore, type PostgresTapeStore } from "./postgres/lazy-store.ts";
 import { createSqliteTapeStore, type SqliteTapeStore } from "./sqlite-store.ts";
 
 /** Which built-in store to use (`BUB_TAPE_STORE`), where (`BUB_HOME`, `BUB_TAPE_DSN`). */
 export interface TapeStoreSettings {
-  /** `file` (default) or `sqlite`. */
+  /** `file` (default), `sqlite` or `postgres`. */
   kind?: string;
   /** The Bub home directory (`BUB_HOME`). */
   home: string;
   /** For `sqlite`: the database path, or a `sqlite:` / `file:` URL of it (`BUB_TAPE_DSN`). */
   dsn?: string | null;
+  /** For `postgres`: `postgres://user:password@host:port/database` (`BUB_DATABASE_URL`). */
+  databaseUrl?: string | null;
 }
 
 /**
@@ -33,14 +36,15 @@ export function sqlitePathFromDsn(dsn: string): string {
 
 /**
  * Builds the store the settings ask for: `file` → JSONL files in `<home>/tapes`; `sqlite` →
- * the database at `dsn` or `<home>/tapes.sqlite3`.
- * @throws BubError `config` for an unknown kind or an empty DSN.
+ * the database at `dsn` or `<home>/tapes.sqlite3`; `postgres` → the database at `databaseUrl`
+ * (the store and the `pg` driver are loaded on its first call).
+ * @throws BubError `config` for an unknown kind, an empty DSN or a missing database URL.
  *
  * ```ts
  * const store = createTapeStoreFromSettings({ kind: process.env.BUB_TAPE_STORE, home, dsn: process.env.BUB_TAPE_DSN });
  * ```
  */
-export function createTapeStoreFromSettings(settings: TapeStoreSettings): FileTapeStore | SqliteTapeStore {
+export function createTapeStoreFromSettings(settings: TapeStoreSettings): FileTapeStore | SqliteTapeStore | PostgresTapeStore {
   const kind = (settings.kind ?? "file").trim().toLowerCase() || "file";
   const home = resolve(expandHome(settings.home));
   if (kind === "file") return createFileTapeStore({ directory: join(home, "tapes") });
@@ -48,5 +52,6 @@ export function createTapeStoreFromSettings(settings: TapeStoreSettings): FileTa
     const path = settings.dsn && settings.dsn.trim() !== "" ? sqlitePathFromDsn(settings.dsn) : join(home, "tapes.sqlite3");
     return createSqliteTapeStore({ path });
   }
-  throw new BubError("config", `BUB_TAPE_STORE must be 'file' or 'sqlite' (got ${JSON.stringify(settings.kind)}): fix the setting or unset it to use files.`);
+  if (kind === "postgres") return createPostgresTapeStore({ url: settings.databaseUrl ?? "" });
+  throw new BubError("config", `BUB_TAPE_STORE must be 'file', 'sqlite' or 'postgres' (got ${JSON.stringify(settings.kind)}): fix the setting or unset it to use files.`);
 }

@@ -27,6 +27,19 @@ describe("secrets", () => {
   it("knows secret-looking keys", () => {
     for (const key of ["api_key", "token", "BUB_TELEGRAM_TOKEN", "client_secret", "password", "db_password_file"]) assert.ok(isSecretKey(key), key);
     for (const key of ["max_tokens", "model", "BUB_TOOL_ENV_PASSTHROUGH", "keyboard", "api_base"]) assert.ok(!isSecretKey(key), key);
+    for (const key of ["database_url", "BUB_DATABASE_URL"]) assert.ok(isSecretKey(key), key);
+  });
+
+  it("treats a URL with a password as a secret, and its password alone too", async () => {
+    const url = "postgres://bub:s3cr%40t-pass@db.internal:5432/bub";
+    rememberSecrets([{ name: "BUB_DATABASE_URL", value: url }]);
+    assert.equal(redactSecrets(`connect ${url} failed`), "connect [redacted:BUB_DATABASE_URL] failed");
+    assert.equal(redactSecrets("password s3cr@t-pass rejected"), "password [redacted:BUB_DATABASE_URL] rejected");
+    const settings = new Settings({ path: "config.yml", data: { proxy: "http://me:proxy-password-1@proxy:3128" }, lineOf: () => null }, {});
+    const found = collectSecrets(settings, { BUB_DATABASE_URL: url });
+    assert.ok(found.some((secret) => secret.name === "BUB_DATABASE_URL" && secret.value === url));
+    assert.ok(found.some((secret) => secret.name === "proxy" && secret.value.includes("proxy-password-1")));
+    assert.equal(toolEnvironment({ BUB_DATABASE_URL: url, PATH: "/bin" }, undefined).BUB_DATABASE_URL, undefined);
   });
 
   it("collects resolved settings (per-provider maps too), the config file and the environment", async () => {

@@ -1,10 +1,11 @@
-// The TapeStore contract, run against the memory, JSONL file and SQLite stores alike.
+// The TapeStore contract, run against the memory, JSONL file, SQLite and PostgreSQL stores alike.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { NewTapeEntry, TapeEntry, TapeStore } from "../../src/kernel/tape-contract.ts";
 import { entries } from "../../src/tape/entry.ts";
 import { tapeQuery } from "../../src/tape/query.ts";
 import { bubError, storeFactories } from "./support/helpers.ts";
+import { postgresStoreFactory } from "./support/postgres-store.ts";
 
 const TAPE = "aaaa__bbbb";
 const DATE_FORMAT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/;
@@ -30,10 +31,12 @@ async function anchoredTape(store: TapeStore): Promise<void> {
   ]);
 }
 
-for (const [storeName, makeStore] of storeFactories) {
+const factories: readonly (readonly [string, () => TapeStore | Promise<TapeStore>])[] = [...storeFactories, ["postgres", postgresStoreFactory()]];
+
+for (const [storeName, makeStore] of factories) {
   describe(`TapeStore contract: ${storeName}`, () => {
     it("assigns ids from 1 per tape and returns the stored entry", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       const first = await store.append(TAPE, entries.message({ role: "user", content: "hi" }, { run_id: "r1" }));
       const second = await store.append(TAPE, entries.event("ping"));
       const other = await store.append("cccc__dddd", entries.event("elsewhere"));
@@ -49,7 +52,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("appends a batch in order with consecutive ids", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await store.append(TAPE, entries.event("before"));
       const stored = await store.appendBatch!(TAPE, [entries.event("x"), entries.event("y"), entries.event("z")]);
       assert.deepEqual(ids(stored), [2, 3, 4]);
@@ -59,7 +62,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("gives unique, increasing ids to concurrent appends", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       const stored = await Promise.all(Array.from({ length: 40 }, (_, index) => store.append(TAPE, entries.event(`e${index}`))));
       const all = ids(await store.fetchAll({ tape: TAPE }));
       assert.deepEqual(all, Array.from({ length: 40 }, (_, index) => index + 1));
@@ -68,7 +71,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("keeps dates, meta, unknown kinds and non-ASCII text as given", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       const entry = { kind: "custom.kind", payload: { text: "Grüße, 世界 🙂", nested: { list: [1, "zwei", null] } }, meta: { context: false }, date: "2025-03-04T05:06:07.000008+00:00" };
       const stored = await store.append(TAPE, entry);
       assert.deepEqual({ ...stored, id: undefined }, { ...entry, id: undefined });
@@ -77,7 +80,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("rejects entries that are not entry-shaped and stores nothing", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await assert.rejects(store.append(TAPE, { kind: 7, payload: {} } as unknown as NewTapeEntry), bubError("invalid_input", /non-empty string kind/));
       await assert.rejects(store.append(TAPE, { kind: "event", payload: [] } as unknown as NewTapeEntry), bubError("invalid_input", /payload .* must be an object/));
       await assert.rejects(store.appendBatch!(TAPE, [entries.event("ok"), { kind: "event", payload: null } as unknown as NewTapeEntry]), bubError("invalid_input", /must be an object/));
@@ -90,7 +93,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("returns copies that callers may change freely", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       const stored = await store.append(TAPE, entries.event("e", { list: [1] }));
       (stored.payload.data as { list: number[] }).list.push(2);
       const [read] = await store.fetchAll({ tape: TAPE });
@@ -100,7 +103,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("lists tapes sorted, without sidecar tapes", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       assert.deepEqual(await store.listTapes(), []);
       for (const name of ["ws2__s", "ws1__s", "ws1__s__sidecar__spill"]) await store.append(name, entries.event("x"));
       assert.deepEqual(await store.listTapes(), ["ws1__s", "ws2__s"]);
@@ -108,14 +111,14 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("reads an unknown tape as empty, and anchor slicing on it as not found", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       assert.deepEqual(await store.fetchAll({ tape: "nope__nope" }), []);
       await assert.rejects(store.fetchAll({ tape: "nope__nope", lastAnchor: true }), bubError("not_found", "No anchors found in tape."));
       await store.close?.();
     });
 
     it("forgets a tape on reset and starts its ids again", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await store.appendBatch!(TAPE, [entries.event("a"), entries.event("b")]);
       await store.append("keep__me", entries.event("kept"));
       await store.reset(TAPE);
@@ -128,7 +131,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("reads after the last anchor", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await anchoredTape(store);
       assert.deepEqual(names(await store.fetchAll({ tape: TAPE, lastAnchor: true })), ["e4"]);
       await store.append(TAPE, entries.anchor("c"));
@@ -139,7 +142,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("reads after the last anchor with a name", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await anchoredTape(store);
       assert.deepEqual(names(await store.fetchAll({ tape: TAPE, afterAnchor: "a" })), ["e3", "b", "e4"]);
       assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterAnchor: "b" })), [8]);
@@ -149,7 +152,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("reads strictly between the last start anchor and the next end anchor", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await anchoredTape(store);
       assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, betweenAnchors: { start: "a", end: "b" } })), [6]);
       // the last "b" (7) has no "a" after it
@@ -166,7 +169,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("filters by dates with whole-day date bounds and single bounds", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await store.appendBatch!(TAPE, [
         dated(entries.event("jan1-late"), "2026-01-01T23:59:59.999999+00:00"),
         dated(entries.event("jan2-start"), "2026-01-02T00:00:00.000000+00:00"),
@@ -188,7 +191,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("searches text case-insensitively in the whole entry, non-ASCII included, newest first", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await store.appendBatch!(TAPE, [
         entries.message({ role: "user", content: "Ärger mit dem Drucker" }),
         entries.event("printer", { note: "the PRINTER jammed" }),
@@ -205,7 +208,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("filters kinds and limits oldest first after slicing", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await anchoredTape(store);
       await store.appendBatch!(TAPE, [entries.message({ role: "user", content: "m1" }), entries.event("e5"), entries.message({ role: "user", content: "m2" })]);
       assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, kinds: ["anchor"] })), [1, 3, 5, 7]);
@@ -218,7 +221,7 @@ for (const [storeName, makeStore] of storeFactories) {
     });
 
     it("runs queries written with the builder", async () => {
-      const store = makeStore();
+      const store = await makeStore();
       await anchoredTape(store);
       const query = tapeQuery(TAPE).afterAnchor("a").kinds("event", "anchor").limit(2);
       assert.deepEqual(ids(await store.fetchAll(query.build())), [6, 7]);

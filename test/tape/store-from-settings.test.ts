@@ -34,7 +34,16 @@ describe("createTapeStoreFromSettings", () => {
   });
 
   it("rejects an unknown store kind with what to do", () => {
-    assert.throws(() => createTapeStoreFromSettings({ kind: "postgres", home: "/tmp" }), bubError("config", "BUB_TAPE_STORE must be 'file' or 'sqlite' (got \"postgres\"): fix the setting or unset it to use files."));
+    assert.throws(() => createTapeStoreFromSettings({ kind: "mysql", home: "/tmp" }), bubError("config", "BUB_TAPE_STORE must be 'file', 'sqlite' or 'postgres' (got \"mysql\"): fix the setting or unset it to use files."));
+  });
+
+  it("asks for BUB_DATABASE_URL for postgres, without showing a malformed one", () => {
+    assert.throws(() => createTapeStoreFromSettings({ kind: "postgres", home: "/tmp" }), bubError("config", /^BUB_TAPE_STORE=postgres needs BUB_DATABASE_URL/));
+    assert.throws(() => createTapeStoreFromSettings({ kind: "postgres", home: "/tmp", databaseUrl: "mysql://u:hunter2hunter2@h/db" }), (error: Error) => {
+      assert.match(error.message, /^BUB_DATABASE_URL is not a postgres:\/\/ URL/);
+      assert.doesNotMatch(error.message, /hunter2/);
+      return true;
+    });
   });
 
   it("reads SQLite DSNs as paths, SQLAlchemy URLs and file URLs", () => {

@@ -1,0 +1,114 @@
+/**
+ * `createPostgresTapeStore`: the PostgreSQL tape store behind a thin front that loads the
+ * store and the `pg` driver (`import()`) on its first call, so merely configuring or
+ * importing it costs nothing and file or SQLite users never load `pg`.
+ */
+import { BubError } from "../../kernel/errors.ts";
+import type { NewTapeEntry, TapeEntry, TapeStore } from "../../kernel/tape-contract.ts";
+import { describeDatabaseUrl } from "./errors.ts";
+
+/** Options of {@link createPostgresTapeStore}. */
+export interface PostgresTapeStoreOptions {
+  /** `postgres://user:password@host:port/database` (`BUB_DATABASE_URL`). */
+  url: string;
+  /** Connections the store's pool opens at most (default 10). */
+  maxConnections?: number;
+  /** How long to wait for a connection before failing (default 10,000 ms). */
+  connectTimeoutMs?: number;
+}
+
+/** One row of the name index: the session and workspace a session tape belongs to. */
+export interface TapeNameRecord {
+  readonly tape: string;
+  readonly sessionId: string;
+  readonly workspace: string;
+}
+
+/** What `bub tape list` shows of one session tape. */
+export interface TapeStats {
+  readonly tape: string;
+  readonly entries: number;
+  readonly turns: number;
+  readonly lastDate: string | null;
+  readonly bytes: number | null;
+}
+
+/** The PostgreSQL store: a {@link TapeStore} with batch appends, the name index, stats and a `close`. */
+export interface PostgresTapeStore extends TapeStore, AsyncDisposable {
+  /** Where the tapes are, without credentials: `host:port/database`. */
+  readonly database: string;
+  appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
+  close(): Promise<void>;
+  /** The name index is the `bub_tape_names` table. */
+  recordTapeName(record: TapeNameRecord): Promise<void>;
+  tapeNames(): Promise<TapeNameRecord[]>;
+  /** One aggregate query; `bytes` is the length of the rows' JSON text. */
+  tapeStats(): Promise<TapeStats[]>;
+}
+
+/**
+ * Checks a `BUB_DATABASE_URL` and answers it trimmed.
+ * @throws BubError `config` when it is empty or not a `postgres://` / `postgresql://` URL (the message never shows it).
+ */
+export function checkDatabaseUrl(url: string | null | undefined): string {
+  const trimmed = (url ?? "").trim();
+  if (trimmed === "") {
+    throw new BubError("config", "BUB_TAPE_STORE=postgres needs BUB_DATABASE_URL: set it to postgres://user:password@host:5432/database.");
+  }
+  let protocol = "";
+  try {
+    protocol = new URL(trimmed).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== "postgres:" && protocol !== "postgresql:") {
+    throw new BubError("config", "BUB_DATABASE_URL is not a postgres:// URL: set it to postgres://user:password@host:5432/database.");
+  }
+  return trimmed;
+}
+
+/**
+ * A tape store in a PostgreSQL database, shared safely by any number of processes: ids are
+ * assigned under a per-tape row lock, the schema is migrated on first use under an advisory
+ * lock. Nothing connects until the first call.
+ * @throws BubError `config` for a missing or malformed URL.
+ *
+ * ```ts
+ * await using store = createPostgresTapeStore({ url: process.env.BUB_DATABASE_URL! });
+ * ```
+ */
+export function createPostgresTapeStore(options: PostgresTapeStoreOptions): PostgresTapeStore {
+  const settings = { ...options, url: checkDatabaseUrl(options.url) };
+  const database = describeDatabaseUrl(settings.url);
+  let loading: Promise<PostgresTapeStore> | null = null;
+  let closed = false;
+  const store = (): Promise<PostgresTapeStore> => {
+    if (closed) return Promise.reject(new BubError("invalid_input", `The tape store for ${database} is closed: open a new one.`));
+    loading ??= import("./store.ts").then(
+      (module) => module.openPostgresTapeStore(settings),
+      (error: unknown) => {
+        loading = null;
+        throw new BubError("config", `The PostgreSQL tape store could not load its driver (${(error as Error).message}): reinstall bub-ts so that its 'pg' dependency is present.`, { cause: error });
+      },
+    );
+    return loading;
+  };
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    if (loading) await (await loading.catch(() => null))?.close();
+  };
+  return {
+    database,
+    listTapes: async () => (await store()).listTapes(),
+    fetchAll: async (query) => (await store()).fetchAll(query),
+    append: async (tape, entry) => (await store()).append(tape, entry),
+    appendBatch: async (tape, entries) => (await store()).appendBatch(tape, entries),
+    reset: async (tape) => (await store()).reset(tape),
+    recordTapeName: async (record) => (await store()).recordTapeName(record),
+    tapeNames: async () => (await store()).tapeNames(),
+    tapeStats: async () => (await store()).tapeStats(),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * The PostgreSQL tape store proper. Loaded only through `./lazy-store.ts`, so `pg` is never
+ * imported by processes that keep their tapes in files or SQLite.
+ */
+import pg from "pg";
+import { createLogger } from "../../kernel/log.ts";
+import type { NewTapeEntry, TapeEntry, TapeQuery } from "../../kernel/tape-contract.ts";
+import { utcNow } from "../date.ts";
+import { decodeEntry, encodeEntryBody, prepareEntry } from "../entry.ts";
+import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "../query-engine.ts";
+import { isSidecarTapeName } from "../sidecar.ts";
+import { describeDatabaseUrl, postgresError } from "./errors.ts";
+import type { PostgresTapeStore, PostgresTapeStoreOptions, TapeNameRecord, TapeStats } from "./lazy-store.ts";
+import { migrate } from "./schema.ts";
+
+const log = createLogger("bub:tape");
+
+/** Rows read per query while scanning a slice (keyset pages, so memory stays bounded). */
+const PAGE = 2_000;
+
+/**
+ * One statement, so one implicit transaction: bump the tape's `last_id` by the batch size
+ * (the row lock it takes is held until commit, so concurrent writers to one tape queue up
+ * and commit in id order), then insert the batch with the ids just reserved.
+ */
+const APPEND_SQL = `
+WITH reserved AS (
+  INSERT INTO bub_tapes (name, last_id) VALUES ($1, $2)
+  ON CONFLICT (name) DO UPDATE SET last_id = bub_tapes.last_id + EXCLUDED.last_id
+  RETURNING last_id
+)
+INSERT INTO bub_tape_entries (tape, id, kind, anchor_name, payload, meta, date)
+SELECT $1, reserved.last_id - $2 + e.ord, e.kind, e.anchor_name, e.payload::json, e.meta::json, e.date
+FROM reserved CROSS JOIN unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS e(kind, anchor_name, payload, meta, date, ord)
+RETURNING id`;
+
+/** Per tape: entries, newest id and date, text bytes, turns (distinct turn ids plus turn-opening events without one; see src/tape/turns.ts). */
+const STATS_SQL = `
+SELECT tape,
+  count(*) AS entries,
+  sum(octet_length(payload::text) + octet_length(meta::text) + octet_length(kind) + octet_length(date)) AS bytes,
+  count(DISTINCT meta->>'turn_id') AS turn_ids,
+  sum(CASE WHEN kind = 'event' AND meta->>'turn_id' IS NULL AND payload->>'name' IN ('loop.start', 'command') THEN 1 ELSE 0 END) AS legacy_turns,
+  (array_agg(date ORDER BY id DESC))[1] AS last_date
+FROM bub_tape_entries GROUP BY tape`;
+
+interface EntryRow {
+  id: string;
+  kind: string;
+  payload: unknown;
+  meta: unknown;
+  date: string;
+}
+
+/** The store over a connection pool; the schema is migrated before the first query. */
+export function openPostgresTapeStore(options: PostgresTapeStoreOptions): PostgresTapeStore {
+  const { url } = options;
+  const database = describeDatabaseUrl(url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    application_name: "bub",
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+  });
+  // An idle connection the server drops (restart, failover) must not crash the process.
+  pool.on("error", (error) => log.warn(`tape.postgres_connection_lost database=${database} reason=${postgresError(error, url).message}`));
+  const recorded = new Set<string>();
+  let ready: Promise<void> | null = null;
+  let closed = false;
+
+  function prepare(): Promise<void> {
+    ready ??= (async () => {
+      const client = await pool.connect();
+      try {
+        const applied = await migrate(client);
+        if (applied.length > 0) log.info(`tape.postgres_migrated database=${database} versions=${applied.join(",")}`);
+      } finally {
+        client.release();
+      }
+    })().catch((error: unknown) => {
+      ready = null; // the next call tries again
+      throw error;
+    });
+    return ready;
+  }
+
+  async function query<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
+    try {
+      await prepare();
+      return (await pool.query<R>(sql, values)).rows;
+    } catch (error) {
+      throw postgresError(error, url);
+    }
+  }
+
+  async function anchorId(tape: string, name: string | null, after = 0, first = false): Promise<number | undefined> {
+    const where = name === null ? "kind = 'anchor'" : "anchor_name = $3";
+    const sql = `SELECT id FROM bub_tape_entries WHERE tape = $1 AND ${where} AND id > $2 ORDER BY id ${first ? "ASC" : "DESC"} LIMIT 1`;
+    const rows = await query<{ id: string }>(sql, name === null ? [tape, after] : [tape, after, name]);
+    return rows[0] === undefined ? undefined : Number(rows[0].id);
+  }
+
+  function toEntry(row: EntryRow): TapeEntry | undefined {
+    const entry = decodeEntry({ id: Number(row.id), kind: row.kind, payload: row.payload, meta: row.meta, date: row.date });
+    if (typeof entry === "string") {
+      log.warn(`tape.row_skipped database=${database} id=${row.id} reason=${entry}`);
+      return undefined;
+    }
+    return entry;
+  }
+
+  async function fetch(query_: TapeQuery): Promise<TapeEntry[]> {
+    const slice = anchorSliceOf(query_);
+    const filter = compileFilter(query_);
+    let lower = 0;
+    let upper = Number.MAX_SAFE_INTEGER;
+    if (slice.mode === "last") {
+      const id = await anchorId(query_.tape, null);
+      if (id === undefined) throw noAnchorsFound();
+      lower = id;
+    } else if (slice.mode === "after") {
+      const id = await anchorId(query_.tape, slice.name);
+      if (id === undefined) throw anchorNotFound(slice.name);
+      lower = id;
+    } else if (slice.mode === "between") {
+      const start = await anchorId(query_.tape, slice.start);
+      if (start === undefined) throw anchorNotFound(slice.start);
+      const end = await anchorId(query_.tape, slice.end, start, true);
+      if (end === undefined) throw anchorNotFound(slice.end);
+      lower = start;
+      upper = end;
+    }
+    const limit = filter.limit ?? Infinity;
+    if (limit === 0) return [];
+    const kinds = query_.kinds && query_.kinds.length > 0 ? [...new Set(query_.kinds)] : null;
+    const order = filter.newestFirst ? "DESC" : "ASC";
+    const sql = `SELECT id, kind, payload, meta, date FROM bub_tape_entries WHERE tape = $1 AND id > $2 AND id < $3${kinds ? " AND kind = ANY($5)" : ""} ORDER BY id ${order} LIMIT $4`;
+    const found: TapeEntry[] = [];
+    for (;;) {
+      // Without filters the limit is the page; with them, pages until enough entries match.
+      const page = filter.passAll && limit < PAGE ? limit : PAGE;
+      const rows = await query<EntryRow>(sql, kinds ? [query_.tape, lower, upper, page, kinds] : [query_.tape, lower, upper, page]);
+      for (const row of rows) {
+        const entry = toEntry(row);
+        if (entry && filter.matches(entry)) found.push(entry);
+        if (found.length >= limit) return found;
+      }
+      if (rows.length < page) return found;
+      const last = Number(rows[rows.length - 1]!.id);
+      if (filter.newestFirst) upper = last;
+      else lower = last;
+    }
+  }
+
+  async function appendRows(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
+    if (batch.length === 0) return [];
+    const values = batch.map((entry) => encodeEntryBody(prepareEntry(entry)).value);
+    const columns: string[][] = [[], [], [], [], []];
+    for (const value of values) {
+      columns[0]!.push(value.kind);
+      columns[1]!.push((value.kind === "anchor" && typeof value.payload.name === "string" ? value.payload.name : null) as string);
+      columns[2]!.push(JSON.stringify(value.payload));
+      columns[3]!.push(JSON.stringify(value.meta));
+      columns[4]!.push(value.date);
+    }
+    const rows = await query<{ id: string }>(APPEND_SQL, [tape, values.length, ...columns]);
+    const first = rows.reduce((lowest, row) => Math.min(lowest, Number(row.id)), Infinity);
+    return values.map((value, index) => ({ id: first + index, ...value }));
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    await pool.end();
+  }
+
+  return {
+    database,
+    async listTapes() {
+      const rows = await query<{ name: string }>("SELECT name FROM bub_tapes");
+      return rows.map((row) => row.name).filter((name) => !isSidecarTapeName(name)).sort();
+    },
+    fetchAll: fetch,
+    async append(tape, entry) {
+      return (await appendRows(tape, [entry]))[0]!;
+    },
+    appendBatch: appendRows,
+    async reset(tape) {
+      // One statement: both deletes commit together.
+      await query("WITH gone AS (DELETE FROM bub_tape_entries WHERE tape = $1) DELETE FROM bub_tapes WHERE name = $1", [tape]);
+    },
+    async recordTapeName(record: TapeNameRecord) {
+      if (recorded.has(record.tape)) return;
+      await query("INSERT INTO bub_tape_names (tape, session_id, workspace, date) VALUES ($1, $2, $3, $4) ON CONFLICT (tape) DO NOTHING", [
+        record.tape,
+        record.sessionId,
+        record.workspace,
+        utcNow(),
+      ]);
+      recorded.add(record.tape);
+    },
+    async tapeNames() {
+      const rows = await query<{ tape: string; session_id: string; workspace: string }>("SELECT tape, session_id, workspace FROM bub_tape_names");
+      return rows
+        .map((row) => ({ tape: row.tape, sessionId: row.session_id, workspace: row.workspace }))
+        .sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0));
+    },
+    async tapeStats(): Promise<TapeStats[]> {
+      type Row = { tape: string; entries: string; bytes: string; turn_ids: string; legacy_turns: string; last_date: string | null };
+      const rows = await query<Row>(STATS_SQL);
+      return rows
+        .filter((row) => !isSidecarTapeName(row.tape))
+        .sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0))
+        .map((row) => ({
+          tape: row.tape,
+          entries: Number(row.entries),
+          turns: Number(row.turn_ids) + Number(row.legacy_turns),
+          lastDate: row.last_date,
+          bytes: Number(row.bytes),
+        }));
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

@@ -1,0 +1,165 @@
+// The PostgreSQL tape store beyond the shared contract: two pools writing one tape, schema
+// migrations run by processes that start together, the name index and stats, forks, long
+// tapes read in pages, errors without the password, and `pg` loaded only when used.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
+import { entries } from "../../src/tape/entry.ts";
+import { forkTape } from "../../src/tape/fork.ts";
+import { createPostgresTapeStore } from "../../src/tape/postgres/lazy-store.ts";
+import { migrate, SCHEMA_VERSION } from "../../src/tape/postgres/schema.ts";
+import { createTape } from "../../src/tape/tape.ts";
+import { freePort, usePostgres } from "../support/postgres.ts";
+import { bubError, tempDir } from "./support/helpers.ts";
+import { freshSchemaUrl } from "./support/postgres-store.ts";
+
+const postgres = usePostgres();
+const TAPE = "ws__session";
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+async function freshUrl(): Promise<string> {
+  return freshSchemaUrl(await postgres());
+}
+
+describe("PostgreSQL tape store", () => {
+  it("keeps ids unique and increasing when two pools append to one tape at once", async () => {
+    const url = await freshUrl();
+    await using first = createPostgresTapeStore({ url, maxConnections: 4 });
+    await using second = createPostgresTapeStore({ url, maxConnections: 4 });
+    const writes = Array.from({ length: 200 }, (_, index) =>
+      index % 3 === 0 ? (index % 2 ? first : second).appendBatch(TAPE, [entries.event(`b${index}a`), entries.event(`b${index}b`)]) : (index % 2 ? first : second).append(TAPE, entries.event(`e${index}`)),
+    );
+    const stored = (await Promise.all(writes)).flat();
+    const all = await first.fetchAll({ tape: TAPE });
+    assert.equal(all.length, stored.length);
+    assert.deepEqual(all.map((entry) => entry.id), Array.from({ length: all.length }, (_, index) => index + 1));
+    // What each writer was told matches what is stored, and a batch got consecutive ids.
+    const byId = new Map(all.map((entry) => [entry.id, entry.payload.name]));
+    for (const entry of stored) assert.equal(byId.get(entry.id), entry.payload.name);
+    const batchA = stored.find((entry) => entry.payload.name === "b0a")!;
+    assert.equal(byId.get(batchA.id + 1), "b0b");
+  });
+
+  it("migrates once when several processes start together, and again does nothing", async () => {
+    const url = await freshUrl();
+    const clients = Array.from({ length: 4 }, () => new pg.Client({ connectionString: url }));
+    await Promise.all(clients.map((client) => client.connect()));
+    try {
+      const applied = await Promise.all(clients.map((client) => migrate(client)));
+      assert.deepEqual(applied.filter((versions) => versions.length > 0), [Array.from({ length: SCHEMA_VERSION }, (_, index) => index + 1)]);
+      assert.deepEqual(await migrate(clients[0]!), []);
+      const { rows } = await clients[0]!.query("SELECT version FROM bub_schema_migrations ORDER BY version");
+      assert.deepEqual(rows.map((row: { version: number }) => row.version), Array.from({ length: SCHEMA_VERSION }, (_, index) => index + 1));
+      // Stores opened together on a fresh schema migrate it safely on their first calls.
+      const other = await freshUrl();
+      const stores = Array.from({ length: 3 }, () => createPostgresTapeStore({ url: other }));
+      await Promise.all(stores.map((store, index) => store.append(TAPE, entries.event(`s${index}`))));
+      assert.equal((await stores[0]!.fetchAll({ tape: TAPE })).length, 3);
+      await Promise.all(stores.map((store) => store.close()));
+      // A database migrated by a newer Bub is refused with what to do.
+      await clients[0]!.query("INSERT INTO bub_schema_migrations (version, name) VALUES ($1, 'from the future')", [SCHEMA_VERSION + 1]);
+      await assert.rejects(migrate(clients[0]!), bubError("config", /newer than this Bub knows .*: upgrade Bub/));
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+  });
+
+  it("keeps the name index and answers stats from one query", async () => {
+    await using store = createPostgresTapeStore({ url: await freshUrl() });
+    const batch = [
+      entries.event("loop.start", {}, { turn_id: "t1" }),
+      entries.message({ role: "user", content: "hi" }, { turn_id: "t1" }),
+      entries.event("command", { line: ",help" }),
+      entries.event("loop.start", {}, { turn_id: "t2" }),
+    ];
+    const single = entries.event("x");
+    const storedB = await store.appendBatch("b__s", batch.map((entry, index) => ({ ...entry, date: `2026-01-02T03:04:0${index}.000000+00:00` })));
+    const storedA = await store.appendBatch("a__s", [{ ...single, date: "2026-01-03T00:00:00.000000+00:00" }]);
+    await store.append("a__s__sidecar__spill", entries.event("spilled"));
+    // bytes: the JSON text of each row's payload and meta, plus its kind and date
+    const bytes = (list: TapeEntry[]) => list.reduce((sum, entry) => sum + [JSON.stringify(entry.payload), JSON.stringify(entry.meta), entry.kind, entry.date].reduce((n, text) => n + Buffer.byteLength(text), 0), 0);
+    assert.deepEqual(await store.tapeStats(), [
+      { tape: "a__s", entries: 1, turns: 0, lastDate: "2026-01-03T00:00:00.000000+00:00", bytes: bytes(storedA) },
+      { tape: "b__s", entries: 4, turns: 3, lastDate: "2026-01-02T03:04:03.000000+00:00", bytes: bytes(storedB) },
+    ]);
+    await store.recordTapeName({ tape: "b__s", sessionId: "telegram:42", workspace: "/srv/bot" });
+    await store.recordTapeName({ tape: "b__s", sessionId: "other", workspace: "/other" });
+    await store.recordTapeName({ tape: "a__s", sessionId: "cli", workspace: "/srv/bot" });
+    assert.deepEqual(await store.tapeNames(), [
+      { tape: "a__s", sessionId: "cli", workspace: "/srv/bot" },
+      { tape: "b__s", sessionId: "telegram:42", workspace: "/srv/bot" },
+    ]);
+  });
+
+  it("merges a fork's entries, sidecars included, with fresh ids", async () => {
+    await using store = createPostgresTapeStore({ url: await freshUrl() });
+    await store.appendBatch(TAPE, [entries.anchor("session/start"), entries.event("before")]);
+    const tape = createTape({ name: TAPE, store, archivePath: "/unused", sidecars: [{ name: "spill" }] });
+    const fork = forkTape(tape);
+    await fork.tape.appendEvent("in-fork", { n: 1 });
+    await fork.store.append(`${TAPE}__sidecar__spill`, entries.event("chunk"));
+    await store.append(TAPE, entries.event("meanwhile"));
+    assert.equal(await fork.merge(), 2);
+    const names = (await store.fetchAll({ tape: TAPE })).map((entry) => [entry.id, entry.payload.name]);
+    assert.deepEqual(names, [[1, "session/start"], [2, "before"], [3, "meanwhile"], [4, "in-fork"]]);
+    assert.equal((await store.fetchAll({ tape: `${TAPE}__sidecar__spill` })).length, 1);
+    assert.deepEqual(await store.listTapes(), [TAPE]);
+  });
+
+  it("reads long tapes in pages: whole, after the last anchor, and text searches with a limit", async () => {
+    await using store = createPostgresTapeStore({ url: await freshUrl() });
+    const many = Array.from({ length: 5_000 }, (_, index) => (index === 4_000 ? entries.anchor("late") : entries.event(`e${index}`, { even: index % 2 === 0 })));
+    await store.appendBatch(TAPE, many);
+    const all = await store.fetchAll({ tape: TAPE });
+    assert.equal(all.length, 5_000);
+    assert.ok(all.every((entry, index) => entry.id === index + 1));
+    assert.equal((await store.fetchAll({ tape: TAPE, lastAnchor: true })).length, 999);
+    assert.deepEqual((await store.fetchAll({ tape: TAPE, text: '"e1', limit: 3 })).map((entry) => entry.payload.name), ["e1999", "e1998", "e1997"]);
+    assert.equal((await store.fetchAll({ tape: TAPE, text: '"even": true' })).length, 2_499); // e4000 is the anchor
+    assert.deepEqual((await store.fetchAll({ tape: TAPE, kinds: ["anchor"] })).map((entry) => entry.id), [4_001]);
+  });
+
+  it("fails with one line that names the server, never the password", async () => {
+    const server = await postgres();
+    const password = new URL(server.url()).password;
+    await using wrong = createPostgresTapeStore({ url: server.url().replace(password, "not-the-password-123") });
+    await assert.rejects(wrong.listTapes(), (error: Error) => {
+      assert.match(error.message, /^PostgreSQL at 127\.0\.0\.1:\d+\/postgres refused the tape store \(.*\): fix the user, password or database in BUB_DATABASE_URL/);
+      assert.doesNotMatch(error.message, /not-the-password-123/);
+      return bubError("config", /./)(error);
+    });
+    const port = await freePort();
+    await using down = createPostgresTapeStore({ url: `postgres://bub:hidden-password-1@127.0.0.1:${port}/bub` });
+    await assert.rejects(down.append(TAPE, entries.event("x")), (error: Error) => {
+      assert.equal(error.message.split("\n").length, 1);
+      assert.doesNotMatch(error.message, /hidden-password-1/);
+      return bubError("temporary", new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${port}/bub is unreachable or busy .*: start it, or check BUB_DATABASE_URL, then retry\\.$`))(error);
+    });
+    const closed = createPostgresTapeStore({ url: server.url() });
+    await closed.close();
+    await assert.rejects(closed.listTapes(), bubError("invalid_input", /is closed/));
+  });
+
+  it("loads pg only when a PostgreSQL store is used", () => {
+    const script = `
+      import { registerHooks } from "node:module";
+      const loaded = [];
+      registerHooks({ resolve(specifier, context, next) { if (specifier === "pg") loaded.push(specifier); return next(specifier, context); } });
+      const { createTapeStoreFromSettings } = await import("./src/tape/store-from-settings.ts");
+      const home = process.env.HOME_DIR;
+      await createTapeStoreFromSettings({ home }).listTapes();
+      await createTapeStoreFromSettings({ kind: "sqlite", home }).close();
+      const postgres = createTapeStoreFromSettings({ kind: "postgres", home, databaseUrl: process.env.URL });
+      const before = loaded.length;
+      await postgres.listTapes();
+      await postgres.close();
+      console.log(JSON.stringify({ before, after: loaded.length }));`;
+    return postgres().then(async (server) => {
+      const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, env: { ...process.env, HOME_DIR: tempDir("pg-lazy"), URL: await freshSchemaUrl(server) }, encoding: "utf8" });
+      assert.deepEqual(JSON.parse(out.trim().split("\n").pop()!), { before: 0, after: 1 });
+    });
+  });
+});
