@@ -2,12 +2,15 @@
 // (@sparticuz/chromium driven by playwright-core): the time from navigation start until the
 // page has loaded and rendered (loadEventEnd of the Navigation Timing entry, after the next
 // animation frame), the server's time to answer, and the HTML's size. "paged" is what bub ui
-// serves (the newest 250 entries, older ones by link); "whole" renders all 10,000 at once, the
-// cost paging avoids.
+// serves (the newest 250 entries, older ones by link), from the file and the SQLite store;
+// "whole tape" renders all 10,000 at once, the cost paging avoids.
 // Run: node bench/ui/session-page.ts [entries] [rounds]
 import chromium from "@sparticuz/chromium";
-import { chromium as playwright } from "playwright-core";
+import { chromium as playwright, type Browser } from "playwright-core";
+import type { TapeStore } from "../../src/kernel/tape-contract.ts";
+import { entries } from "../../src/tape/entry.ts";
 import { createFileTapeStore } from "../../src/tape/file-store.ts";
+import { createSqliteTapeStore } from "../../src/tape/sqlite-store.ts";
 import { startUiServer } from "../../src/ui/server.ts";
 import { turnEntries } from "../../test/ui/support.ts";
 import { median, printTable, scratchDirectory } from "../tape/shape.ts";
@@ -16,57 +19,66 @@ const ENTRIES = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.argv[3] ?? 15);
 const TAPE = "0123456789abcdef__fedcba9876543210";
 
-const scratch = scratchDirectory("ui");
-const store = createFileTapeStore({ directory: scratch.path });
-let written = 0;
-for (let turn = 0; written < ENTRIES; turn++) {
-  const batch = turnEntries({
-    user: `question ${turn}: what changed in the build since yesterday?`,
-    answer: `Answer ${turn}: ${"the build got faster and the tests are green. ".repeat(4)}`,
-    tool: turn % 2 === 0 ? { name: "bash", arguments: JSON.stringify({ command: `git log -n ${turn % 7}` }), result: "commit abc\nAuthor: someone\n\n    perf: faster\n".repeat(3) } : undefined,
-  }).slice(0, ENTRIES - written);
-  await store.appendBatch(TAPE, batch);
-  written += batch.length;
+/** A session/start anchor, then turns (every other one with a tool call) up to ENTRIES entries. */
+async function fill(store: TapeStore): Promise<void> {
+  await store.append(TAPE, entries.anchor("session/start", { owner: "human" }));
+  for (let turn = 0, written = 1; written < ENTRIES; turn++) {
+    const batch = turnEntries({
+      user: `question ${turn}: what changed in the build since yesterday?`,
+      answer: `Answer ${turn}: ${"the build got faster and the tests are green. ".repeat(4)}`,
+      tool: turn % 2 === 0 ? { name: "bash", arguments: JSON.stringify({ command: `git log -n ${turn % 7}` }), result: "commit abc\nAuthor: someone\n\n    perf: faster\n".repeat(3) } : undefined,
+    }).slice(0, ENTRIES - written);
+    await store.appendBatch!(TAPE, batch);
+    written += batch.length;
+  }
 }
 
+async function measure(browser: Browser, store: TapeStore, pageSize: number): Promise<string[]> {
+  const server = await startUiServer({ store, port: 0, pageSize });
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(server.url);
+  const url = `http://127.0.0.1:${server.port}/s/${TAPE}`;
+  const cookie = { cookie: `bub_ui_${server.port}=${server.token}` };
+  const rendered: number[] = [];
+  const answered: number[] = [];
+  let bytes = 0;
+  for (let round = 0; round < ROUNDS + 2; round++) {
+    const started = performance.now();
+    bytes = (await (await fetch(url, { headers: cookie })).text()).length;
+    const serverMs = performance.now() - started;
+    await page.goto(url, { waitUntil: "load" });
+    // Evaluated in the page (a string, as this file is type-checked without the DOM types).
+    const loaded = await page.evaluate<number>(
+      `new Promise((resolve) => requestAnimationFrame(() => {
+        const navigation = performance.getEntriesByType("navigation")[0];
+        resolve(Math.max(navigation.loadEventEnd, performance.now()) - navigation.startTime);
+      }))`,
+    );
+    if (round < 2) continue; // warm-up
+    rendered.push(loaded);
+    answered.push(serverMs);
+  }
+  await page.close();
+  await server.close();
+  // The context stays open: this Chromium runs as one process, which ends with its last context.
+  return [`${(bytes / 1024).toFixed(0)} KiB`, `${median(answered).toFixed(0)} ms`, `${median(rendered).toFixed(0)} ms`, `${Math.max(...rendered).toFixed(0)} ms`];
+}
+
+const scratch = scratchDirectory("ui");
+const file = createFileTapeStore({ directory: scratch.path });
+const sqlite = createSqliteTapeStore({ path: `${scratch.path}/tapes.sqlite3` });
+await Promise.all([fill(file), fill(sqlite)]);
 const browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
 const rows: string[][] = [];
 try {
-  for (const [label, pageSize] of [["paged (bub ui)", 250], ["whole tape", ENTRIES]] as const) {
-    const server = await startUiServer({ store, port: 0, pageSize });
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(server.url);
-    const url = `http://127.0.0.1:${server.port}/s/${TAPE}`;
-    const cookie = { cookie: `bub_ui_${server.port}=${server.token}` };
-    const rendered: number[] = [];
-    const answered: number[] = [];
-    let bytes = 0;
-    for (let round = 0; round < ROUNDS + 2; round++) {
-      const started = performance.now();
-      bytes = (await (await fetch(url, { headers: cookie })).text()).length;
-      const serverMs = performance.now() - started;
-      await page.goto(url, { waitUntil: "load" });
-      // Evaluated in the page (a string, as this file is type-checked without the DOM types).
-      const loaded = await page.evaluate<number>(
-        `new Promise((resolve) => requestAnimationFrame(() => {
-          const navigation = performance.getEntriesByType("navigation")[0];
-          resolve(Math.max(navigation.loadEventEnd, performance.now()) - navigation.startTime);
-        }))`,
-      );
-      if (round < 2) continue; // warm-up
-      rendered.push(loaded);
-      answered.push(serverMs);
-    }
-    rows.push([label, `${(bytes / 1024).toFixed(0)} KiB`, `${median(answered).toFixed(0)} ms`, `${median(rendered).toFixed(0)} ms`, `${Math.max(...rendered).toFixed(0)} ms`]);
-    await page.close();
-    await server.close();
-    // The context stays open: this Chromium runs as one process, which ends with its last context.
-  }
+  rows.push(["paged (bub ui), file store", ...(await measure(browser, file, 250))]);
+  rows.push(["paged (bub ui), SQLite store", ...(await measure(browser, sqlite, 250))]);
+  rows.push(["whole tape on one page, file store", ...(await measure(browser, file, ENTRIES))]);
 } finally {
   await browser.close();
-  await store.close();
+  await Promise.all([file.close(), sqlite.close()]);
   scratch.remove();
 }
-console.log(`Session page of a ${ENTRIES.toLocaleString("en")}-entry tape (file store), ${ROUNDS} rounds after 2 warm-up`);
+console.log(`Session page of a ${ENTRIES.toLocaleString("en")}-entry tape, ${ROUNDS} rounds after 2 warm-up`);
 printTable(["page", "HTML", "server answer (median)", "rendered in browser (median)", "worst"], rows);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { join } from "node:path";
 import { createFileTapeStore, type FileTapeStore } from "../../src/tape/file-store.ts";
+import { createSqliteTapeStore } from "../../src/tape/sqlite-store.ts";
 import { entries } from "../../src/tape/entry.ts";
 import { createSpillSidecar } from "../../src/tape/spill.ts";
 import { createTape } from "../../src/tape/tape.ts";
@@ -164,6 +165,27 @@ describe("the web view (bub ui)", () => {
   });
 });
 
+describe("the web view on the SQLite store", () => {
+  it("lists and shows the sessions of a SQLite store the same way", async () => {
+    const dir = await tempDir("bub-ui-");
+    const store = createSqliteTapeStore({ path: join(dir.path, "tapes.sqlite3") });
+    await writeTurn(store, TAPE, { user: "hello from sqlite", tool: { name: "fs_read", arguments: "{}", result: "rows" }, answer: "stored in one file" });
+    const ui = createUiApp({ store, token: TOKEN, port: () => PORT });
+    try {
+      const request = (path: string) => ui.app.request(path, { headers: { ...host, cookie: `bub_ui_${PORT}=${TOKEN}` } });
+      assert.match(await (await request("/")).text(), /assistant: stored in one file/);
+      const page = await (await request(`/s/${TAPE}`)).text();
+      assert.match(page, /<pre class="content">hello from sqlite<\/pre>/);
+      assert.match(page, /<code>fs_read<\/code>/);
+      assert.match(await (await request("/search?q=SQLITE")).text(), new RegExp(`href="/s/${TAPE}\\?around=`));
+    } finally {
+      ui.close();
+      await store.close();
+      await dir.cleanup();
+    }
+  });
+});
+
 describe("bub ui's server", () => {
   it("listens on 127.0.0.1 and streams a new turn to a live session page", async () => {
     const dir = await tempDir("bub-ui-");
@@ -186,6 +208,29 @@ describe("bub ui's server", () => {
       assert.equal(update.from, 2);
       assert.equal(update.last, (await store.fetchAll({ tape: TAPE })).at(-1)!.id);
       assert.match(update.html, /<section class="turn" data-from="\d+"/);
+      await reader.cancel();
+    } finally {
+      await server.close();
+      await store.close();
+      await dir.cleanup();
+    }
+  });
+
+  it("sends the sessions list again when a session is added", async () => {
+    const dir = await tempDir("bub-ui-");
+    const store = createFileTapeStore({ directory: join(dir.path, "tapes") });
+    await writeTurn(store, TAPE, { user: "first", answer: "one" });
+    const server = await startUiServer({ store, port: 0, pollMs: 50 });
+    try {
+      const events = await fetch(`http://127.0.0.1:${server.port}/events`, { headers: { cookie: `bub_ui_${server.port}=${server.token}` } });
+      const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      while (!text.includes("event: sessions")) text += (await reader.read()).value ?? "";
+      assert.doesNotMatch(text, new RegExp(OTHER));
+      await writeTurn(store, OTHER, { user: "a new chat", answer: "hello there" });
+      while (!text.includes(OTHER)) text += (await reader.read()).value ?? "";
+      const last = JSON.parse(text.trimEnd().split("\n").filter((line) => line.startsWith("data: ")).at(-1)!.slice(6)) as { html: string };
+      assert.match(last.html, /assistant: hello there/);
       await reader.cancel();
     } finally {
       await server.close();
