@@ -37,6 +37,29 @@ describe("TypeScript plugins in any folder", () => {
   });
 });
 
+describe("an installed .ts plugin (inside node_modules, loaded through jiti)", () => {
+  it("gets the host's zod when it has none of its own", async () => {
+    const dir = await tempDir();
+    try {
+      const project = join(dir.path, "project");
+      const pkg = join(project, "node_modules", "bub-plugin-shape");
+      await mkdir(pkg, { recursive: true });
+      await writeFile(join(project, "package.json"), JSON.stringify({ name: "bub-project", dependencies: { "bub-plugin-shape": "1.0.0" } }));
+      await writeFile(join(pkg, "package.json"), JSON.stringify({ name: "bub-plugin-shape", type: "module", bub: { plugins: { shape: "./index.ts" } } }));
+      await writeFile(join(pkg, "index.ts"), `import { z } from "zod";
+const Level = z.enum(["low", "high"]);
+export default { name: "shape", loadState: (): Record<string, unknown> => ({ level: Level.parse("high") }) };
+`);
+      const bub = await createBub({ workspace: dir.path, home: join(dir.path, "home"), env: { BUB_PROJECT: project } });
+      const status = bub.pluginStatus.find((entry) => entry.name === "shape");
+      assert.equal(status?.ok, true, String(status?.error));
+      assert.deepEqual(await bub.runtime.callMany("loadState", { message: {}, sessionId: "s" }).then((answers) => answers[0]), { level: "high" });
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
+
 describe("plugin load failures", () => {
   it("rejects a listed plugin whose own name is taken, names both sources, and undoes the tools its factory registered", async () => {
     const dir = await tempDir();
