@@ -17,7 +17,7 @@ import { RunTimes } from "./timing.ts";
 const log = createLogger("bub:schedule");
 
 /** Most runs fired in one go before the event loop gets a turn. */
-const FIRE_BATCH = 32;
+const FIRE_BATCH = 100;
 
 /** What to do with runs missed while the gateway was down (`BUB_SCHEDULE_MISSED`). */
 export type MissedPolicy = "run_once" | "skip";
