@@ -40,12 +40,12 @@ function scopeOf(ids: Correlation): Scope {
  * not take that call's ids).
  */
 function nested(ids: Correlation, outer: Correlation | undefined): Correlation {
-  if (!outer || (ids.turnId && ids.turnId !== outer.turnId)) return ids;
-  return {
-    turnId: ids.turnId || outer.turnId,
-    modelCallId: ids.modelCallId || outer.modelCallId,
-    toolCallId: ids.toolCallId || outer.toolCallId,
-  };
+  const merged = !outer || (ids.turnId && ids.turnId !== outer.turnId) ? ids : { turnId: ids.turnId || outer.turnId, modelCallId: ids.modelCallId || outer.modelCallId, toolCallId: ids.toolCallId || outer.toolCallId };
+  const found: { -readonly [K in keyof Correlation]: Correlation[K] } = {};
+  if (merged.turnId) found.turnId = merged.turnId;
+  if (merged.modelCallId) found.modelCallId = merged.modelCallId;
+  if (merged.toolCallId) found.toolCallId = merged.toolCallId;
+  return found;
 }
 
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
