@@ -15,6 +15,7 @@ import { registerOnboardCommand } from "./onboard.ts";
 import { registerGatewayCommand } from "./gateway.ts";
 import { registerTrustCommand } from "./trust.ts";
 import { registerModelsCommand } from "./models.ts";
+import { registerTapeCommand } from "./tape.ts";
 import { registerLoginCommand, registerLogoutCommand } from "./login.ts";
 import { registerUiCommand } from "./ui.ts";
 import { registerMcpCommand } from "./mcp.ts";
@@ -33,6 +34,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   hooks: registerHooksCommand,
   trust: registerTrustCommand,
   models: registerModelsCommand,
+  tape: registerTapeCommand,
   login: registerLoginCommand,
   logout: registerLogoutCommand,
   ui: registerUiCommand,
