@@ -8,7 +8,8 @@ import type { SettingsStore } from "./settings-contract.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
 import type { TapeStore } from "./tape-contract.ts";
 import { isAdmitDecision, type AdmitDecision, type ChannelRouter, type SteeringInbox, type TurnResult, type TurnSnapshot, type TurnState } from "./types.ts";
-import type { BubPlugin, HookArgs } from "./hooks.ts";
+import type { HookArgs } from "./hooks.ts";
+import { instantiatePlugin, type PluginExport, type PluginOrigin, type PluginStatus } from "./plugin-export.ts";
 
 const log = createLogger("bub:framework");
 
@@ -29,25 +30,7 @@ export interface BubFrameworkOptions {
 /** Wraps one whole turn (see {@link BubFramework.wrapTurns}): `turn` runs the pipeline. */
 export type TurnWrapper = (inbound: Envelope, turn: () => Promise<TurnResult>) => Promise<TurnResult>;
 
-/** Where a registered plugin came from, as `bub hooks` and `bub plugins` report it. */
-export type PluginOrigin = "builtin" | "project" | "workspace" | "config" | "manual";
-
-/** How one plugin fared while loading. */
-export interface PluginStatus {
-  readonly name: string;
-  readonly ok: boolean;
-  readonly source: PluginOrigin;
-  /** The file or package the plugin came from, when known. */
-  readonly from?: string;
-  readonly error?: Error;
-}
-
-/** A plugin object, or a factory (function or class) called with the framework. */
-export type PluginExport = BubPlugin | ((framework: BubFramework) => BubPlugin | Promise<BubPlugin>);
-
-function isClass(fn: Function): boolean {
-  return /^class[\s{]/.test(Function.prototype.toString.call(fn));
-}
+export type { PluginExport, PluginOrigin, PluginStatus } from "./plugin-export.ts";
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null) return false;
@@ -114,14 +97,7 @@ export class BubFramework {
   ): Promise<() => void> {
     const token = { name: name ?? options.fallbackName ?? `plugin-${this.runtime.plugins.length}` };
     this.#registering = token;
-    let made: unknown;
-    try {
-      made = typeof plugin !== "function" ? plugin : isClass(plugin) ? Reflect.construct(plugin, [this]) : await plugin(this);
-    } finally {
-      this.#registering = null;
-    }
-    if (typeof made !== "object" || made === null) throw new TypeError(`plugin factory returned ${made === null ? "null" : typeof made}, expected a plugin object`);
-    const instance = made as BubPlugin;
+    const instance = await instantiatePlugin(plugin, this).finally(() => (this.#registering = null));
     const pluginName = name ?? instance.name ?? options.fallbackName ?? `plugin-${this.runtime.plugins.length}`;
     token.name = pluginName;
     options.beforeRegister?.(pluginName);
