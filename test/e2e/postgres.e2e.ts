@@ -1,7 +1,7 @@
 /**
  * The installed package keeping its tapes in PostgreSQL: `bub run` with
  * `BUB_TAPE_STORE=postgres` writes its turn to the database, a second run in the same session
- * sees the first in its context, and a wrong password fails in one line that does not show it.
+ * sees the first in its context, `bub tape list` finds the session, and a wrong password fails in one line that does not show it.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -53,6 +53,12 @@ describe("tapes in PostgreSQL (installed package)", () => {
     } finally {
       await client.end();
     }
+
+    // bub tape list reads the name index and stats from PostgreSQL
+    const list = await runBub(["tape", "list", "--json"], { home: home.path, env });
+    assert.equal(list.code, 0, list.stderr);
+    const sessions = JSON.parse(list.stdout) as Record<string, unknown>[];
+    assert.deepEqual(sessions.map((row) => [row.session_id, row.turns]), [["cli:local", 2]]);
   });
 
   it("a wrong password fails in one line that names the server but not the password", async () => {

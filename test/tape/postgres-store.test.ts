@@ -12,6 +12,7 @@ import { forkTape } from "../../src/tape/fork.ts";
 import { createPostgresTapeStore } from "../../src/tape/postgres/lazy-store.ts";
 import { migrate, SCHEMA_VERSION } from "../../src/tape/postgres/schema.ts";
 import { createTape } from "../../src/tape/tape.ts";
+import { createTapes, resolveWorkspace } from "../../src/tape/tapes.ts";
 import { freePort, usePostgres } from "../support/postgres.ts";
 import { bubError, tempDir } from "./support/helpers.ts";
 import { freshSchemaUrl } from "./support/postgres-store.ts";
@@ -92,6 +93,18 @@ describe("PostgreSQL tape store", () => {
       { tape: "a__s", sessionId: "cli", workspace: "/srv/bot" },
       { tape: "b__s", sessionId: "telegram:42", workspace: "/srv/bot" },
     ]);
+  });
+
+  it("learns a session tape when the tapes service first names it, and close waits for that write", async () => {
+    const url = await freshUrl();
+    const store = createPostgresTapeStore({ url });
+    const workspace = tempDir("pg-workspace");
+    const tapes = createTapes({ store, archivePath: tempDir("pg-archive") });
+    const tape = tapes.sessionTape("telegram:7", workspace);
+    tapes.sessionTape("temp/abc", workspace);
+    await store.close(); // the record is written in the background: close lets it finish
+    await using reader = createPostgresTapeStore({ url });
+    assert.deepEqual(await reader.tapeNames(), [{ tape: tape.name, sessionId: "telegram:7", workspace: resolveWorkspace(workspace) }]);
   });
 
   it("merges a fork's entries, sidecars included, with fresh ids", async () => {

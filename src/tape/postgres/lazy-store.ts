@@ -4,7 +4,7 @@
  * importing it costs nothing and file or SQLite users never load `pg`.
  */
 import { BubError } from "../../kernel/errors.ts";
-import type { NewTapeEntry, TapeEntry, TapeStore } from "../../kernel/tape-contract.ts";
+import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeStats, TapeStore } from "../../kernel/tape-contract.ts";
 import { describeDatabaseUrl } from "./errors.ts";
 
 /** Options of {@link createPostgresTapeStore}. */
@@ -15,22 +15,6 @@ export interface PostgresTapeStoreOptions {
   maxConnections?: number;
   /** How long to wait for a connection before failing (default 10,000 ms). */
   connectTimeoutMs?: number;
-}
-
-/** One row of the name index: the session and workspace a session tape belongs to. */
-export interface TapeNameRecord {
-  readonly tape: string;
-  readonly sessionId: string;
-  readonly workspace: string;
-}
-
-/** What `bub tape list` shows of one session tape. */
-export interface TapeStats {
-  readonly tape: string;
-  readonly entries: number;
-  readonly turns: number;
-  readonly lastDate: string | null;
-  readonly bytes: number | null;
 }
 
 /** The PostgreSQL store: a {@link TapeStore} with batch appends, the name index, stats and a `close`. */
@@ -82,6 +66,8 @@ export function createPostgresTapeStore(options: PostgresTapeStoreOptions): Post
   const database = describeDatabaseUrl(settings.url);
   let loading: Promise<PostgresTapeStore> | null = null;
   let closed = false;
+  /** Calls under way: `close` lets them finish (the tapes service records names in the background). */
+  const pending = new Set<Promise<unknown>>();
   const store = (): Promise<PostgresTapeStore> => {
     if (closed) return Promise.reject(new BubError("invalid_input", `The tape store for ${database} is closed: open a new one.`));
     loading ??= import("./store.ts").then(
@@ -93,21 +79,31 @@ export function createPostgresTapeStore(options: PostgresTapeStoreOptions): Post
     );
     return loading;
   };
+  const call = <T>(work: (real: PostgresTapeStore) => Promise<T>): Promise<T> => {
+    const running = store().then(work);
+    pending.add(running);
+    void running.then(
+      () => pending.delete(running),
+      () => pending.delete(running),
+    );
+    return running;
+  };
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    await Promise.allSettled([...pending]);
     if (loading) await (await loading.catch(() => null))?.close();
   };
   return {
     database,
-    listTapes: async () => (await store()).listTapes(),
-    fetchAll: async (query) => (await store()).fetchAll(query),
-    append: async (tape, entry) => (await store()).append(tape, entry),
-    appendBatch: async (tape, entries) => (await store()).appendBatch(tape, entries),
-    reset: async (tape) => (await store()).reset(tape),
-    recordTapeName: async (record) => (await store()).recordTapeName(record),
-    tapeNames: async () => (await store()).tapeNames(),
-    tapeStats: async () => (await store()).tapeStats(),
+    listTapes: () => call((real) => real.listTapes()),
+    fetchAll: (query) => call((real) => real.fetchAll(query)),
+    append: (tape, entry) => call((real) => real.append(tape, entry)),
+    appendBatch: (tape, entries) => call((real) => real.appendBatch(tape, entries)),
+    reset: (tape) => call((real) => real.reset(tape)),
+    recordTapeName: (record) => call((real) => real.recordTapeName(record)),
+    tapeNames: () => call((real) => real.tapeNames()),
+    tapeStats: () => call((real) => real.tapeStats()),
     close,
     [Symbol.asyncDispose]: close,
   };

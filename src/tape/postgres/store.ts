@@ -4,13 +4,13 @@
  */
 import pg from "pg";
 import { createLogger } from "../../kernel/log.ts";
-import type { NewTapeEntry, TapeEntry, TapeQuery } from "../../kernel/tape-contract.ts";
+import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } from "../../kernel/tape-contract.ts";
 import { utcNow } from "../date.ts";
 import { decodeEntry, encodeEntryBody, prepareEntry } from "../entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "../query-engine.ts";
 import { isSidecarTapeName } from "../sidecar.ts";
 import { describeDatabaseUrl, postgresError } from "./errors.ts";
-import type { PostgresTapeStore, PostgresTapeStoreOptions, TapeNameRecord, TapeStats } from "./lazy-store.ts";
+import type { PostgresTapeStore, PostgresTapeStoreOptions } from "./lazy-store.ts";
 import { migrate } from "./schema.ts";
 
 const log = createLogger("bub:tape");
