@@ -5,12 +5,12 @@
  */
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
+import type { TapeEntry, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { UI_CSS, UI_JS } from "./assets.ts";
 import { requireToken } from "./auth.ts";
 import { createChangeWatch } from "./live.ts";
 import { messagePage, searchPage, sessionPage, sessionRows, sessionsPage } from "./pages.ts";
-import { lastEntryId, listSessions, searchTapes, storeSessionNames, type SessionNames } from "./sessions.ts";
+import { lastEntryId, searchTapes, sessionStats, storeSessionNames, summarise, type SessionNames } from "./sessions.ts";
 import { readSpill } from "./spill.ts";
 import { lastBlockStart, renderTimeline } from "./timeline.ts";
 import { pageStart } from "./turns.ts";
@@ -100,19 +100,25 @@ export function createUiApp(options: UiAppOptions): UiApp {
   app.get("/assets/ui.js", (context) => context.body(UI_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
 
   app.get("/", async (context) => {
-    const sessions = await listSessions(store, names);
-    const pages = Math.max(1, Math.ceil(sessions.length / SESSIONS_PER_PAGE));
+    const stats = await sessionStats(store);
+    const pages = Math.max(1, Math.ceil(stats.length / SESSIONS_PER_PAGE));
     const page = Math.min(pages, Math.max(1, positive(context.req.query("page")) ?? 1));
-    const shown = sessions.slice((page - 1) * SESSIONS_PER_PAGE, page * SESSIONS_PER_PAGE);
-    return context.html(sessionsPage(shown, page, pages, sessions.length).value);
+    const shown = await summarise(store, stats.slice((page - 1) * SESSIONS_PER_PAGE, page * SESSIONS_PER_PAGE), names);
+    return context.html(sessionsPage(shown, page, pages, stats.length).value);
   });
 
   app.get("/events", (context) =>
     streamSSE(context, async (stream) => {
-      const read = async () => JSON.stringify((await listSessions(store, names)).slice(0, SESSIONS_PER_PAGE));
+      // The stats of the first page are the fingerprint; the rows' last messages are read only when it changes.
+      const read = async () => JSON.stringify((await sessionStats(store)).slice(0, SESSIONS_PER_PAGE));
+      let sending = Promise.resolve();
       const stop = watch.subscribe("sessions", read, null, (fingerprint) => {
-        const sessions = JSON.parse(fingerprint) as Parameters<typeof sessionRows>[0];
-        void stream.writeSSE({ event: "sessions", data: JSON.stringify({ html: sessionRows(sessions).value }) });
+        sending = sending
+          .then(async () => {
+            const rows = await summarise(store, JSON.parse(fingerprint) as TapeStats[], names);
+            await stream.writeSSE({ event: "sessions", data: JSON.stringify({ html: sessionRows(rows).value }) });
+          })
+          .catch(() => undefined);
       });
       await waitForAbort(stream, stop);
     }),
@@ -125,7 +131,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
     const { start, end } = pageRange(entries, pageSize, positive(context.req.query("before")), positive(context.req.query("around")));
     const shown = entries.slice(start, end);
     const newest = end === entries.length;
-    const name = names ? await names(tape) : null;
+    const name = names ? ((await names()).get(tape) ?? null) : null;
     const newerEnd = Math.min(entries.length, end + pageSize);
     const html = sessionPage({
       tape,

@@ -24,7 +24,8 @@ h1 code { font-size: 1.1rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: .85rem; color: var(--muted); font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td time { white-space: nowrap; }
 code, pre { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3rem 0; max-height: 40rem; overflow: auto; }
 .muted, time { color: var(--muted); font-size: .85rem; }

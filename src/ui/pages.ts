@@ -21,17 +21,25 @@ export function layout(title: string, body: Html, query = ""): Html {
 }
 
 /** Who a session is: its id and workspace when known, else the tape name. */
-function sessionTitle(summary: Pick<SessionSummary, "tape" | "name">): Html {
+function sessionTitle(summary: { tape: string; name: SessionSummary["name"] }): Html {
   if (!summary.name) return html`<code>${summary.tape}</code>`;
   return html`${summary.name.sessionId}${summary.name.workspace ? html` <span class="muted">${summary.name.workspace}</span>` : ""}`;
 }
 
+/** `2.1 KiB`, `3.4 MiB`. */
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null) return "";
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
 /** The rows of the sessions table. */
 export function sessionRows(sessions: readonly SessionSummary[]): Html {
-  if (sessions.length === 0) return html`<tr><td colspan="4">No session tapes yet: run <code>bub run</code>, <code>bub chat</code> or <code>bub gateway</code>.</td></tr>`;
+  if (sessions.length === 0) return html`<tr><td colspan="6">No session tapes yet: run <code>bub run</code>, <code>bub chat</code> or <code>bub gateway</code>.</td></tr>`;
   return html`${sessions.map(
     (session) =>
-      html`<tr><td><a href="${sessionPath(session.tape)}">${sessionTitle(session)}</a></td><td class="num">${session.entries}</td><td>${session.lastDate ? html`<time datetime="${session.lastDate}">${session.lastDate.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC")}</time>` : ""}</td><td>${session.preview ?? ""}</td></tr>`,
+      html`<tr><td><a href="${sessionPath(session.tape)}">${sessionTitle(session)}</a></td><td class="num">${session.turns}</td><td class="num">${session.entries}</td><td class="num">${formatBytes(session.bytes)}</td><td>${session.lastDate ? html`<time datetime="${session.lastDate}">${session.lastDate.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC")}</time>` : ""}</td><td>${session.preview ?? ""}</td></tr>`,
   )}`;
 }
 
@@ -46,7 +54,7 @@ export function sessionsPage(sessions: readonly SessionSummary[], page: number, 
     "Sessions",
     html`<h1>Sessions <span class="live" id="live" data-state="off">${live ? "connecting…" : ""}</span></h1>
 <p class="muted">${total} session tape${total === 1 ? "" : "s"}, the most recently active first.</p>
-<table id="sessions"${live ? html` data-live="${live}"` : ""}><caption class="visually-hidden">Session tapes</caption><thead><tr><th scope="col">Session</th><th scope="col">Entries</th><th scope="col">Last activity</th><th scope="col">Last message</th></tr></thead>
+<table id="sessions"${live ? html` data-live="${live}"` : ""}><caption class="visually-hidden">Session tapes</caption><thead><tr><th scope="col">Session</th><th scope="col">Turns</th><th scope="col">Entries</th><th scope="col">Size</th><th scope="col">Last activity</th><th scope="col">Last message</th></tr></thead>
 <tbody>${sessionRows(sessions)}</tbody></table>${pager}`,
   );
 }
@@ -54,7 +62,7 @@ export function sessionsPage(sessions: readonly SessionSummary[], page: number, 
 /** What the session page shows. */
 export interface SessionPageData {
   tape: string;
-  title: Pick<SessionSummary, "tape" | "name">;
+  title: { tape: string; name: SessionSummary["name"] };
   /** Entries on the tape. */
   total: number;
   /** The rendered timeline of this page's entries. */

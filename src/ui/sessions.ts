@@ -1,10 +1,12 @@
 /**
- * What the sessions list shows for each tape, read through the store contract only, so the
- * view works on any store (files, SQLite, a plugin's). The newest entries come from the
- * slice after the last anchor, which the built-in stores read without scanning the tape.
+ * What the sessions list shows, read through the store contract only, so the view works on
+ * any store: per-tape stats (`tapeStats`, which the built-in stores answer without decoding
+ * entries), session ids from the name index (`tapeNames`), and, for the rows shown, the
+ * newest message, read from the slice after the last anchor.
  */
 import { BubError } from "../kernel/errors.ts";
-import type { TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
+import type { TapeEntry, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
+import { tapeStatsOf } from "../tape/tape-stats.ts";
 
 /** Who a tape belongs to, when the store's name index knows it. */
 export interface SessionName {
@@ -12,50 +14,29 @@ export interface SessionName {
   workspace?: string | null;
 }
 
-/** Looks up the session of a tape name (tape names are hashes); null when unknown. */
-export type SessionNames = (tape: string) => Promise<SessionName | null>;
-
-/** A row of a store's name index (`TapeStore.tapeNames`, where the store keeps one). */
-interface NameRecord {
-  readonly tape: string;
-  readonly sessionId: string;
-  readonly workspace: string;
-}
-
-/**
- * Session ids from the store's name index, when the store keeps one (`tapeNames()`); read
- * again at most every `maxAgeMs`, since new sessions are indexed as they start. Null when the
- * store has no index: tapes are then shown by name.
- */
-export function storeSessionNames(store: TapeStore, maxAgeMs = 2000): SessionNames | null {
-  const withIndex = store as TapeStore & { tapeNames?: () => Promise<readonly NameRecord[]> };
-  if (typeof withIndex.tapeNames !== "function") return null;
-  let cached: { at: number; names: Promise<Map<string, NameRecord>> } | null = null;
-  return async (tape) => {
-    if (!cached || Date.now() - cached.at > maxAgeMs) {
-      const names = withIndex.tapeNames!().then((records) => new Map(records.map((record) => [record.tape, record])));
-      cached = { at: Date.now(), names };
-      names.catch(() => (cached = null));
-    }
-    const record = (await cached.names).get(tape);
-    return record ? { sessionId: record.sessionId, workspace: record.workspace } : null;
-  };
-}
+/** Reads the sessions of tape names (tape names are hashes): tape name → session. */
+export type SessionNames = () => Promise<ReadonlyMap<string, SessionName>>;
 
 /** One row of the sessions list. */
-export interface SessionSummary {
-  readonly tape: string;
+export interface SessionSummary extends TapeStats {
   readonly name: SessionName | null;
-  /** Entries on the tape (ids run from 1 without gaps). */
-  readonly entries: number;
-  /** Date of the newest entry. */
-  readonly lastDate: string | null;
   /** The newest message's text, on one line. */
   readonly preview: string | null;
 }
 
 function isNotFound(error: unknown): boolean {
   return BubError.isInstance(error) && error.kind === "not_found";
+}
+
+/**
+ * Session ids from the store's name index (`tapeNames`), read afresh for each page since
+ * sessions are indexed as they start; null when the store keeps no index (tapes are then
+ * shown by name).
+ */
+export function storeSessionNames(store: TapeStore): SessionNames | null {
+  if (!store.tapeNames) return null;
+  const read = store.tapeNames.bind(store);
+  return async () => new Map((await read()).map((record) => [record.tape, { sessionId: record.sessionId, workspace: record.workspace }]));
 }
 
 /**
@@ -91,26 +72,26 @@ function previewOf(entries: readonly TapeEntry[]): string | null {
   return null;
 }
 
-/** The summary of one tape. */
-export async function summariseTape(store: TapeStore, tape: string, names?: SessionNames): Promise<SessionSummary> {
-  const [newest, name] = await Promise.all([newestEntries(store, tape), names ? names(tape) : null]);
-  const last = newest.at(-1);
-  return { tape, name, entries: last?.id ?? 0, lastDate: last?.date ?? null, preview: previewOf(newest) };
+/** Stats of every session tape, the most recently active first. */
+export async function sessionStats(store: TapeStore): Promise<TapeStats[]> {
+  const stats = await tapeStatsOf(store);
+  return [...stats].sort((a, b) => (b.lastDate ?? "").localeCompare(a.lastDate ?? "") || a.tape.localeCompare(b.tape));
 }
 
-/** Summaries of every session tape, the most recently active first. */
-export async function listSessions(store: TapeStore, names?: SessionNames, concurrency = 16): Promise<SessionSummary[]> {
-  const tapes = await store.listTapes();
-  const summaries: SessionSummary[] = new Array(tapes.length);
+/** The rows for `stats`: each with its session name and newest message. */
+export async function summarise(store: TapeStore, stats: readonly TapeStats[], names?: SessionNames, concurrency = 16): Promise<SessionSummary[]> {
+  const rows: SessionSummary[] = new Array(stats.length);
+  const index = names ? await names() : null;
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < tapes.length) {
-      const index = next++;
-      summaries[index] = await summariseTape(store, tapes[index]!, names);
+    while (next < stats.length) {
+      const at = next++;
+      const tape = stats[at]!.tape;
+      rows[at] = { ...stats[at]!, name: index?.get(tape) ?? null, preview: previewOf(await newestEntries(store, tape)) };
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, tapes.length) }, worker));
-  return summaries.sort((a, b) => (b.lastDate ?? "").localeCompare(a.lastDate ?? "") || a.tape.localeCompare(b.tape));
+  await Promise.all(Array.from({ length: Math.min(concurrency, stats.length) }, worker));
+  return rows;
 }
 
 /** One search hit. */
@@ -119,7 +100,7 @@ export interface SearchHit {
   readonly entry: TapeEntry;
 }
 
-/** Entries of any session tape containing `text` (case-insensitive), newest first per tape, at most `limit` in all. */
+/** Entries of any session tape containing `text` (case-insensitive), newest first, at most `perTape` per tape and `limit` in all. */
 export async function searchTapes(store: TapeStore, text: string, limit = 200, perTape = 20): Promise<SearchHit[]> {
   const hits: SearchHit[] = [];
   for (const tape of await store.listTapes()) {

@@ -1,10 +1,10 @@
 /**
  * A tape read as a timeline: anchors are section breaks and the entries between them are
- * grouped into turns. A turn starts at a `loop.start` event (the agent loop of one inbound
- * message), a `command` event (a comma command) or where `meta.turn_id` changes; entries
- * before any turn form a block of their own.
+ * grouped into turns, which begin where `bub tape list` counts them (`src/tape/turns.ts`);
+ * entries before any turn form a block of their own.
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
+import { isLegacyTurnStart, turnIdOf, TurnTracker } from "../tape/turns.ts";
 
 /** Token counts summed over a turn's model calls (`run` events). */
 export interface TurnUsage {
@@ -19,10 +19,12 @@ export interface TurnBlock {
   /** Id of the first entry. */
   readonly from: number;
   readonly entries: TapeEntry[];
-  /** False for entries written outside the agent loop (or before the page's first turn start). */
-  readonly started: boolean;
-  /** `meta.turn_id` when the entries carry one. */
-  readonly turnId: string | null;
+  /**
+   * `turn`: where a turn begins; `continued`: more of a turn shown before (after an anchor,
+   * or when its entries reached the tape in two parts); `entries`: entries outside any turn,
+   * or before the page's first turn start.
+   */
+  readonly title: "turn" | "continued" | "entries";
 }
 
 /** An anchor: a section break. */
@@ -41,41 +43,37 @@ function eventName(entry: TapeEntry): unknown {
   return entry.kind === "event" ? entry.payload.name : undefined;
 }
 
-function turnIdOf(entry: TapeEntry): string | null {
-  const id = entry.meta.turn_id;
-  return typeof id === "string" && id !== "" ? id : null;
-}
-
-/** True when `entry` begins a new turn. */
-export function startsTurn(entry: TapeEntry, current: TurnBlock | null): boolean {
-  if (entry.kind === "anchor") return true;
-  if (eventName(entry) === "loop.start" || eventName(entry) === "command") return true;
-  const id = turnIdOf(entry);
-  return id !== null && current !== null && current.turnId !== null && id !== current.turnId;
-}
-
-/** The entries (oldest first) as anchors and turns. */
+/**
+ * The entries (oldest first) as anchors and turns. Turns begin where `bub tape list` counts
+ * them (see {@link TurnTracker}): a new `meta.turn_id`, else a `loop.start` or `command` event.
+ */
 export function groupTimeline(entries: readonly TapeEntry[]): TimelineBlock[] {
   const blocks: TimelineBlock[] = [];
+  const tracker = new TurnTracker();
   let current: TurnBlock | null = null;
+  // A turn that opened on an anchor (a first turn writes `session/start`) begins with the block after it.
+  let opened = false;
   for (const entry of entries) {
+    const change = tracker.next(entry);
     if (entry.kind === "anchor") {
       blocks.push({ type: "anchor", from: entry.id, entry, handoff: null });
       current = null;
+      opened = change === "new";
       continue;
     }
     const previous = blocks.at(-1);
     if (current === null && previous?.type === "anchor" && previous.handoff === null && eventName(entry) === "handoff") {
       previous.handoff = entry;
+      opened ||= change === "new";
       continue;
     }
-    if (current === null || startsTurn(entry, current)) {
-      const started: boolean = eventName(entry) === "loop.start" || eventName(entry) === "command" || (current !== null && turnIdOf(entry) !== null);
-      current = { type: "turn", from: entry.id, entries: [], started, turnId: turnIdOf(entry) };
+    if (current === null || change !== null) {
+      const title = change === "new" || (opened && change === null) ? "turn" : change === "resumed" || turnIdOf(entry) !== null ? "continued" : "entries";
+      current = { type: "turn", from: entry.id, entries: [], title };
       blocks.push(current);
+      opened = false;
     }
     current.entries.push(entry);
-    if (current.turnId === null && turnIdOf(entry) !== null) (current as { turnId: string | null }).turnId = turnIdOf(entry);
   }
   return blocks;
 }
@@ -129,6 +127,11 @@ export function turnModel(entries: readonly TapeEntry[]): string | null {
 export function pageStart(entries: readonly TapeEntry[], end: number, size: number): number {
   const start = Math.max(0, end - size);
   if (start === 0) return 0;
-  for (let index = start; index < end; index++) if (startsTurn(entries[index]!, null)) return index;
+  // A turn starts at an anchor, a legacy start event, or an entry whose turn id differs from the one before it.
+  for (let index = start; index < end; index++) {
+    const entry = entries[index]!;
+    const turnId = turnIdOf(entry);
+    if (entry.kind === "anchor" || (turnId === null ? isLegacyTurnStart(entry) : turnId !== turnIdOf(entries[index - 1]!))) return index;
+  }
   return start;
 }

@@ -91,7 +91,9 @@ describe("bub ui in a headless browser (installed package)", () => {
     await page.getByRole("heading", { name: "Sessions" }).waitFor();
     const rows = page.locator("#sessions tbody tr");
     assert.equal(await rows.count(), 1);
-    assert.match((await rows.first().textContent()) ?? "", /assistant: Your notes list two things/);
+    const row = (await rows.first().textContent()) ?? "";
+    assert.match(row, /^cli:local /, "the session id from the store's name index, not the tape's hash");
+    assert.match(row, /assistant: Your notes list two things/);
     await page.screenshot({ path: join(images, "ui-sessions.png") });
 
     await rows.first().getByRole("link").click();
@@ -137,7 +139,8 @@ describe("bub ui in a headless browser (installed package)", () => {
     assert.equal(run.code, 0, run.stderr);
     const page = await signedIn.newPage();
     await page.goto(ui.url);
-    await page.locator("#sessions tbody tr", { hasText: "The log has 400 lines." }).getByRole("link").click();
+    await page.locator("#sessions tbody tr", { hasText: "cli:spill" }).getByRole("link").click();
+    await page.getByRole("heading", { level: 1, name: /cli:spill/ }).waitFor();
     const tool = page.locator("details.tool", { hasText: "build.log" });
     await tool.locator("summary").click();
     await tool.getByText(/tool output spilled/).waitFor();

@@ -69,7 +69,7 @@ describe("the web view (bub ui)", () => {
     assert.match(page, new RegExp(`href="/s/${TAPE}"`));
     assert.match(page, /assistant: zebras are striped/);
     const total = (await store.fetchAll({ tape: TAPE })).length;
-    assert.match(page, new RegExp(`<td class="num">${total}</td>`));
+    assert.match(page, new RegExp(`<td class="num">2</td><td class="num">${total}</td><td class="num">\\d+\\.\\d KiB</td>`), "turns, entries and size");
   });
 
   it("shows a session as a timeline: anchors as headings, turns with usage and duration, tool calls with results, text escaped", async () => {

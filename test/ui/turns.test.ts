@@ -24,16 +24,28 @@ describe("a tape as a timeline", () => {
     ];
     const blocks = groupTimeline(tape);
     assert.deepEqual(
-      blocks.map((block) => [block.type, block.from, block.type === "turn" ? block.started : null]),
-      [["anchor", 1, null], ["turn", 3, true], ["turn", 5, true], ["anchor", 7, null], ["turn", 8, false]],
+      blocks.map((block) => [block.type, block.from, block.type === "turn" ? block.title : null]),
+      [["anchor", 1, null], ["turn", 3, "turn"], ["turn", 5, "turn"], ["anchor", 7, null], ["turn", 8, "entries"]],
     );
     assert.equal(blocks[0]!.type === "anchor" && blocks[0]!.handoff?.id, 2, "the handoff event goes with its anchor");
   });
 
-  it("starts a new turn where meta.turn_id changes", () => {
+  it("starts a new turn where meta.turn_id changes, and goes on with a turn after an anchor", () => {
     nextId = 1;
-    const tape = [event("loop.start", {}, { turn_id: "a" }), entry("message", { role: "user" }, { turn_id: "a" }), entry("message", { role: "user" }, { turn_id: "b" })];
-    assert.deepEqual(groupTimeline(tape).map((block) => block.from), [1, 3]);
+    const tape = [
+      entry("anchor", { name: "session/start" }, { turn_id: "a" }),
+      event("handoff", {}, { turn_id: "a" }),
+      event("loop.start", {}, { turn_id: "a" }),
+      entry("message", { role: "user" }, { turn_id: "a" }),
+      entry("anchor", { name: "phase/2" }, { turn_id: "a" }),
+      entry("message", { role: "assistant" }, { turn_id: "a" }),
+      entry("message", { role: "user" }, { turn_id: "b" }),
+      entry("message", { role: "assistant" }, { turn_id: "a" }),
+    ];
+    assert.deepEqual(
+      groupTimeline(tape).map((block) => [block.from, block.type === "turn" ? block.title : "anchor"]),
+      [[1, "anchor"], [3, "turn"], [5, "anchor"], [6, "continued"], [7, "turn"], [8, "continued"]],
+    );
   });
 
   it("sums the usage of a turn's run events and measures it from first to last entry", () => {
@@ -55,5 +67,8 @@ describe("a tape as a timeline", () => {
     assert.equal(pageStart(tape, 6, 4), 3, "moved forwards from index 2 to the turn at index 3");
     assert.equal(pageStart(tape, 6, 10), 0);
     assert.equal(pageStart(tape, 3, 2), 1, "no turn start in reach: the page starts where the size says");
+    nextId = 1;
+    const withIds = [entry("message", {}, { turn_id: "a" }), entry("message", {}, { turn_id: "a" }), entry("message", {}, { turn_id: "b" }), entry("message", {}, { turn_id: "b" })];
+    assert.equal(pageStart(withIds, 4, 3), 2, "a change of turn id starts a turn");
   });
 });
