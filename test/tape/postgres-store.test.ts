@@ -2,7 +2,7 @@
 // migrations run by processes that start together, the name index and stats, forks, long
 // tapes read in pages, errors without the password, and `pg` loaded only when used.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -42,6 +42,37 @@ describe("PostgreSQL tape store", () => {
     for (const entry of stored) assert.equal(byId.get(entry.id), entry.payload.name);
     const batchA = stored.find((entry) => entry.payload.name === "b0a")!;
     assert.equal(byId.get(batchA.id + 1), "b0b");
+  });
+
+  it("keeps ids unique and increasing when two processes append to one tape at once", async () => {
+    const url = await freshUrl();
+    // Each process appends 150 entries, 10 at a time, in batches of 1 to 3, and prints the ids it was given.
+    const script = `
+      const { createPostgresTapeStore } = await import("./src/tape/postgres/lazy-store.ts");
+      const store = createPostgresTapeStore({ url: process.env.URL });
+      const ids = [];
+      for (let round = 0; round < 15; round++) {
+        const batches = await Promise.all(Array.from({ length: 10 }, (_, slot) => {
+          const size = 1 + ((round + slot) % 3);
+          return store.appendBatch("${TAPE}", Array.from({ length: size }, (_, k) => ({ kind: "event", payload: { name: process.env.WHO + "-" + round + "-" + slot + "-" + k } })));
+        }));
+        ids.push(...batches.flat().map((entry) => entry.id));
+      }
+      await store.close();
+      console.log(JSON.stringify(ids));`;
+    const run = (who: string) =>
+      new Promise<number[]>((resolve, reject) =>
+        execFile(process.execPath, ["--input-type=module", "-e", script], { cwd: root, env: { ...process.env, URL: url, WHO: who } }, (error, stdout) =>
+          error ? reject(error) : resolve(JSON.parse(stdout.trim()) as number[]),
+        ),
+      );
+    const [a, b] = await Promise.all([run("a"), run("b")]);
+    await using store = createPostgresTapeStore({ url });
+    const all = await store.fetchAll({ tape: TAPE });
+    assert.deepEqual(all.map((entry) => entry.id), Array.from({ length: all.length }, (_, index) => index + 1));
+    assert.deepEqual([...a, ...b].sort((x, y) => x - y), all.map((entry) => entry.id));
+    const writers = new Set(all.map((entry) => String(entry.payload.name).split("-")[0]));
+    assert.deepEqual([...writers].sort(), ["a", "b"]);
   });
 
   it("migrates once when several processes start together, and again does nothing", async () => {

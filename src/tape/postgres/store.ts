@@ -61,6 +61,8 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
     max: options.maxConnections ?? 10,
     application_name: "bub",
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    // Idle connections never keep a process alive (a command that forgot close() still exits).
+    allowExitOnIdle: true,
   });
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on("error", (error) => log.warn(`tape.postgres_connection_lost database=${database} reason=${postgresError(error, url).message}`));
