@@ -150,10 +150,12 @@ function turnHtml(block: TurnBlock, options: TimelineOptions): Html {
   const usage = turnUsage(block.entries);
   const duration = turnDurationMs(block.entries);
   const model = turnModel(block.entries);
+  const turnId = block.entries.map((entry) => entry.meta.turn_id).find((id) => typeof id === "string" && id !== "");
   const facts = [
     model ? html`<span>${model}</span>` : null,
     usage ? html`<span title="prompt + completion tokens">${usage.total.toLocaleString("en")} tokens (${usage.prompt.toLocaleString("en")} in, ${usage.completion.toLocaleString("en")} out)</span>` : null,
     duration !== null && block.entries.length > 1 ? html`<span>${formatDuration(duration)}</span>` : null,
+    turnId ? html`<span>turn <code title="meta.turn_id on the tape, bub.turn_id on the trace">${String(turnId)}</code></span>` : null,
   ].filter((fact) => fact !== null);
   const title = block.title === "turn" ? "Turn" : block.title === "continued" ? "Turn, continued" : "Entries";
   return html`<section class="turn" data-from="${block.from}" aria-label="${title} from entry ${block.from}"><header class="turn-head"><h3>${title} <a href="#e${block.from}">#${block.from}</a></h3> ${time(block.entries[0]!)} <span class="facts">${facts}</span></header>${turnEntries(block.entries, options)}</section>`;

@@ -105,7 +105,9 @@ describe("bub ui in a headless browser (installed package)", () => {
     await tool.locator("summary").focus();
     await page.keyboard.press("Enter");
     await tool.getByText("call Ada about the release").waitFor();
-    assert.match((await page.locator("section.turn", { has: tool }).locator(".facts").textContent()) ?? "", /2,290 tokens \(2,266 in, 24 out\)/);
+    const facts = (await page.locator("section.turn", { has: tool }).locator(".facts").textContent()) ?? "";
+    assert.match(facts, /2,290 tokens \(2,266 in, 24 out\)/);
+    assert.match(facts, /turn \S+/, "the turn id, to find the turn's trace");
     await page.locator("#live[data-state=on]").waitFor();
     await page.screenshot({ path: join(images, "ui-session.png"), fullPage: true });
 

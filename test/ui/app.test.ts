@@ -35,7 +35,7 @@ describe("the web view (bub ui)", () => {
     });
     await writeTurn(store, TAPE, { user: "thanks <script>alert(1)</script>", answer: 'you are welcome "<b>"' });
     await store.append(TAPE, entries.anchor("phase/2", { summary: "done" }));
-    await writeTurn(store, OTHER, { user: "a zebra question", answer: "zebras are striped" });
+    await writeTurn(store, OTHER, { user: "a zebra question", answer: "zebras are striped", date: new Date(Date.now() + 60_000) });
     ui = createUiApp({ store, token: TOKEN, port: () => PORT, pageSize: 100, redact: (text) => text.replaceAll("sk-secret-value", "[redacted:BUB_API_KEY]") });
   });
   after(async () => {

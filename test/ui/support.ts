@@ -10,6 +10,8 @@ export interface TurnSpec {
   tool?: { name: string; arguments: string; result: string; id?: string };
   usage?: { prompt_tokens: number; completion_tokens: number };
   model?: string;
+  /** The date every entry of the turn carries (default: now). */
+  date?: Date;
 }
 
 /** The entries of one turn as the agent loop writes them (loop.start … run … loop.step). */
@@ -27,7 +29,8 @@ export function turnEntries(spec: TurnSpec) {
     );
   }
   out.push(entries.message({ role: "assistant", content: spec.answer }), run(usage.prompt_tokens, usage.completion_tokens), entries.event("loop.step", { step: 1, elapsed_ms: 12, status: "ok" }));
-  return out;
+  const date = spec.date?.toISOString().replace("Z", "000+00:00");
+  return date ? out.map((entry) => ({ ...entry, date })) : out;
 }
 
 /** Appends a bootstrap anchor when the tape is new, then one turn. */
