@@ -1,5 +1,6 @@
 import { createLogger } from "../kernel/log.ts";
 import { describeError } from "../kernel/errors.ts";
+import { currentCorrelation } from "../kernel/correlation.ts";
 import { interruptSignalOf } from "../agent/interrupt.ts";
 import { fieldOf } from "../kernel/envelope.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
@@ -73,7 +74,7 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       if (interruptSignalOf(error) !== null) return;
       const sessionId = text(fieldOf(message, "session_id"), "unknown");
       // The framework logged these already: a failure the turn threw, and failing saveState / dispatchOutbound hooks.
-      if (!LOGGED_STAGES.has(stage)) log.error(`turn.error stage=${stage} session_id=${sessionId}`, error);
+      if (!LOGGED_STAGES.has(stage)) log.error(`turn.error stage=${stage} session_id=${sessionId} turn_id=${currentCorrelation()?.turnId ?? "-"}`, error);
       const outbound = new ChannelMessage({
         sessionId,
         channel: text(fieldOf(message, "channel"), "default"),
@@ -84,7 +85,7 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
         context: { _error: error },
       });
       // A plugin's failing dispatchOutbound must not keep the error from the builtin's.
-      for (const failure of await framework.runtime.callEachSettled("dispatchOutbound", { message: outbound })) log.warn(`turn.error_undelivered stage=${stage} session_id=${sessionId}`, failure);
+      for (const failure of await framework.runtime.callEachSettled("dispatchOutbound", { message: outbound })) log.warn(`turn.error_undelivered stage=${stage} session_id=${sessionId} turn_id=${currentCorrelation()?.turnId ?? "-"}`, failure);
     },
 
     systemPrompt({ state }) {

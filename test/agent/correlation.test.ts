@@ -3,9 +3,11 @@
  * the entries of a model step its model call's id, and what a tool call writes the call's id.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { z } from "zod";
 import { Agent } from "../../src/agent/agent.ts";
+import { createBub } from "../../src/builtin/create.ts";
 import { currentCorrelation } from "../../src/kernel/correlation.ts";
 import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import type { LogLevel } from "../../src/kernel/log.ts";
@@ -18,6 +20,7 @@ import type { Tape } from "../../src/tape/tape.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { kernelFramework } from "../support/framework.ts";
+import { tempDir } from "../support/temp.ts";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -122,6 +125,21 @@ describe("correlation ids on the tape", () => {
     });
     assert.match(String(state.turn_id), UUID_V7);
     for (const entry of await h.entries()) assert.equal(entry.meta.turn_id, state.turn_id);
+  });
+
+  it("names the turn in the builtin plugin's log line of a failed model call", async () => {
+    const dir = await tempDir();
+    try {
+      const home = join(dir.path, ".bub");
+      const framework = await createBub({ workspace: dir.path, home, env: { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test", BUB_HOME: home } });
+      server.script(reply.error(401, "Incorrect API key provided"));
+      logs.length = 0;
+      const result = await framework.running(() => framework.processInbound({ channel: "cli", chat_id: "local", session_id: "cli:local", content: "hi" }));
+      const line = logs.find((record) => record.message.startsWith("turn.error"));
+      assert.equal(line?.message, `turn.error stage=run_model session_id=cli:local turn_id=${result.state.turn_id}`);
+    } finally {
+      await dir.cleanup();
+    }
   });
 
   it("names the turn in the log line of a failed turn", async () => {

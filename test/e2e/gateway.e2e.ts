@@ -119,7 +119,7 @@ describe("bub gateway with Telegram (installed package, fake Bot API)", () => {
     assert.match(String(sent!.payload.text), /Incorrect API key provided/);
     await stop(live);
     const log = await readFile(join(bubHome, "logs", "bub.log"), "utf8");
-    assert.match(log, new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z ERROR \\S+ turn\\.error stage=run_model session_id=telegram:${ALICE}: .*HTTP 401`, "m"));
+    assert.match(log, new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z ERROR \\S+ turn\\.error stage=run_model session_id=telegram:${ALICE} turn_id=[0-9a-f-]{36}: .*HTTP 401`, "m"));
     assert.doesNotMatch(log, /sk-gateway-log-key/);
   });
 
