@@ -50,7 +50,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     const started = serve({ fetch: ui.app.fetch, port, hostname: "127.0.0.1", overrideGlobalObjects: false }, () => resolve(started));
     started.once("error", (error: NodeJS.ErrnoException) => {
       const reason = error.code === "EADDRINUSE" ? "is in use" : error.code === "EACCES" ? "is not allowed" : `cannot be used (${error.message})`;
-      reject(new BubError("invalid_input", `Port ${port} on 127.0.0.1 ${reason}: choose another with --port, or --port 0 for any free one.`));
+      reject(new BubError("invalid_input", `Port ${port} on 127.0.0.1 ${reason}. Choose another with --port, or --port 0 for any free one.`));
     });
   });
   port = (server.address() as AddressInfo).port;

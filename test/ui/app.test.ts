@@ -244,7 +244,7 @@ describe("bub ui's server", () => {
     const store = createFileTapeStore({ directory: join(dir.path, "tapes") });
     const first = await startUiServer({ store, port: 0 });
     try {
-      await assert.rejects(startUiServer({ store, port: first.port }), new RegExp(`Port ${first.port} on 127\\.0\\.0\\.1 is in use: choose another with --port`));
+      await assert.rejects(startUiServer({ store, port: first.port }), new RegExp(`Port ${first.port} on 127\\.0\\.0\\.1 is in use. Choose another with --port`));
     } finally {
       await first.close();
       await dir.cleanup();
