@@ -3,11 +3,12 @@
  * @sparticuz/chromium) driven by playwright-core. A `bub run` against the fake model writes a
  * session with a tool call; the page lists it, shows its messages and the tool call, shows a
  * second turn as it is written, and refuses a request without the token. The screenshots
- * are the ones docs/observability.md shows.
+ * are the ones docs/observability.md shows: `BUB_UPDATE_SCREENSHOTS=1 node test/e2e/run.ts
+ * test/e2e/ui-browser.e2e.ts` writes them to docs/images/.
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
@@ -16,7 +17,8 @@ import { chromium as playwright, type Browser, type BrowserContext } from "playw
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import { cleanEnv, installedPackage, runBub, tempHome } from "./support/installed.ts";
 
-const images = fileURLToPath(new URL("../../docs/images/", import.meta.url));
+/** docs/images/ with BUB_UPDATE_SCREENSHOTS=1 (the pictures docs/observability.md shows), else a temporary folder, so a test run leaves the checkout as it was. */
+const docsImages = fileURLToPath(new URL("../../docs/images/", import.meta.url));
 
 /** Starts the installed `bub ui --port 0` and resolves with the URL it prints. */
 async function startUi(bin: string, home: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -45,6 +47,7 @@ describe("bub ui in a headless browser (installed package)", () => {
   let env: Record<string, string>;
   let ui: { child: ChildProcess; url: string };
   let browser: Browser;
+  let images: string;
   // Two contexts for the whole file: Chromium here runs as one process (chromium.args has
   // --single-process), which ends when the last context closes.
   let signedIn: BrowserContext;
@@ -65,6 +68,7 @@ describe("bub ui in a headless browser (installed package)", () => {
     browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
     signedIn = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     stranger = await browser.newContext();
+    images = process.env.BUB_UPDATE_SCREENSHOTS === "1" ? docsImages : join(home.path, "screenshots");
     await mkdir(images, { recursive: true });
   });
   after(async () => {
@@ -119,6 +123,10 @@ describe("bub ui in a headless browser (installed package)", () => {
     assert.equal(await page.locator("section.turn").count(), 2, "two turns");
     assert.deepEqual(dialogs, [], "tape text never runs as script");
     await page.locator("section.turn").last().screenshot({ path: join(images, "ui-live-turn.png") });
+    for (const name of ["ui-sessions.png", "ui-session.png", "ui-live-turn.png"]) {
+      const png = await readFile(join(images, name));
+      assert.ok(png.length > 1000 && png.subarray(1, 4).toString() === "PNG", `${name} is a screenshot`);
+    }
   });
 
   it("finds text across tapes", async () => {
