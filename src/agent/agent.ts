@@ -31,7 +31,8 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import type { RunStreamOptions, RuntimeAgent } from "../tools/runtime-agent.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
-import { isCommand, promptText, systemHash } from "./prompt-text.ts";
+import { isCommand, promptText } from "./prompt-text.ts";
+import { SystemPromptRecorder } from "./system-recorder.ts";
 import { continuePromptOf, systemPromptOf, tapeContextOf, tapeSidecarsOf } from "./hook-calls.ts";
 
 const log = createLogger("bub:agent");
@@ -87,7 +88,7 @@ export class Agent implements RuntimeAgent {
   #memoryStore: TapeStore | null = null;
   #client: { settings: ModelSettings; client: ModelClient } | null = null;
   /** Hash of the system prompt last written per tape name (§15.5: written when it changes). */
-  readonly #systemHashes = new Map<string, string>();
+  readonly #systemPrompts = new SystemPromptRecorder();
   readonly #interceptors: AgentHooks;
 
   constructor(options: AgentOptions) {
@@ -254,24 +255,6 @@ export class Agent implements RuntimeAgent {
     return isEmptyPrompt(built) ? contentOf(message) : (built as Prompt);
   }
 
-  /**
-   * The step recorder: writes the system prompt only when it differs from the one last
-   * written on this tape, otherwise its hash goes on the `run` event.
-   */
-  #recorder(tape: Tape): (record: StepRecord) => Promise<void> {
-    return async (record) => {
-      const system = record.systemPrompt ?? null;
-      if (!system) {
-        await tape.recordChat(record);
-        return;
-      }
-      const hash = systemHash(system);
-      const known = this.#systemHashes.get(tape.name) ?? (await this.#lastSystemHash(tape));
-      const batch = await tape.recordChat(known === hash ? { ...record, systemPrompt: null, systemHash: hash } : { ...record, systemHash: hash });
-      if (batch.length > 0) this.#systemHashes.set(tape.name, hash);
-    };
-  }
-
   /** Ends the loop on a step that cannot recover: the error on the tape, then an error and a failed final event. */
   async *#failStep(tape: Tape, streamState: StreamState, error: BubError, step: { step: number; elapsed_ms: number; runId: string | undefined; modelCallId?: string }): AsyncGenerator<StreamEvent, void, undefined> {
     streamState.error = error;
@@ -279,12 +262,6 @@ export class Agent implements RuntimeAgent {
     await tape.appendEvent("loop.step", { step: step.step, elapsed_ms: step.elapsed_ms, status: "error", error: error.message, date: utcIso() });
     yield { kind: "error", data: error.toData() };
     yield { kind: "final", data: { ok: false } };
-  }
-
-  async #lastSystemHash(tape: Tape): Promise<string | null> {
-    const [last] = await tape.search(tape.query().kinds("system").limit(1));
-    const content = last?.payload.content;
-    return typeof content === "string" ? systemHash(content) : null;
   }
 
   async *#loop(
@@ -308,7 +285,7 @@ export class Agent implements RuntimeAgent {
     const maxSteps = settings.max_steps ?? Number.POSITIVE_INFINITY;
     const client = this.#clientFor(settings);
     const tools = this.tools.select(options.allowedTools);
-    const recorder = this.#recorder(tape);
+    const recorder = this.#systemPrompts.recorder(tape);
     // Once a step is recorded its prompts are on the tape: an interrupt must not write them again.
     const record = (step: StepRecord) => {
       pending.prompts = [];
