@@ -2,7 +2,7 @@
 // whole process. Each tape is one agent turn with a tool call as the runtime writes it
 // (15 entries, about 9 KB with the correlation ids: the bootstrap anchor, loop events, a
 // 4.6 KB system prompt, the question, the tool call and its result, the answer, two `run`
-// events), and every tape is in the name index (`index.jsonl`), as tapes written since it
+// events), and every tape is in the name index (`.index.jsonl`), as tapes written since it
 // exists are. Also timed: the same command on an empty BUB_HOME (what the command costs
 // without tapes) and `node -e 0`. Budget: ≤ 1 s for 10,000 tapes.
 //
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { newCorrelationId, withCorrelation } from "../../src/kernel/correlation.ts";
 import type { NewTapeEntry } from "../../src/kernel/tape-contract.ts";
 import { encodeEntry, entries, prepareEntry } from "../../src/tape/entry.ts";
-import { nameIndexLine } from "../../src/tape/file-name-index.ts";
+import { NAME_INDEX_FILE, nameIndexLine } from "../../src/tape/file-name-index.ts";
 import { sessionTapeName } from "../../src/tape/tapes.ts";
 import { expectSuccess, installBub, interleave, median, nodeBaseline, printMachine, printSamples, roundsArg, spawnTimed, tempDir, userEnv, type BenchCase } from "../support/processes.ts";
 
@@ -72,7 +72,7 @@ for (let turn = 0; turn < count; turn++) {
   writeFileSync(join(tapesDir, `${tape}.jsonl`), text);
   index.push(nameIndexLine({ tape, sessionId, workspace }));
 }
-writeFileSync(join(tapesDir, "index.jsonl"), index.join(""));
+writeFileSync(join(tapesDir, NAME_INDEX_FILE), index.join(""));
 console.log(`wrote ${count.toLocaleString("en-US")} tapes (${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / count / 1024).toFixed(1)} KiB each) and their index in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
 const emptyHome = join(home, "empty-bub");

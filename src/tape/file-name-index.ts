@@ -1,10 +1,11 @@
 /**
- * The file store's name index: `<tapes directory>/index.jsonl`, one line per session tape,
+ * The file store's name index: `<tapes directory>/.index.jsonl`, one line per session tape,
  * `{"tape","session_id","workspace","date"}`. Tape names are hashes of the workspace and
  * the session id, so this is how `bub tape` turns a session id into a file and back. Lines
  * are appended (never rewritten) by whichever process first uses a tape; a repeated line is
- * harmless, the first one for a tape wins. The file's stem has no `__`, so neither runtime
- * lists it as a tape.
+ * harmless, the first one for a tape wins. The name starts with a dot, so `tapes/*.jsonl`
+ * globs (scripts, tests) do not take it for a tape, and has no `__`, so neither runtime
+ * lists it as one.
  */
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ import { utcNow } from "./date.ts";
 const log = createLogger("bub:tape");
 
 /** The name of the index file inside a tapes directory. */
-export const NAME_INDEX_FILE = "index.jsonl";
+export const NAME_INDEX_FILE = ".index.jsonl";
 
 /** The records of an index file's text (malformed lines are skipped); the first line for a tape wins. */
 export function parseNameIndex(text: string): TapeNameRecord[] {

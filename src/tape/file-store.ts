@@ -35,7 +35,7 @@ export interface FileTapeStore extends TapeStore, AsyncDisposable {
   close(): Promise<void>;
   /** Lines of a tape's file that are not entries (torn writes, foreign data); each was logged once. */
   skippedLines(tape: string): Promise<SkippedLine[]>;
-  /** Appends to `index.jsonl` in the directory (see `file-name-index.ts`). */
+  /** Appends to `.index.jsonl` in the directory (see `file-name-index.ts`). */
   recordTapeName(record: TapeNameRecord): Promise<void>;
   tapeNames(): Promise<TapeNameRecord[]>;
   /** Read from the files as bytes (see `file-tape-stats.ts`). */

@@ -41,7 +41,7 @@ for (const [storeName, makeStore] of storeFactories) {
   });
 }
 
-describe("name index: the file store's index.jsonl", () => {
+describe("name index: the file store's .index.jsonl", () => {
   it("appends one line per tape, readable by another store on the directory", async () => {
     const directory = join(tempDir("names"), "tapes");
     const writer = createFileTapeStore({ directory });

@@ -121,7 +121,8 @@ export async function readTapes(bubHome: string): Promise<Map<string, TapeEntry[
     throw error;
   });
   for (const name of names.sort()) {
-    if (!name.endsWith(".jsonl") || name.includes("__sidecar__")) continue;
+    // A session tape's stem is `<workspace hash>__<session hash>` (the name index and sidecars are not).
+    if (!name.endsWith(".jsonl") || name.slice(0, -".jsonl".length).split("__").length !== 2) continue;
     // Only whole lines: a file read while bub appends to it may end in half a line.
     const lines = (await readFile(join(directory, name), "utf8")).split("\n").slice(0, -1);
     tapes.set(
