@@ -87,8 +87,11 @@ describe("bub chat input and models (installed package)", () => {
     const result = await runBub(["chat", "--session-id", "work"], { home: home.path, input, env });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /Session model set to local:large-model/);
-    const refusal = result.stdout.split("\n").filter((line) => line.includes("Unknown model"));
-    assert.equal(refusal.length, 1, result.stdout);
+    // Piped chat: the refusal is an error, so it is a `bub:` line on stderr.
+    const refusal = result.stderr.split("\n").filter((line) => line.includes("Unknown model"));
+    assert.equal(refusal.length, 1, result.stderr);
+    assert.match(refusal[0]!, /^bub: /);
+    assert.doesNotMatch(result.stdout, /Unknown model/);
     assert.match(refusal[0]!, /Unknown model 'large-modle' for provider 'local'; did you mean local:large-model, local:small-model\? The session model is unchanged/);
     assert.match(result.stdout, /Answered by the large model\./);
     assert.deepEqual(openai.requests.map((request) => request.body.model), ["large-model"]);
