@@ -120,8 +120,29 @@ export interface TapeSidecar {
   readonly name: string;
 }
 
-/** The session tape handed to hooks such as `continuePrompt`. */
+/**
+ * A session tape as plugins see it: the `tape` of a context tool's `ToolContext`, of
+ * the `continuePrompt` hook, and `state._runtime_tape` in `beforeToolCall`/`afterToolCall`.
+ * The runtime's own tape object (in `src/tape/`) has more; this is the part plugins may rely on.
+ *
+ * ```ts
+ * await tape.appendEvent("note", { text: "buy milk" });
+ * const notes = await tape.search({ tape: tape.name, kinds: ["event"], text: "milk" });
+ * ```
+ */
 export interface TapeHandle {
+  /** The tape's name in its store (`md5(workspace)[:16]__md5(sessionId)[:16]`, or a fork of it). */
   readonly name: string;
+  /** How this tape becomes model context. */
   readonly context: TapeContext;
+  /** Appends one entry; resolves with the stored entry (its id assigned). */
+  append(entry: NewTapeEntry): Promise<TapeEntry>;
+  /** Appends an `event` entry `{name, data}`; `meta.context === false` keeps it out of the model's context. */
+  appendEvent(name: string, data?: JsonObject | null, meta?: JsonObject): Promise<TapeEntry>;
+  /** Adds anchor `name` (with `state`) and a `handoff` event; the model's context restarts there. */
+  handoff(name: string, state?: JsonObject | null, meta?: JsonObject): Promise<TapeEntry[]>;
+  /** Entries matching a query, oldest first (text searches: newest first). Set `tape: tape.name` to read this tape. */
+  search(query: TapeQuery): Promise<TapeEntry[]>;
+  /** The model messages this tape's context yields now. */
+  readMessages(): Promise<ChatMessage[]>;
 }

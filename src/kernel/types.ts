@@ -1,6 +1,7 @@
 import type { AsyncStreamEvents, StreamEvent } from "./stream.ts";
 import type { Envelope, Prompt } from "./envelope.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "./approval.ts";
+import type { TapeHandle } from "./tape-contract.ts";
 
 /**
  * The mutable state shared by every stage of one turn. Keys starting with `_` are the
@@ -22,6 +23,8 @@ export interface TurnState {
   allowed_skills?: string[];
   _runtime_workspace?: string;
   _runtime_steering_inbox?: SteeringInbox | null;
+  /** The session tape of the tool call in progress: set before `beforeToolCall` runs, so tool hooks can read and write it. */
+  _runtime_tape?: TapeHandle;
   [key: string]: unknown;
 }
 

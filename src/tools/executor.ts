@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
 import type { ToolCall, ToolCallDecision, ToolCallResult } from "../kernel/interception.ts";
+import type { TapeHandle } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { withCorrelation } from "../kernel/correlation.ts";
 import { closestToolNames } from "./suggest.ts";
@@ -180,7 +181,8 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
     let call: ToolCall = { runId: context?.runId ?? "", tool: tool.name, arguments: { ...invocation.arguments }, ...(invocation.callId ? { callId: invocation.callId } : {}) };
     const hooks = this.#hooks;
     const state: TurnState = context?.state ?? {};
-    if (hooks && context) state._runtime_tape = context.tape;
+    // The agent's contexts carry its session tape (a TapeHandle); the executor's tape type is generic only for tests.
+    if (hooks && context) state._runtime_tape = context.tape as TapeHandle;
     const started = performance.now();
 
     if (hooks) {

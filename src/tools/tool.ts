@@ -2,11 +2,12 @@
  * A tool: a name, a zod schema for its arguments, and the function that runs it.
  */
 import { z } from "zod";
+import type { TapeHandle } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
 
 /** What a context tool receives besides its arguments. */
-export interface ToolContext<TTape = unknown> {
-  /** The active (forked) session tape; its type belongs to the tape layer. */
+export interface ToolContext<TTape = TapeHandle> {
+  /** The turn's session tape (a fork of it, merged back when the turn ends). */
   readonly tape: TTape;
   /** Run id of the model step that made the call (`run_command` for comma commands). */
   readonly runId: string;
@@ -28,7 +29,7 @@ export type ToolParameters = z.ZodObject<z.core.$ZodLooseShape>;
  * A registered tool. `run` receives arguments already validated by `parameters`; use
  * the executor (or {@link invokeTool}) to call a tool with raw arguments from a model.
  */
-export interface Tool<TArgs extends Record<string, unknown> = Record<string, unknown>, TResult = unknown, TTape = unknown> {
+export interface Tool<TArgs extends Record<string, unknown> = Record<string, unknown>, TResult = unknown, TTape = TapeHandle> {
   /** Runtime name; may contain dots (`fs.read`). The model sees `fs_read`. */
   readonly name: string;
   readonly description: string;
@@ -106,7 +107,7 @@ export function toolInputSchema(parameters: z.ZodType): Record<string, unknown> 
  * });
  * ```
  */
-export function defineTool<P extends ToolParameters = z.ZodObject<{}>, C extends boolean = false, TResult = unknown, TTape = unknown>(
+export function defineTool<P extends ToolParameters = z.ZodObject<{}>, C extends boolean = false, TResult = unknown, TTape = TapeHandle>(
   definition: ToolDefinition<P, C, TResult, TTape>,
 ): Tool<z.output<P>, TResult, TTape> {
   const name = definition.name.trim();

@@ -5,6 +5,7 @@ import { providedChannels } from "../../src/channels/selection.ts";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
 import { LAST_ANCHOR } from "../../src/kernel/tape-contract.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
+import { createMemoryTapeStore, createTape } from "../../src/tape/index.ts";
 
 function runtimeWith(...plugins: BubPlugin[]): HookRuntime {
   const runtime = new HookRuntime();
@@ -37,7 +38,7 @@ describe("the agent's hook calls", () => {
       buildTapeContext: () => ({ anchor: LAST_ANCHOR, state: {} }),
       provideModelOptions: () => ({ models: [{ id: "a:b" }], currentModel: "a:b" }),
     });
-    const tape = { name: "t", context: { anchor: null, state: {} } };
+    const tape = createTape({ name: "t", store: createMemoryTapeStore(), context: { anchor: null, state: {} }, archivePath: "/nonexistent" });
     assert.equal(await continuePromptOf(good, "p", tape, { error: null, usage: null }), "go on");
     assert.equal(tapeContextOf(good).anchor, LAST_ANCHOR);
     assert.deepEqual(await modelOptionsOf(good, "s", "/tmp"), { models: [{ id: "a:b" }], currentModel: "a:b" });
