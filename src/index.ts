@@ -37,3 +37,11 @@ export type { ApprovalAnswer, ApprovalAsker, ApprovalRequest } from "./kernel/ap
 export type { AdmitDecision, Channel, ChannelKind, ChannelRouter, MessageHandler, ModelChoice, ModelOptions, SteeringInbox, TurnResult, TurnSnapshot, TurnState } from "./kernel/types.ts";
 export { LAST_ANCHOR, isTapeContext } from "./kernel/tape-contract.ts";
 export type { ChatMessage, ContextSelector, NewTapeEntry, TapeContext, TapeEntry, TapeHandle, TapeQuery, TapeSidecar, TapeStore } from "./kernel/tape-contract.ts";
+/** What a plugin writes to and reads from a tape: entry constructors, the query builder, the default context. */
+export { entries } from "./tape/entry.ts";
+export type { EntryMeta } from "./tape/entry.ts";
+export { tapeQuery } from "./tape/query.ts";
+export type { DateBound, TapeQueryBuilder } from "./tape/query.ts";
+export { createDefaultTapeContext, selectMessages } from "./tape/context.ts";
+export { currentCorrelation } from "./kernel/correlation.ts";
+export type { Correlation } from "./kernel/correlation.ts";
