@@ -1,12 +1,12 @@
 /**
  * `bub plugin new` on the installed package, offline: the scaffold's own test passes, it
- * type-checks against the shipped types, packs, installs with `bub install`, shows its hook
- * and (`bub plugins --tools`) its tool, answers a turn with the tool, and uninstalls by
- * plugin name.
+ * type-checks against the shipped types (a context tool using the typed session tape among
+ * them), packs, installs with `bub install`, shows its hook and (`bub plugins --tools`) its
+ * tool, answers a turn with the tool, and uninstalls by plugin name.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -15,6 +15,33 @@ import { cleanEnv, installedPackage, runBub, tempHome } from "./support/installe
 
 const execute = promisify(execFile);
 const checkout = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * Added to the scaffold's test/ folder (type-checked, not run, not packed): a context tool
+ * that writes and searches the session tape and a hook reading it, through the shipped types.
+ */
+const TYPED_TAPE = `import { definePlugin, defineTool, z, type TapeEntry, type TapeHandle } from "bub-ts";
+
+export const note = defineTool({
+  name: "hello.note",
+  parameters: z.object({ text: z.string() }),
+  context: true,
+  async run({ text }, { tape }) {
+    const written: TapeEntry = await tape.appendEvent("note", { text }, { context: false });
+    const found: TapeEntry[] = await tape.search({ tape: tape.name, text, kinds: ["event"] });
+    // @ts-expect-error the handle is typed, not any: it has no such method
+    tape.appendEvents("note");
+    return \`\${written.id} \${found.length}\`;
+  },
+});
+
+export const audit = definePlugin({
+  afterToolCall: async ({ call, state }) => {
+    const tape: TapeHandle | undefined = state._runtime_tape;
+    await tape?.appendEvent("audit", { tool: call.tool });
+  },
+});
+`;
 
 describe("bub plugin new → npm test → npm pack → bub install → bub hooks (installed package, no registry)", () => {
   let home: Awaited<ReturnType<typeof tempHome>>;
@@ -42,6 +69,7 @@ describe("bub plugin new → npm test → npm pack → bub install → bub hooks
     assert.match(test.stdout, /ℹ fail 0\n/);
 
     // The compiler is not in the scaffold (it would need the registry): the checkout's, with its @types/node.
+    await writeFile(join(dir, "test", "typed-tape.ts"), TYPED_TAPE);
     await execute(join(checkout, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json", "--typeRoots", join(checkout, "node_modules", "@types")], shell).catch((error: { stdout?: string }) => {
       assert.fail(`the scaffold does not type-check against the shipped types:\n${error.stdout}`);
     });
