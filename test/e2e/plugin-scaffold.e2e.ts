@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -109,5 +109,16 @@ describe("bub plugin new → npm test → npm pack → bub install → bub hooks
     const again = await runBub(["plugin", "new", "twice"], { home: home.path, env });
     assert.equal(again.code, 1);
     assert.match(again.stderr, /^bub: .*bub-plugin-twice already exists and is not empty — choose another folder with --dir, or remove it\n$/);
+  });
+
+  it("declares @types/node, which its shipped declarations need, as an optional peer dependency", async () => {
+    const root = join((await installedPackage()).prefix, "node_modules", "bub-ts");
+    const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as Record<string, any>;
+    const declarations = (await readdir(join(root, "dist"), { recursive: true })).filter((path) => path.endsWith(".d.ts"));
+    let nodeTypes = 0;
+    for (const path of declarations) if (/\bNodeJS\.|from "node:/.test(await readFile(join(root, "dist", path), "utf8"))) nodeTypes++;
+    assert.ok(nodeTypes > 0, "the declarations use Node's types (else the peer dependency is not needed)");
+    assert.match(pkg.peerDependencies?.["@types/node"] ?? "", /^>=\d+/);
+    assert.deepEqual(pkg.peerDependenciesMeta?.["@types/node"], { optional: true });
   });
 });
