@@ -13,6 +13,7 @@ import { interruptSignalOf } from "./interrupt.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
 import { correlated, currentCorrelation, newCorrelationId } from "../kernel/correlation.ts";
+import type { Sandbox } from "../kernel/sandbox.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { contextOverflowError } from "../llm/errors.ts";
@@ -33,7 +34,7 @@ import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
 import { isCommand, promptText } from "./prompt-text.ts";
 import { SystemPromptRecorder } from "./system-recorder.ts";
-import { continuePromptOf, systemPromptOf, tapeContextOf, tapeSidecarsOf } from "./hook-calls.ts";
+import { continuePromptOf, systemPromptOf, tapeContextOf, tapeSidecarsOf, turnSandboxOf } from "./hook-calls.ts";
 
 const log = createLogger("bub:agent");
 
@@ -165,16 +166,19 @@ export class Agent implements RuntimeAgent {
     rememberSettingsSecrets(this.framework.settings); // kept out of the tape, the logs and tool environments
     // Resolve allowed tools before touching the tape: unknown names fail the call.
     const allowedTools = options.allowedTools ? this.tools.resolveToolNames(options.allowedTools) : null;
+    const workspace = this.workspaceOf(state);
+    // Asked once per turn: every tool call of the turn runs in the same place.
+    const sandbox = await turnSandboxOf(this.framework.runtime, sessionId, workspace, () => this.configValue("tool_env_passthrough"));
     const tapes = this.tapes;
-    const tape = tapes.sessionTape(sessionId, this.workspaceOf(state), { ...tapes.context, state });
+    const tape = tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
     const fork = tapes.fork(tape, { mergeBack: !sessionId.startsWith("temp/") });
     const streamState = createStreamState();
     if (typeof state.context === "string") streamState.context = state.context;
     const pending: PendingPrompts = { prompts: [] };
     const body =
       isCommand(prompt) && this.#options.runCommand
-        ? this.#command(prompt, fork.tape, state, options.signal)
-        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools }, pending);
+        ? this.#command(prompt, fork.tape, state, sandbox, options.signal)
+        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox }, pending);
     return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, this.#interruptible(body, fork.tape, pending, options.signal))), streamState);
   }
 
@@ -224,8 +228,8 @@ export class Agent implements RuntimeAgent {
     }
   }
 
-  async *#command(line: string, tape: Tape, state: TurnState, signal: AbortSignal | undefined): AsyncGenerator<StreamEvent, void, undefined> {
-    const context: ToolContext<Tape> = signal ? { tape, runId: "run_command", state, signal } : { tape, runId: "run_command", state };
+  async *#command(line: string, tape: Tape, state: TurnState, sandbox: Sandbox, signal: AbortSignal | undefined): AsyncGenerator<StreamEvent, void, undefined> {
+    const context: ToolContext<Tape> = signal ? { tape, runId: "run_command", state, sandbox, signal } : { tape, runId: "run_command", state, sandbox };
     const { ok, output } = await this.#options.runCommand!(line.trim(), { tools: this.tools, context });
     if (!ok) state._runtime_command_failed = true;
     yield { kind: "text", data: { delta: output } };
@@ -270,7 +274,7 @@ export class Agent implements RuntimeAgent {
     state: TurnState,
     settings: ModelSettings,
     streamState: StreamState,
-    options: Omit<RunStreamOptions, "allowedTools"> & { allowedTools: ReadonlySet<string> | null },
+    options: Omit<RunStreamOptions, "allowedTools"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox },
     pending: PendingPrompts,
   ): AsyncGenerator<StreamEvent, void, undefined> {
     const model = options.model ?? settings.model;
@@ -312,6 +316,7 @@ export class Agent implements RuntimeAgent {
         state,
         hooks: this.#interceptors,
         tape,
+        sandbox: options.sandbox,
         record,
         signal: options.signal,
       });

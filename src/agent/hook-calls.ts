@@ -1,13 +1,15 @@
 /**
  * The hooks only the agent loop calls, with their answers checked: the system prompt, the
- * tape context and sidecars, the prompt that continues the loop, and the models a session
- * may use.
+ * tape context and sidecars, the prompt that continues the loop, the models a session
+ * may use, and the sandbox its tools run in.
  */
 import type { Prompt } from "../kernel/envelope.ts";
 import type { HookRuntime } from "../kernel/runtime.ts";
+import type { Sandbox } from "../kernel/sandbox.ts";
 import type { StreamState } from "../kernel/stream.ts";
 import { isTapeContext, type TapeContext, type TapeHandle, type TapeSidecar } from "../kernel/tape-contract.ts";
 import type { ModelOptions, TurnState } from "../kernel/types.ts";
+import { createHostSandbox } from "../tools/sandbox-host.ts";
 
 /** The system prompt: every plugin's fragment, lowest precedence first, joined by a blank line. */
 export function systemPromptOf(runtime: HookRuntime, prompt: Prompt, state: TurnState): string {
@@ -48,4 +50,15 @@ export async function modelOptionsOf(runtime: HookRuntime, sessionId: string, wo
     if (!merged.currentModel && options.currentModel) merged.currentModel = options.currentModel;
   }
   return merged;
+}
+
+/**
+ * Where a session's tools run this turn: the first plugin's `provideSandbox` answer, else
+ * the host in `workspace` (its commands keep the variables `envPassthrough` names).
+ */
+export async function turnSandboxOf(runtime: HookRuntime, sessionId: string, workspace: string, envPassthrough: () => unknown): Promise<Sandbox> {
+  const answer = await runtime.callFirst("provideSandbox", { sessionId, workspace });
+  if (answer === null || answer === undefined) return createHostSandbox({ workspace, envPassthrough });
+  if (typeof answer !== "object" || typeof answer.exec !== "function" || typeof answer.resolvePath !== "function") throw new TypeError("hook.provideSandbox must return a Sandbox or null");
+  return answer;
 }

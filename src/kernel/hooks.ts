@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { Envelope, Prompt } from "./envelope.ts";
+import type { Sandbox } from "./sandbox.ts";
 import type { AsyncStreamEvents, StreamState } from "./stream.ts";
 import type { TurnState, ModelOptions, AdmitDecision, TurnSnapshot, SteeringInbox, Channel, MessageHandler } from "./types.ts";
 import type { TapeStore, TapeContext, TapeSidecar, TapeHandle } from "./tape-contract.ts";
@@ -104,6 +105,8 @@ export interface BubHooks {
   admitMessage(args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): MaybePromise<AdmitDecision | NoResult>;
   /** firstresult, **sync-only** — the steering inbox for a `running()` scope. */
   provideSteeringInbox(args: Record<string, never>): Provided<SteeringInbox> | NoResult;
+  /** firstresult — where a session's shell and file tools run, asked once per turn; nothing: the host. */
+  provideSandbox(args: { sessionId: string; workspace: string }): MaybePromise<Sandbox | NoResult>;
 }
 
 /** Name of a hook. */
@@ -140,6 +143,8 @@ export const HOOK_NAMES = [
   "beforeLlmCall", "afterLlmCall", "beforeToolCall", "afterToolCall",
   // what the builtin plugin provides: prompt fragments, tapes, channels, admission, steering
   "systemPrompt", "provideTapeStore", "provideTapeSidecar", "provideChannels", "buildTapeContext", "admitMessage", "provideSteeringInbox",
+  // where the tools run
+  "provideSandbox",
 ] as const satisfies readonly HookName[];
 
 /** The firstresult hooks called asynchronously, whose implementations get a `next` to call the ones below. */

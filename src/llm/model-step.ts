@@ -9,6 +9,7 @@ import type { LlmCallDecision, LlmCallRequest, LlmCallResult } from "../kernel/i
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState, type Usage } from "../kernel/stream.ts";
 import { correlated, newCorrelationId } from "../kernel/correlation.ts";
+import type { Sandbox } from "../kernel/sandbox.ts";
 import type { ChatMessage } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { createToolExecutor, unknownTool, type ToolCallHooks, type ToolExecutor, type ToolInvocation } from "../tools/executor.ts";
@@ -57,6 +58,8 @@ export interface ModelStepOptions<TTape = unknown> {
   readonly executor?: ToolExecutor<TTape>;
   /** The tape handed to context tools. */
   readonly tape: TTape;
+  /** Where the tools' files and shells are (`provideSandbox`); absent: the host. */
+  readonly sandbox?: Sandbox;
   /** Writes the step to the tape (see `stepRecordEntries` for the order). */
   readonly record: (record: StepRecord) => void | Promise<void>;
   /** Run id generator; default {@link generateRunId}. */
@@ -338,7 +341,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
   });
   yield { kind: "tool_call", data: { tool_calls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })) } };
   const executor = options.executor ?? createToolExecutor<TTape>({ hooks });
-  const execution = await executor.execute(invocations, { tape: options.tape, runId, state, signal });
+  const execution = await executor.execute(invocations, { tape: options.tape, runId, state, signal, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
   const toolResults: unknown[] = [];
   let toolError: BubError | null = null;
   let next = 0;

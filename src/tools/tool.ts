@@ -3,6 +3,7 @@
  */
 import { z } from "zod";
 import type { TapeHandle } from "../kernel/tape-contract.ts";
+import type { Sandbox } from "../kernel/sandbox.ts";
 import type { TurnState } from "../kernel/types.ts";
 
 /** What a context tool receives besides its arguments. */
@@ -15,6 +16,11 @@ export interface ToolContext<TTape = TapeHandle> {
   readonly state: TurnState;
   /** Aborted when the turn is cancelled. */
   readonly signal?: AbortSignal;
+  /**
+   * Where the session's shell and file tools run: what `provideSandbox` answered for the
+   * turn. Absent (a context built by hand): the host, in the state's workspace.
+   */
+  readonly sandbox?: Sandbox;
 }
 
 /** What a tool without `context: true` receives besides its arguments. */

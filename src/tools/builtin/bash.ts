@@ -1,16 +1,13 @@
 /**
- * `bash`, `bash.output` and `bash.kill`: run shell commands in the foreground (with a
- * timeout) or in the background (polled by id).
+ * `bash`, `bash.output` and `bash.kill`: run shell commands in the session's sandbox, in
+ * the foreground (with a timeout) or in the background (polled by id).
  */
-import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
-import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../../config/redaction.ts";
-import type { TurnState } from "../../kernel/types.ts";
-import { runtimeAgentOf } from "../runtime-agent.ts";
+import type { Sandbox } from "../../kernel/sandbox.ts";
 import { defineTool, type Tool } from "../tool.ts";
-import { resolveToolPath, workspaceOrCwd } from "./context.ts";
+import { sandboxOf } from "./context.ts";
 import type { ManagedShell, ShellManager } from "./shell-manager.ts";
 
 /** Default foreground timeout of `bash`, in seconds. */
@@ -36,21 +33,13 @@ function waitForShell(shell: ManagedShell, timeoutMs: number, signal: AbortSigna
   });
 }
 
-async function resolveCwd(state: Parameters<typeof workspaceOrCwd>[0], cwd: string | null | undefined): Promise<string> {
-  const target = cwd && cwd.trim() ? resolveToolPath(state, cwd) : workspaceOrCwd(state);
-  const info = await stat(target).catch(() => null);
+/** The working directory of a command: `cwd` resolved in the sandbox, else its workspace. */
+async function resolveCwd(sandbox: Sandbox, cwd: string | null | undefined): Promise<string> {
+  const target = cwd && cwd.trim() ? sandbox.resolvePath(cwd) : sandbox.workspace;
+  const info = await sandbox.stat(target).catch(() => null);
   if (!info) throw new BubError("invalid_input", `working directory does not exist: ${target}`);
-  if (!info.isDirectory()) throw new BubError("invalid_input", `working directory is not a directory: ${target}`);
+  if (info.kind !== "directory") throw new BubError("invalid_input", `working directory is not a directory: ${target}`);
   return target;
-}
-
-/**
- * The environment of a command: this process's without its secrets (docs/security.md,
- * *Secrets*); `tool_env_passthrough` (`BUB_TOOL_ENV_PASSTHROUGH`) names variables to keep anyway.
- */
-function bashEnvironment(state: TurnState): NodeJS.ProcessEnv {
-  const passthrough = runtimeAgentOf(state)?.configValue("tool_env_passthrough") ?? process.env[PASSTHROUGH_VARIABLE];
-  return toolEnvironment(process.env, passthrough);
 }
 
 /** `id: ..\nstatus: ..\nexit_code: ..` lines shared by `bash.output` and `bash.kill`. */
@@ -72,10 +61,13 @@ export function bashTools(shells: ShellManager): Tool[] {
       background: z.boolean().default(false).describe("Run in the background and return a shell id."),
     }),
     context: true,
-    async run({ cmd, cwd, timeout_seconds, background }, { state, signal }) {
-      const directory = await resolveCwd(state, cwd);
+    async run({ cmd, cwd, timeout_seconds, background }, context) {
+      const { state, signal } = context;
+      // The sandbox gives the command its environment: the host's is this process's without its secrets.
+      const sandbox = sandboxOf(context);
+      const directory = await resolveCwd(sandbox, cwd);
       const sessionId = typeof state.session_id === "string" ? state.session_id : null;
-      const shell = shells.start({ cmd, cwd: directory, sessionId, background, env: bashEnvironment(state) });
+      const shell = shells.start({ cmd, cwd: directory, sessionId, background, sandbox });
       if (background) return `started: ${shell.id}`;
       const outcome = await waitForShell(shell, timeout_seconds * 1000, signal);
       try {

@@ -1,13 +1,16 @@
 /**
  * What the builtin tools need from their {@link ToolContext}: the session tape, the
- * workspace directory and paths resolved against it.
+ * sandbox their files and shells live in, the workspace directory and paths resolved
+ * against it.
  */
-import { isAbsolute, resolve } from "node:path";
+import { resolve } from "node:path";
 import { expandHome } from "../../config/paths.ts";
 import { BubError } from "../../kernel/errors.ts";
+import type { Sandbox } from "../../kernel/sandbox.ts";
 import type { TurnState } from "../../kernel/types.ts";
 import type { Tape } from "../../tape/index.ts";
 import { runtimeAgentOf } from "../runtime-agent.ts";
+import { createHostSandbox, resolveHostPath } from "../sandbox-host.ts";
 import type { ToolContext } from "../tool.ts";
 
 /**
@@ -36,14 +39,23 @@ export function workspaceOrCwd(state: TurnState): string {
 }
 
 /**
- * A path given to a tool, made absolute: `~` expanded, absolute paths kept (normalized),
- * relative ones resolved against the workspace. Paths outside the workspace are allowed.
+ * A path given to a tool, made absolute on the host: `~` expanded, absolute paths kept
+ * (normalized), relative ones resolved against the workspace. Paths outside the workspace
+ * are allowed. The builtin tools resolve through their sandbox instead ({@link sandboxOf}).
  * @throws BubError `invalid_input` for a relative path when no workspace is known.
  */
 export function resolveToolPath(state: TurnState, raw: string): string {
-  const path = expandHome(raw.trim());
-  if (isAbsolute(path)) return resolve(path);
-  const workspace = workspaceOf(state);
-  if (workspace === null) throw new BubError("invalid_input", `relative path '${raw}' is not allowed without a workspace`);
-  return resolve(workspace, path);
+  return resolveHostPath(workspaceOf(state), raw);
+}
+
+/**
+ * Where a tool's files and shells are: the context's sandbox (what `provideSandbox`
+ * answered), else the host in the state's workspace, keeping the variables the runtime
+ * agent's `tool_env_passthrough` names.
+ */
+export function sandboxOf(context: ToolContext): Sandbox {
+  if (context.sandbox) return context.sandbox;
+  const { state } = context;
+  const agent = runtimeAgentOf(state);
+  return createHostSandbox({ workspace: workspaceOf(state), ...(agent ? { envPassthrough: () => agent.configValue("tool_env_passthrough") } : {}) });
 }

@@ -1,16 +1,14 @@
 /**
- * `fs.read`, `fs.write` and `fs.edit`. Relative paths resolve against the workspace; paths
- * outside it are allowed, and every message names the resolved absolute path.
+ * `fs.read`, `fs.write` and `fs.edit`, on the files of the session's sandbox. Relative
+ * paths resolve against the workspace; paths outside it are allowed, and every message
+ * names the resolved absolute path.
  */
-import { constants, type Stats } from "node:fs";
-import { lstat, open, realpath, stat, writeFile, type FileHandle } from "node:fs/promises";
-import { dirname } from "node:path";
 import { z } from "zod";
-import { directoryProblem, makeDirectoryAsync } from "../../config/home-dir.ts";
 import { BubError } from "../../kernel/errors.ts";
+import type { Sandbox, SandboxFileInfo, SandboxFileKind } from "../../kernel/sandbox.ts";
 import { withThousands } from "../../tape/python-format.ts";
 import { defineTool, type Tool } from "../tool.ts";
-import { resolveToolPath } from "./context.ts";
+import { sandboxOf } from "./context.ts";
 
 /** Files larger than this are read only in parts (with `limit`); no call returns more text than this. */
 export const FS_READ_MAX_BYTES = 1024 * 1024;
@@ -21,6 +19,7 @@ const BINARY_SNIFF_BYTES = 8192;
 const LINE_BREAK = /\r\n|\r|\n/;
 
 function fsError(error: unknown, path: string): BubError {
+  if (BubError.isInstance(error)) return error;
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (code === "ENOENT") return new BubError("not_found", `file not found: ${path}`);
   if (code === "EISDIR") return new BubError("invalid_input", `${path} is a directory, not a file`);
@@ -29,14 +28,17 @@ function fsError(error: unknown, path: string): BubError {
   return new BubError("tool", `cannot access ${path}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
 }
 
+const SPECIAL_KINDS: Record<Exclude<SandboxFileKind, "file">, string> = {
+  directory: "a directory",
+  fifo: "a FIFO (named pipe)",
+  socket: "a socket",
+  device: "a device",
+  other: "not a regular file",
+};
+
 /** What a non-regular file is, for error messages; null for a regular file. */
-function specialKind(info: Stats): string | null {
-  if (info.isFile()) return null;
-  if (info.isDirectory()) return "a directory";
-  if (info.isFIFO()) return "a FIFO (named pipe)";
-  if (info.isSocket()) return "a socket";
-  if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";
-  return "not a regular file";
+function specialKind(kind: SandboxFileKind): string | null {
+  return kind === "file" ? null : SPECIAL_KINDS[kind];
 }
 
 /** The error for `path` being a FIFO, device, socket or directory: `tool` works on regular files only. */
@@ -46,49 +48,35 @@ function notRegular(path: string, kind: string, tool: string): BubError {
 }
 
 /**
- * Opens `path` for reading, refusing anything but a regular file. It is checked before the
- * open (opening a FIFO would wait for a writer, a device may act on being opened) and again
- * on the open handle, which is opened non-blocking in case the path was swapped in between.
+ * The size of the regular file at `path`, refusing anything else: checked before reading
+ * (opening a FIFO would wait for a writer, a device may act on being opened); the
+ * sandbox's `readFile` checks again on the file it opens.
  */
-async function openRegular(path: string, tool: string): Promise<{ file: FileHandle; size: number }> {
-  const before = await stat(path).catch((error: unknown) => {
+async function regularFile(sandbox: Sandbox, path: string, tool: string): Promise<SandboxFileInfo> {
+  const info = await sandbox.stat(path).catch((error: unknown) => {
     throw fsError(error, path);
   });
-  const kind = specialKind(before);
+  if (!info) throw new BubError("not_found", `file not found: ${path}`);
+  const kind = specialKind(info.kind);
   if (kind) throw notRegular(path, kind, tool);
-  const file = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)).catch((error: unknown) => {
-    throw fsError(error, path);
-  });
-  try {
-    const info = await file.stat();
-    const now = specialKind(info);
-    if (now) throw notRegular(path, now, tool);
-    return { file, size: info.size };
-  } catch (error) {
-    await file.close();
-    throw BubError.isInstance(error) ? error : fsError(error, path);
-  }
+  return info;
 }
 
 /**
- * Up to `max` bytes from the start of `file`, and whether there is more after them. `size`
- * (from stat) only sizes the first buffer: a file may grow, and some report 0 (`/proc`).
+ * Up to `max` bytes from the start of `chunks`, and whether there is more after them. The
+ * iteration stops (releasing the file) once past the bound: a file may be bigger than its
+ * stat size said, and some report 0 (`/proc`).
  */
-async function readAtMost(file: FileHandle, size: number, max: number): Promise<{ bytes: Buffer; more: boolean }> {
-  let buffer = Buffer.allocUnsafe(Math.min(max, Math.max(size, 8192)) + 1);
+async function readAtMost(chunks: AsyncIterable<Uint8Array>, max: number): Promise<{ bytes: Buffer; more: boolean }> {
+  const parts: Uint8Array[] = [];
   let filled = 0;
-  for (;;) {
-    if (filled === buffer.length) {
-      if (buffer.length > max) break;
-      const larger = Buffer.allocUnsafe(Math.min(max + 1, buffer.length * 2));
-      buffer.copy(larger, 0, 0, filled);
-      buffer = larger;
-    }
-    const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
+  for await (const chunk of chunks) {
+    parts.push(chunk);
+    filled += chunk.length;
+    if (filled > max) break;
   }
-  return { bytes: buffer.subarray(0, Math.min(filled, max)), more: filled > max };
+  const bytes = Buffer.concat(parts, filled);
+  return { bytes: bytes.subarray(0, Math.min(filled, max)), more: filled > max };
 }
 
 function decodeText(bytes: Buffer, path: string): string {
@@ -107,32 +95,28 @@ const LF = 0x0a;
  * most `maxBytes` of text are kept: past that the result ends with a note saying where to
  * read on, so neither a huge `limit` nor one endless line brings the file into memory.
  */
-async function readLineRange(file: FileHandle, path: string, offset: number, limit: number, maxBytes: number): Promise<string> {
+async function readLineRange(chunks: AsyncIterable<Uint8Array>, path: string, offset: number, limit: number, maxBytes: number): Promise<string> {
   if (limit <= 0) return "";
-  const chunk = Buffer.alloc(64 * 1024);
   const lines: Buffer[][] = [];
   let current: Buffer[] = [];
   let currentBytes = 0;
   let kept = 0;
   let line = 0;
-  let position = 0;
   let afterCR = false;
   let cut = false;
-  const keep = (bytes: Buffer): void => {
+  const keep = (bytes: Uint8Array): void => {
     if (line < offset || bytes.length === 0) return;
     const room = maxBytes - kept;
     if (bytes.length > room) {
       bytes = bytes.subarray(0, room);
       cut = true;
     }
-    current.push(Buffer.from(bytes)); // a copy: the chunk is reused
+    current.push(Buffer.from(bytes)); // a copy: a sandbox may reuse its chunks
     currentBytes += bytes.length;
     kept += bytes.length;
   };
-  scan: for (;;) {
-    const { bytesRead } = await file.read(chunk, 0, chunk.length, position);
-    if (bytesRead === 0) break;
-    position += bytesRead;
+  scan: for await (const chunk of chunks) {
+    const bytesRead = chunk.length;
     let start = 0;
     for (let index = 0; index < bytesRead; index++) {
       const byte = chunk[index];
@@ -191,32 +175,26 @@ export function fsTools(): Tool[] {
       limit: z.number().int().min(0).nullable().optional().describe("Most lines to return; default all."),
     }),
     context: true,
-    async run({ path, offset, limit }, { state }) {
-      const target = resolveToolPath(state, path);
-      const { file, size } = await openRegular(target, "fs.read");
-      let bytes: Buffer;
-      try {
-        // Never more than the bound into memory, whatever the size says (a file may grow).
-        const head = await readAtMost(file, size, FS_READ_MAX_BYTES).catch((error: unknown) => Promise.reject(fsError(error, target)));
-        if (head.bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
-          throw new BubError("invalid_input", `${target} is a binary file (${withThousands(size)} bytes); fs.read reads text files only`);
-        }
-        if (head.more) {
-          if (limit === null || limit === undefined) {
-            throw new BubError(
-              "invalid_input",
-              `${target} is ${withThousands(Math.max(size, FS_READ_MAX_BYTES + 1))} bytes, more than fs.read returns at once (${withThousands(FS_READ_MAX_BYTES)} bytes); ` +
-                `read it in parts with offset and limit, e.g. offset=${offset} limit=200`,
-            );
-          }
-          return await readLineRange(file, target, offset, limit, FS_READ_MAX_BYTES).catch((error: unknown) =>
-            Promise.reject(BubError.isInstance(error) ? error : fsError(error, target)),
+    async run({ path, offset, limit }, context) {
+      const sandbox = sandboxOf(context);
+      const target = sandbox.resolvePath(path);
+      const { size } = await regularFile(sandbox, target, "fs.read");
+      // Never more than the bound into memory, whatever the size says (a file may grow).
+      const head = await readAtMost(sandbox.readFile(target), FS_READ_MAX_BYTES).catch((error: unknown) => Promise.reject(fsError(error, target)));
+      if (head.bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+        throw new BubError("invalid_input", `${target} is a binary file (${withThousands(size)} bytes); fs.read reads text files only`);
+      }
+      if (head.more) {
+        if (limit === null || limit === undefined) {
+          throw new BubError(
+            "invalid_input",
+            `${target} is ${withThousands(Math.max(size, FS_READ_MAX_BYTES + 1))} bytes, more than fs.read returns at once (${withThousands(FS_READ_MAX_BYTES)} bytes); ` +
+              `read it in parts with offset and limit, e.g. offset=${offset} limit=200`,
           );
         }
-        bytes = head.bytes;
-      } finally {
-        await file.close();
+        return await readLineRange(sandbox.readFile(target), target, offset, limit, FS_READ_MAX_BYTES).catch((error: unknown) => Promise.reject(fsError(error, target)));
       }
+      const bytes = head.bytes;
       const lines = splitLines(decodeText(bytes, target));
       const start = Math.min(offset, lines.length);
       const end = limit === null || limit === undefined ? lines.length : Math.min(lines.length, start + limit);
@@ -232,18 +210,15 @@ export function fsTools(): Tool[] {
       content: z.string().describe("The whole new content."),
     }),
     context: true,
-    async run({ path, content }, { state }) {
-      const target = resolveToolPath(state, path);
+    async run({ path, content }, context) {
+      const sandbox = sandboxOf(context);
+      const target = sandbox.resolvePath(path);
       // Writing to a FIFO would wait for a reader, to a device would write to the device.
-      const existing = await stat(target).catch(() => null);
-      const kind = existing ? specialKind(existing) : null;
+      const existing = await sandbox.stat(target).catch(() => null);
+      const kind = existing ? specialKind(existing.kind) : null;
       if (kind) throw notRegular(target, kind, "fs.write");
-      // One level at a time: Node's recursive mkdir never returns where mkdir answers ENOENT (/proc).
-      await makeDirectoryAsync(dirname(target)).catch((error: unknown) => {
-        throw new BubError("tool", `cannot create the folder ${dirname(target)}: ${directoryProblem(error, dirname(target))}`, { cause: error });
-      });
       try {
-        await writeFile(target, content, "utf8");
+        await sandbox.writeFile(target, content);
       } catch (error) {
         throw fsError(error, target);
       }
@@ -262,22 +237,18 @@ export function fsTools(): Tool[] {
       start: z.number().int().min(0).default(0).describe("First line (0-based) to search from."),
     }),
     context: true,
-    async run(args, { state }) {
-      const target = resolveToolPath(state, args.path);
-      const { file, size } = await openRegular(target, "fs.edit");
-      let bytes: Buffer;
-      try {
-        const whole = await readAtMost(file, size, FS_EDIT_MAX_BYTES).catch((error: unknown) => Promise.reject(fsError(error, target)));
-        if (whole.more) {
-          throw new BubError(
-            "invalid_input",
-            `${target} is ${withThousands(Math.max(size, FS_EDIT_MAX_BYTES + 1))} bytes, more than fs.edit edits (${withThousands(FS_EDIT_MAX_BYTES)} bytes); change it with bash (sed, a script) instead`,
-          );
-        }
-        bytes = whole.bytes;
-      } finally {
-        await file.close();
+    async run(args, context) {
+      const sandbox = sandboxOf(context);
+      const target = sandbox.resolvePath(args.path);
+      const info = await regularFile(sandbox, target, "fs.edit");
+      const whole = await readAtMost(sandbox.readFile(target), FS_EDIT_MAX_BYTES).catch((error: unknown) => Promise.reject(fsError(error, target)));
+      if (whole.more) {
+        throw new BubError(
+          "invalid_input",
+          `${target} is ${withThousands(Math.max(info.size, FS_EDIT_MAX_BYTES + 1))} bytes, more than fs.edit edits (${withThousands(FS_EDIT_MAX_BYTES)} bytes); change it with bash (sed, a script) instead`,
+        );
       }
+      const bytes = whole.bytes;
       if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) throw new BubError("invalid_input", `${target} is a binary file; fs.edit edits text files only`);
       const lines = splitLines(decodeText(bytes, target));
       const before = lines.slice(0, args.start);
@@ -288,10 +259,9 @@ export function fsTools(): Tool[] {
       const replaced = region.replaceAll(args.old, () => args.new);
       const text = before.length > 0 ? `${before.join("\n")}\n${replaced}` : replaced;
       // Through a symlink the file changed is the link's target: name that one.
-      const linked = await lstat(target).then((info) => info.isSymbolicLink(), () => false);
-      const real = linked ? await realpath(target).catch(() => target) : target;
+      const real = info.symbolicLink ? await sandbox.realPath(target).catch(() => target) : target;
       try {
-        await writeFile(real, text, "utf8");
+        await sandbox.writeFile(real, text);
       } catch (error) {
         throw fsError(error, real);
       }

@@ -1,5 +1,6 @@
 /**
- * Shells started by the `bash` tool: each runs in its own process group, its stdout and
+ * Shells started by the `bash` tool, each through the session's sandbox (the host by
+ * default): each runs in its own process group, its stdout and
  * stderr are decoded as UTF-8 streams into one interleaved buffer, and it belongs to the
  * session that started it (so `quit` stops only that session's shells).
  *
@@ -7,13 +8,11 @@
  * after the poll that sees it exit, for a retention period; termination signals the whole
  * process group; output decoding never splits a character across reads.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../../config/redaction.ts";
 import { randomBytes } from "node:crypto";
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
 import { BubError } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
+import type { Sandbox, SandboxProcess } from "../../kernel/sandbox.ts";
+import { createHostSandbox } from "../sandbox-host.ts";
 
 const log = createLogger("bub:tools");
 
@@ -52,19 +51,19 @@ export interface ShellManagerOptions {
   retentionMs?: number;
   /** Default {@link DEFAULT_KILL_GRACE_MS}. */
   killGraceMs?: number;
-  /** The shell binary; default `bash` from PATH, else `/bin/sh`. */
+  /** The shell binary of the host sandbox used when `start` is given none; default `bash` from PATH, else `/bin/sh`. */
   shell?: string;
 }
 
 /** Starts, tracks and stops shells. */
 export interface ShellManager {
   /**
-   * Spawns `cmd` through the shell in `cwd`, in a new process group. A `background` shell
-   * does not keep the process alive: it is killed when the process exits. `env` is the
-   * command's environment (default: this process's without its secrets, see
-   * {@link toolEnvironment}).
+   * Starts `cmd` through `sandbox`'s shell in `cwd` (a path of that sandbox), in a new
+   * process group. A `background` shell does not keep the process alive: it is killed when
+   * the process exits. Default sandbox: the host, whose commands get this process's
+   * environment without its secrets.
    */
-  start(options: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean; env?: NodeJS.ProcessEnv }): ManagedShell;
+  start(options: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean; sandbox?: Sandbox }): ManagedShell;
   /**
    * The shell with this id.
    * @throws BubError `not_found` `unknown shell id: <id>`.
@@ -92,29 +91,13 @@ export interface ShellManager {
   ids(): string[];
 }
 
-function findShell(): string {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, "bash");
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return "/bin/sh";
-}
-
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
-
 class Shell implements ManagedShell {
   readonly id: string;
   readonly cmd: string;
   readonly cwd: string;
   readonly sessionId: string | null;
   readonly closed: Promise<void>;
-  readonly child: ChildProcess;
+  readonly process: SandboxProcess;
   status: ShellStatus = "running";
   exitCode: number | null = null;
   finishedAt = 0;
@@ -122,48 +105,32 @@ class Shell implements ManagedShell {
   readonly #chunks: string[] = [];
   readonly exited: Promise<void>;
 
-  constructor(id: string, cmd: string, cwd: string, sessionId: string | null, shell: string, env: NodeJS.ProcessEnv) {
+  constructor(id: string, cmd: string, cwd: string, sessionId: string | null, sandbox: Sandbox, background: boolean) {
     this.id = id;
     this.cmd = cmd;
     this.cwd = cwd;
     this.sessionId = sessionId;
-    this.child = spawn(shell, ["-c", cmd], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
-    const streams = [this.child.stdout!, this.child.stderr!].map(
-      (stream) =>
-        new Promise<void>((resolve) => {
-          const decoder = new TextDecoder("utf-8", { fatal: false });
-          stream.on("data", (chunk: Buffer) => {
-            const text = decoder.decode(chunk, { stream: true });
-            if (text) this.#chunks.push(text);
-          });
-          const finish = () => {
-            const rest = decoder.decode();
-            if (rest) this.#chunks.push(rest);
-            resolve();
-          };
-          stream.once("close", finish);
-          stream.once("error", finish);
-        }),
-    );
-    this.exited = new Promise<void>((resolve) => {
-      const done = (code: number | null, signal: NodeJS.Signals | null) => {
-        if (this.status === "exited") return resolve();
-        this.status = "exited";
-        this.exitCode = code ?? (signal ? -(SIGNAL_NUMBERS[signal] ?? 1) : -1);
-        this.finishedAt = Date.now();
-        resolve();
-      };
-      this.child.once("exit", done);
-      this.child.once("error", (error) => {
-        this.#chunks.push(`failed to start shell: ${error.message}\n`);
-        done(127, null);
-      });
+    // One decoder per stream: a character split across chunks is never split in the text.
+    const decoders = { stdout: new TextDecoder("utf-8", { fatal: false }), stderr: new TextDecoder("utf-8", { fatal: false }) };
+    this.process = sandbox.exec({ command: cmd, cwd, background }, (chunk, stream) => {
+      const text = decoders[stream].decode(chunk, { stream: true });
+      if (text) this.#chunks.push(text);
     });
-    this.closed = Promise.all([this.exited, ...streams]).then(() => undefined);
+    this.exited = this.process.exited.then((code) => {
+      this.status = "exited";
+      this.exitCode = code;
+      this.finishedAt = Date.now();
+    });
+    this.closed = Promise.all([this.exited, this.process.closed]).then(() => {
+      for (const decoder of Object.values(decoders)) {
+        const rest = decoder.decode();
+        if (rest) this.#chunks.push(rest);
+      }
+    });
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.process.pid;
   }
 
   get output(): string {
@@ -171,14 +138,8 @@ class Shell implements ManagedShell {
     return this.#chunks[0] ?? "";
   }
 
-  signalGroup(signal: NodeJS.Signals): void {
-    const pid = this.child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // The group is gone already.
-    }
+  signalGroup(signal: "SIGTERM" | "SIGKILL"): void {
+    this.process.kill(signal);
   }
 }
 
@@ -197,6 +158,7 @@ class DefaultShellManager implements ShellManager {
   readonly #retentionMs: number;
   readonly #killGraceMs: number;
   readonly #shell: string | undefined;
+  #hostSandbox: Sandbox | undefined;
 
   constructor(options: ShellManagerOptions) {
     this.#retentionMs = options.retentionMs ?? DEFAULT_SHELL_RETENTION_MS;
@@ -204,19 +166,13 @@ class DefaultShellManager implements ShellManager {
     this.#shell = options.shell;
   }
 
-  start({ cmd, cwd, sessionId = null, background = false, env }: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean; env?: NodeJS.ProcessEnv }): ManagedShell {
+  start({ cmd, cwd, sessionId = null, background = false, sandbox }: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean; sandbox?: Sandbox }): ManagedShell {
     let id: string;
     do id = `bash-${randomBytes(4).toString("hex")}`;
     while (this.#shells.has(id));
-    const shell = new Shell(id, cmd, cwd, sessionId, this.#shell ?? findShell(), env ?? toolEnvironment(process.env, process.env[PASSTHROUGH_VARIABLE]));
+    // A background shell does not keep a one-shot `bub run` alive; the exit handler below kills it.
+    const shell = new Shell(id, cmd, cwd, sessionId, sandbox ?? (this.#hostSandbox ??= createHostSandbox({ shell: this.#shell })), background);
     this.#shells.set(id, shell);
-    if (background) {
-      // A one-shot `bub run` must be able to end while a background shell runs; the exit
-      // handler below then kills it.
-      shell.child.unref();
-      (shell.child.stdout as { unref?: () => void } | null)?.unref?.();
-      (shell.child.stderr as { unref?: () => void } | null)?.unref?.();
-    }
     registerExitCleanup();
     void shell.exited.then(() => this.#pruneFinished());
     return shell;
@@ -267,8 +223,7 @@ class DefaultShellManager implements ShellManager {
       shell.signalGroup("SIGKILL");
       // A process that left the group may still hold the pipes: stop reading them.
       if (!(await onceSettled(shell.closed, this.#killGraceMs))) {
-        shell.child.stdout?.destroy();
-        shell.child.stderr?.destroy();
+        shell.process.closeOutput();
         await shell.closed;
       }
     }

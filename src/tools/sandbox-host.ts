@@ -1,0 +1,180 @@
+/**
+ * The host sandbox: the builtin tools' files and shells on this machine, as the `bub`
+ * process sees them. What runs when no plugin answers `provideSandbox`.
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants, type Stats } from "node:fs";
+import { lstat, open, realpath, stat, writeFile } from "node:fs/promises";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { directoryProblem, makeDirectoryAsync } from "../config/home-dir.ts";
+import { expandHome } from "../config/paths.ts";
+import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../config/redaction.ts";
+import { BubError } from "../kernel/errors.ts";
+import type { Sandbox, SandboxCommand, SandboxFileInfo, SandboxFileKind, SandboxOutputStream, SandboxProcess } from "../kernel/sandbox.ts";
+
+/** Options of {@link createHostSandbox}. */
+export interface HostSandboxOptions {
+  /** The session's workspace; null: relative paths are refused and commands start in the current directory. */
+  readonly workspace?: string | null;
+  /**
+   * The variables a command keeps although they look secret (`tool_env_passthrough`), read
+   * at each command; when it answers undefined, `BUB_TOOL_ENV_PASSTHROUGH`.
+   */
+  readonly envPassthrough?: () => unknown;
+  /** The shell binary; default `bash` from PATH, else `/bin/sh`. */
+  readonly shell?: string;
+}
+
+/** How many bytes {@link Sandbox.readFile} reads at a time. */
+const READ_CHUNK_BYTES = 64 * 1024;
+
+const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
+
+/**
+ * A path given to a tool, made absolute on the host: `~` expanded, absolute paths kept
+ * (normalized), relative ones resolved against `workspace`. Paths outside it are allowed.
+ * @throws BubError `invalid_input` for a relative path when `workspace` is null.
+ */
+export function resolveHostPath(workspace: string | null, raw: string): string {
+  const path = expandHome(raw.trim());
+  if (isAbsolute(path)) return resolve(path);
+  if (workspace === null) throw new BubError("invalid_input", `relative path '${raw}' is not allowed without a workspace`);
+  return resolve(workspace, path);
+}
+
+/** `bash` from PATH, else `/bin/sh`. */
+function findShell(): string {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, "bash");
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return "/bin/sh";
+}
+
+function kindOf(info: Stats): SandboxFileKind {
+  if (info.isFile()) return "file";
+  if (info.isDirectory()) return "directory";
+  if (info.isFIFO()) return "fifo";
+  if (info.isSocket()) return "socket";
+  if (info.isCharacterDevice() || info.isBlockDevice()) return "device";
+  return "other";
+}
+
+function missing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/**
+ * Opens `path` non-blocking (a FIFO swapped in after the caller's check must not wait for a
+ * writer) and streams it, refusing anything but a regular file.
+ */
+async function* readHostFile(path: string): AsyncGenerator<Uint8Array, void, undefined> {
+  const file = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const kind = kindOf(await file.stat());
+    if (kind === "directory") throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), { code: "EISDIR" });
+    if (kind !== "file") throw new BubError("invalid_input", `${path} is not a regular file`);
+    let position = 0;
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0) return;
+      position += bytesRead;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+function execOnHost(shell: string, env: NodeJS.ProcessEnv, command: SandboxCommand, onOutput: (chunk: Uint8Array, stream: SandboxOutputStream) => void): SandboxProcess {
+  const child = spawn(shell, ["-c", command.command], { cwd: command.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
+  const streams = (["stdout", "stderr"] as const).map((name) => {
+    const stream = child[name]!;
+    return new Promise<void>((resolve) => {
+      stream.on("data", (chunk: Buffer) => onOutput(chunk, name));
+      stream.once("close", resolve);
+      stream.once("error", () => resolve());
+    });
+  });
+  const exited = new Promise<number>((resolve) => {
+    child.once("exit", (code, signal) => resolve(code ?? (signal ? -(SIGNAL_NUMBERS[signal] ?? 1) : -1)));
+    child.once("error", (error) => {
+      onOutput(Buffer.from(`failed to start shell: ${error.message}\n`), "stderr");
+      resolve(127);
+    });
+  });
+  if (command.background) {
+    // A one-shot `bub run` must be able to end while a background shell runs.
+    child.unref();
+    (child.stdout as { unref?: () => void } | null)?.unref?.();
+    (child.stderr as { unref?: () => void } | null)?.unref?.();
+  }
+  return {
+    get pid() {
+      return child.pid;
+    },
+    exited,
+    closed: Promise.all([exited, ...streams]).then(() => undefined),
+    kill(signal) {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // The group is gone already.
+      }
+    },
+    closeOutput() {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    },
+  };
+}
+
+/**
+ * The host as a {@link Sandbox}: exactly what the builtin tools did before sandboxes.
+ * Commands run in their own process group with this process's environment minus its
+ * secrets (docs/security.md, *Secrets*).
+ *
+ * ```ts
+ * const sandbox = createHostSandbox({ workspace: process.cwd() });
+ * for await (const chunk of sandbox.readFile(sandbox.resolvePath("README.md"))) console.log(chunk.length);
+ * ```
+ */
+export function createHostSandbox(options: HostSandboxOptions = {}): Sandbox {
+  const workspace = options.workspace ?? null;
+  const passthrough = () => options.envPassthrough?.() ?? process.env[PASSTHROUGH_VARIABLE];
+  let shell = options.shell;
+  return {
+    name: "host",
+    workspace: workspace ?? process.cwd(),
+    resolvePath: (path) => resolveHostPath(workspace, path),
+    async stat(path): Promise<SandboxFileInfo | null> {
+      const link = await lstat(path).catch((error: unknown) => (missing(error) ? null : Promise.reject(error)));
+      if (!link) return null;
+      if (!link.isSymbolicLink()) return { kind: kindOf(link), size: link.size, symbolicLink: false };
+      const target = await stat(path).catch((error: unknown) => (missing(error) ? null : Promise.reject(error)));
+      // A dangling link: writing through it creates its target.
+      return target ? { kind: kindOf(target), size: target.size, symbolicLink: true } : null;
+    },
+    readFile: readHostFile,
+    async writeFile(path, content) {
+      // One level at a time: Node's recursive mkdir never returns where mkdir answers ENOENT (/proc).
+      await makeDirectoryAsync(dirname(path)).catch((error: unknown) => {
+        throw new BubError("tool", `cannot create the folder ${dirname(path)}: ${directoryProblem(error, dirname(path))}`, { cause: error });
+      });
+      await writeFile(path, content, "utf8");
+    },
+    realPath: (path) => realpath(path),
+    exec(command, onOutput) {
+      return execOnHost((shell ??= findShell()), toolEnvironment(process.env, passthrough()), command, onOutput);
+    },
+  };
+}
