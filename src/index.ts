@@ -18,6 +18,10 @@ export { AsyncStreamEvents, collectText, createStreamState } from "./kernel/stre
 export type { StreamEvent, StreamEventKind, StreamState, Usage } from "./kernel/stream.ts";
 export { defineTool, registerTool, toolsOf, toolInputSchema } from "./tools/index.ts";
 export type { Tool, ToolContext, ToolDefinition, ToolParameters, ToolRunOptions } from "./tools/index.ts";
+/** Where a session's shell and file tools run (the `provideSandbox` hook), and the host's sandbox to wrap. */
+export type { Sandbox, SandboxCommand, SandboxFileInfo, SandboxFileKind, SandboxOutputStream, SandboxProcess } from "./kernel/sandbox.ts";
+export { createHostSandbox } from "./tools/sandbox-host.ts";
+export type { HostSandboxOptions } from "./tools/sandbox-host.ts";
 export { defineSettings } from "./kernel/settings-contract.ts";
 /** The zod 4 the plugin API takes schemas of (tool parameters, settings), so a plugin needs no zod of its own. */
 export { z } from "zod";
