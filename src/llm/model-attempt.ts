@@ -46,6 +46,7 @@ export async function* streamAttempt(on: AttemptTarget, request: ModelCallReques
         }, timeoutSeconds * 1000)
       : null;
   let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | null = null;
+  let completed = false;
   try {
     const result = await model.doStream(buildCallOptions(request, target, settings, controller.signal));
     reader = result.stream.getReader();
@@ -76,6 +77,11 @@ export async function* streamAttempt(on: AttemptTarget, request: ModelCallReques
           if (part.warnings.length > 0) log.debug(`model.warnings model=${candidate} ${JSON.stringify(part.warnings)}`);
           break;
         case "finish":
+          // The SDK sends `finish` once the body has ended: read the stream to its close, so
+          // the response completes and its connection goes back to the pool (aborting or
+          // cancelling a finished response would close the connection).
+          while (!(await reader.read()).done);
+          completed = true;
           yield {
             type: "finish",
             finishReason: part.finishReason.unified,
@@ -96,10 +102,10 @@ export async function* streamAttempt(on: AttemptTarget, request: ModelCallReques
   } finally {
     if (timer) clearTimeout(timer);
     request.signal?.removeEventListener("abort", onAbort);
-    if (reader) {
+    if (!completed) {
       // An early exit (consumer break, error) must not leave the HTTP response open.
-      reader.cancel().catch(() => undefined);
+      reader?.cancel().catch(() => undefined);
+      controller.abort();
     }
-    controller.abort();
   }
 }

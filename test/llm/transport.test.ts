@@ -116,6 +116,21 @@ describe("model transport", () => {
     return { outcome: stream.outcome!, events, seconds: (performance.now() - started) / 1000 };
   }
 
+  describe("connections", () => {
+    it("keeps one connection alive across model calls that end normally", async () => {
+      const client = clientFor();
+      const before = server.connections;
+      server.script(reply.text("one"), reply.text("two"), reply.text(["th", "ree"]));
+      for (const expected of ["one", "two", "three"]) {
+        const { events } = await step(client);
+        assert.equal(events.filter((event) => event.kind === "text").map((event) => String(event.data.delta)).join(""), expected);
+        // Turns come apart in time; back to back, the pool may not have taken the socket back yet.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(server.connections - before, 1, "the three calls shared one connection");
+    });
+  });
+
   describe("idle timeout", () => {
     it("fails a step whose server accepts the request and never answers, with a timeout naming the model and the setting", async () => {
       server.script(reply.hang());

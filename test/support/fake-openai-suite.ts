@@ -36,6 +36,9 @@ export function useFakeOpenAI(options: { onLog?: LogSink } = {}): FakeOpenAI {
     get requests() {
       return current().requests;
     },
+    get connections() {
+      return current().connections;
+    },
     script: (...replies) => current().script(...replies),
     pending: () => current().pending(),
     waitForRequest: (index) => current().waitForRequest(index),

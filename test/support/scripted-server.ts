@@ -28,6 +28,8 @@ export interface ScriptedServer<Body, Script> {
   pending(): number;
   /** Resolves with the request at `index` (0-based) once it has arrived. */
   waitForRequest(index: number): Promise<Recorded<Body>>;
+  /** TCP connections accepted so far (a client that keeps its connection alive opens one). */
+  readonly connections: number;
   /** Stops the server, destroying open connections (hanging requests included). */
   close(): Promise<void>;
 }
@@ -83,7 +85,9 @@ export async function startScriptedServer<Body, Script>(
       else response.destroy();
     });
   });
+  let connections = 0;
   server.on("connection", (socket) => {
+    connections++;
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
@@ -95,6 +99,9 @@ export async function startScriptedServer<Body, Script>(
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    get connections() {
+      return connections;
+    },
     script: (...replies) => void queue.push(...replies),
     pending: () => queue.length,
     waitForRequest(index) {
