@@ -63,7 +63,8 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
 
     async dispatchOutbound({ message }) {
       if (fieldOf(message, "output_channel") !== "cli") {
-        log.info(`session.run.outbound session_id=${String(fieldOf(message, "session_id"))} content=${JSON.stringify(fieldOf(message, "content") ?? "")}`);
+        // At debug: the reply's text does not belong in a log file kept at the default level.
+        log.debug(`session.run.outbound session_id=${String(fieldOf(message, "session_id"))} content=${JSON.stringify(fieldOf(message, "content") ?? "")}`);
       }
       return framework.dispatchViaChannelRouter(message);
     },
