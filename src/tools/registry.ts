@@ -57,16 +57,23 @@ class DefaultToolRegistry implements ToolRegistry {
   readonly #tools = new Map<string, Tool>();
   /** casefolded runtime name or alias → runtime name (rebuilt lazily). */
   #index: Map<string, string> | null = null;
+  /** The prompt block of every tool (rebuilt lazily: it is asked for on every model step). */
+  #prompt: string | null = null;
 
   register(tool: Tool): () => void {
     this.#tools.set(tool.name, tool);
-    this.#index = null;
+    this.#changed();
     return () => {
       if (this.#tools.get(tool.name) === tool) {
         this.#tools.delete(tool.name);
-        this.#index = null;
+        this.#changed();
       }
     };
+  }
+
+  #changed(): void {
+    this.#index = null;
+    this.#prompt = null;
   }
 
   get(name: string): Tool | undefined {
@@ -131,7 +138,8 @@ class DefaultToolRegistry implements ToolRegistry {
   }
 
   renderPrompt(names: Iterable<string> | null = null): string {
-    return renderToolsPrompt(this.select(names));
+    if (names !== null) return renderToolsPrompt(this.select(names));
+    return (this.#prompt ??= renderToolsPrompt(this.list()));
   }
 }
 

@@ -145,9 +145,20 @@ export function toModelToolName(name: string): string {
   return name.replaceAll(".", "_");
 }
 
-/** A copy of a tool under another name (its schema and behaviour unchanged). */
+/** The copies {@link renameTool} made, by tool: a tool is renamed for the model on every step. */
+const renamedCopies = new WeakMap<Tool, Tool>();
+
+/** A copy of a tool under another name (its schema and behaviour unchanged); the same copy each time for one tool and name. */
 export function renameTool<T extends Tool>(tool: T, name: string): T {
   if (tool.name === name) return tool;
+  const known = renamedCopies.get(tool);
+  if (known?.name === name) return known as T;
+  const copy = makeRenamed(tool, name);
+  renamedCopies.set(tool, copy);
+  return copy;
+}
+
+function makeRenamed<T extends Tool>(tool: T, name: string): T {
   return Object.freeze({
     name,
     description: tool.description,

@@ -5,6 +5,7 @@ import { BubError } from "../../src/kernel/errors.ts";
 import { createToolRegistry } from "../../src/tools/registry.ts";
 import {
   defineTool,
+  renameTool,
   renderToolsPrompt,
   toModelToolName,
   toModelTools,
@@ -192,5 +193,26 @@ describe("ToolRegistry", () => {
     assert.deepEqual(registry.modelTools().map((tool) => tool.name), ["fs_read", "tape_info"]);
     assert.deepEqual(registry.modelTools(["tape.info"]).map((tool) => tool.name), ["tape_info"]);
     assert.equal(registry.renderPrompt(["tape.info"]), "<available_tools>\n- tape_info()\n</available_tools>");
+  });
+});
+
+describe("tool registry caches", () => {
+  it("renders the prompt block again only after a tool is registered or removed", () => {
+    const registry = createToolRegistry([defineTool({ name: "a.one", description: "first", run: () => "1" })]);
+    const first = registry.renderPrompt();
+    assert.equal(registry.renderPrompt(), first);
+    const remove = registry.register(defineTool({ name: "b.two", description: "second", run: () => "2" }));
+    assert.match(registry.renderPrompt(), /b_two.*second/);
+    remove();
+    assert.equal(registry.renderPrompt(), first);
+  });
+
+  it("hands out the same model-named copy of a tool each time", () => {
+    const tool = defineTool({ name: "fs.thing", description: "d", run: () => "x" });
+    const [copy] = toModelTools([tool]);
+    assert.equal(copy!.name, "fs_thing");
+    assert.equal(toModelTools([tool])[0], copy);
+    assert.equal(renameTool(tool, "other").name, "other");
+    assert.equal(renameTool(tool, "fs_thing").name, "fs_thing");
   });
 });
