@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { BubError } from "../kernel/errors.ts";
-import { BUILTIN_INPUT_SCHEMAS } from "../tools/builtin/input-schemas.generated.ts";
+import { withGeneratedSchema } from "../tools/builtin/generated-schema.ts";
 import { registerTool, toolsOf } from "../tools/global.ts";
 import { defineTool, type Tool } from "../tools/tool.ts";
 import { describeWhen, isJobId, newJobId, type ScheduleJob } from "./job.ts";
@@ -124,14 +124,6 @@ export function scheduleTools(host: ScheduleToolsHost): Tool[] {
       },
     }),
   ].map(withGeneratedSchema);
-}
-
-/** The tool with its JSON schema from input-schemas.generated.ts (see src/tools/builtin/index.ts). */
-function withGeneratedSchema(tool: Tool): Tool {
-  const inputSchema = BUILTIN_INPUT_SCHEMAS[tool.name];
-  if (!inputSchema) return tool;
-  const { name, description, context, agentUse } = tool;
-  return defineTool({ name, description, parameters: () => tool.parameters as never, context, agentUse, inputSchema, run: (args, options) => tool.run(args, options) });
 }
 
 /** Registers the schedule tools with `framework` (its `home` holds the jobs) unless a plugin did; returns their removal. */

@@ -3,10 +3,10 @@
  * reading and the session commands.
  */
 import type { SkillDiscoveryOptions } from "../../skills/discovery.ts";
-import { defineTool, type Tool } from "../tool.ts";
+import type { Tool } from "../tool.ts";
 import { bashTools } from "./bash.ts";
 import { fsTools } from "./fs.ts";
-import { BUILTIN_INPUT_SCHEMAS } from "./input-schemas.generated.ts";
+import { withGeneratedSchema } from "./generated-schema.ts";
 import { sessionTools } from "./session.ts";
 import { defaultShellManager, type ShellManager } from "./shell-manager.ts";
 import { skillTools } from "./skill.ts";
@@ -41,18 +41,6 @@ export function builtinTools(options: BuiltinToolsOptions = {}): Tool[] {
     ...spillTools(),
     ...sessionTools(shells),
   ].map(withGeneratedSchema);
-}
-
-/**
- * The tool with its JSON schema from input-schemas.generated.ts: converting twenty zod
- * schemas on every start costs a one-shot `bub run` about 10 ms. A test keeps the file
- * in step with the zod schemas (`npm run gen:tool-schemas` rewrites it).
- */
-function withGeneratedSchema(tool: Tool): Tool {
-  const inputSchema = BUILTIN_INPUT_SCHEMAS[tool.name];
-  if (!inputSchema) return tool;
-  const { name, description, context, agentUse } = tool;
-  return defineTool({ name, description, parameters: () => tool.parameters as never, context, agentUse, inputSchema, run: (args, options) => tool.run(args, options) });
 }
 
 export { COMMAND_HELP_TEXT } from "./session.ts";
