@@ -2,18 +2,15 @@
 // model: the model calls bash, the gateway posts Approve / Deny buttons in the turn's chat,
 // only a press from an allowed user counts, and a no reaches the model as a tool error.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { startFakeTelegram, type FakeTelegram, type RecordedCall } from "../support/fake-telegram.ts";
+import { startSourceGateway } from "../support/source-gateway.ts";
 import { tempDir } from "../support/temp.ts";
 
-const bin = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
 
 /** Resolves once `find` answers something other than undefined, checked every 20 ms. */
 async function eventually<T>(find: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
@@ -37,27 +34,13 @@ describe("approval in Telegram (bub gateway, BUB_APPROVAL=ask)", () => {
   it("runs bash only after an allowed user presses Approve; a stranger's press is ignored; Deny and no answer are tool errors", { timeout: 60_000 }, async () => {
     const telegram = await startFakeTelegram({ token: "123:TEST" });
     const dir = await tempDir();
-    const child = spawn(process.execPath, [bin, "gateway", "--enable-channel", "telegram"], {
-      cwd: dir.path,
-      env: {
-        PATH: process.env.PATH,
-        HOME: dir.path,
-        BUB_HOME: join(dir.path, ".bub"),
-        BUB_MODEL: "fake:any",
-        BUB_API_BASE: server.url,
-        BUB_API_KEY: "sk-test",
-        BUB_TELEGRAM_TOKEN: "123:TEST",
-        BUB_TELEGRAM_API_ROOT: telegram.apiRoot,
-        BUB_TELEGRAM_ALLOW_USERS: "7",
-        BUB_DEBOUNCE_SECONDS: "0",
-        BUB_APPROVAL: "ask",
-        BUB_APPROVAL_TIMEOUT_SECONDS: "3",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+    const gateway = startSourceGateway(dir.path, telegram, {
+      BUB_MODEL: "fake:any",
+      BUB_API_BASE: server.url,
+      BUB_API_KEY: "sk-test",
+      BUB_APPROVAL: "ask",
+      BUB_APPROVAL_TIMEOUT_SECONDS: "3",
     });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = once(child, "exit");
     try {
       await telegram.waitForCalls("deleteWebhook", 1);
 
@@ -117,11 +100,10 @@ describe("approval in Telegram (bub gateway, BUB_APPROVAL=ask)", () => {
       assert.match(String(expired.payload.text), /No answer in time: denied\.$/);
       assert.equal(existsSync(join(dir.path, "late.txt")), false);
 
-      child.kill("SIGTERM");
-      const [code] = await exited;
-      assert.equal(code, 0, stderr);
+      gateway.child.kill("SIGTERM");
+      assert.equal(await gateway.exited, 0, gateway.stderr());
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      gateway.kill();
       await telegram.close();
       await dir.cleanup();
     }

@@ -1,10 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { once } from "node:events";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { startSourceGateway } from "../support/source-gateway.ts";
 import { tempDir } from "../support/temp.ts";
 import { startFakeTelegram } from "../support/fake-telegram.ts";
 import { NO_CHANNELS } from "../../src/builtin/commands/gateway.ts";
@@ -31,34 +31,17 @@ describe("bub gateway", () => {
   it("serves Telegram against the Bot API and stops gracefully on SIGTERM", async () => {
     const telegram = await startFakeTelegram({ token: "123:TEST" });
     const dir = await tempDir();
-    const child = spawn(process.execPath, [bin, "gateway", "--enable-channel", "telegram"], {
-      cwd: dir.path,
-      env: {
-        PATH: process.env.PATH,
-        HOME: dir.path,
-        BUB_HOME: join(dir.path, ".bub"),
-        BUB_PLUGINS: echoPlugin,
-        BUB_TELEGRAM_TOKEN: "123:TEST",
-        BUB_TELEGRAM_API_ROOT: telegram.apiRoot,
-        BUB_TELEGRAM_ALLOW_USERS: "7",
-        BUB_DEBOUNCE_SECONDS: "0",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = once(child, "exit");
+    const gateway = startSourceGateway(dir.path, telegram, { BUB_PLUGINS: echoPlugin });
     try {
       await telegram.waitForCalls("deleteWebhook", 1);
       telegram.sendText({ chatId: 7, userId: 7, text: "ping" });
       const [reply] = await telegram.waitForCalls("sendMessage", 1);
       assert.equal(reply!.payload.chat_id, "7");
       assert.match(String(reply!.payload.text), /^echo /);
-      child.kill("SIGTERM");
-      const [code] = await exited;
-      assert.equal(code, 0, stderr);
+      gateway.child.kill("SIGTERM");
+      assert.equal(await gateway.exited, 0, gateway.stderr());
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      gateway.kill();
       await telegram.close();
       await dir.cleanup();
     }

@@ -3,16 +3,13 @@
 // turn runs in the same session and its answer arrives in the same chat.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { startSourceGateway } from "../support/source-gateway.ts";
 import { tempDir } from "../support/temp.ts";
 import { startFakeTelegram } from "../support/fake-telegram.ts";
 import { reply, startFakeOpenAI } from "../support/fake-openai.ts";
 
-const bin = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
 const CHAT = 7;
 
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -32,24 +29,7 @@ describe("scheduled turns in bub gateway", () => {
       reply.text("I will remind you in a moment."),
       reply.text("Time to stretch!"),
     );
-    const child = spawn(process.execPath, [bin, "gateway", "--enable-channel", "telegram"], {
-      cwd: dir.path,
-      env: {
-        PATH: process.env.PATH,
-        HOME: dir.path,
-        BUB_HOME: bubHome,
-        BUB_MODEL: "local:any",
-        BUB_API_BASE: openai.url,
-        BUB_TELEGRAM_TOKEN: "123:TEST",
-        BUB_TELEGRAM_API_ROOT: telegram.apiRoot,
-        BUB_TELEGRAM_ALLOW_USERS: String(CHAT),
-        BUB_DEBOUNCE_SECONDS: "0",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = once(child, "exit");
+    const gateway = startSourceGateway(dir.path, telegram, { BUB_MODEL: "local:any", BUB_API_BASE: openai.url, BUB_TELEGRAM_ALLOW_USERS: String(CHAT) });
     try {
       await within(telegram.waitForCalls("deleteWebhook", 1), 15_000, "the bot to poll");
       telegram.sendText({ chatId: CHAT, userId: CHAT, text: "remind me to stretch in a second or two" });
@@ -58,7 +38,7 @@ describe("scheduled turns in bub gateway", () => {
       const toolResult = openai.requests[1]!.body.messages.find((message) => message.role === "tool");
       assert.match(String(toolResult?.content), /scheduled sch-[0-9a-f]{8}: once at \S+, next \S+, to session telegram:7/);
       const sentAt = Date.now();
-      const [, second] = await within(telegram.waitForCalls("sendMessage", 2), 15_000, `the scheduled answer\n${stderr}`);
+      const [, second] = await within(telegram.waitForCalls("sendMessage", 2), 15_000, `the scheduled answer\n${gateway.stderr()}`);
       assert.equal(String(second!.payload.chat_id), String(CHAT));
       assert.equal(second!.payload.text, "Time to stretch!");
       assert.ok(Date.now() - sentAt < 5_000);
@@ -67,11 +47,10 @@ describe("scheduled turns in bub gateway", () => {
       const history = openai.requests[2]!.body.messages.map((message) => message.content);
       assert.ok(history.includes("I will remind you in a moment."), "the scheduled turn runs in the chat's session");
       assert.deepEqual(await readdir(join(bubHome, "schedules", "jobs")), [], "the one-shot job is gone after its run");
-      child.kill("SIGTERM");
-      const [code] = await exited;
-      assert.equal(code, 0, stderr);
+      gateway.child.kill("SIGTERM");
+      assert.equal(await gateway.exited, 0, gateway.stderr());
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      gateway.kill();
       await telegram.close();
       await openai.close();
       await dir.cleanup();
