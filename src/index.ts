@@ -8,6 +8,9 @@ export type { BubFrameworkOptions, PluginExport, PluginOrigin, PluginStatus } fr
 export { createBub } from "./builtin/create.ts";
 export type { CreateBubOptions, UntrustedWorkspace } from "./builtin/create.ts";
 export type { RunningScope } from "./kernel/scope.ts";
+/** The plugin API's version (a plugin declares the range it supports as `"bub": { "api": "^1.0.0" }`). */
+export { IncompatiblePluginError, PLUGIN_API_VERSION } from "./kernel/plugin-api.ts";
+export type { PluginApiField } from "./kernel/plugin-api.ts";
 
 export { definePlugin, HOOK_NAMES, SYNC_HOOKS } from "./kernel/hooks.ts";
 export type { BubHooks, BubPlugin, ChainedHook, ErrorStage, HookArgs, HookName, HookReturn, HookValue, MaybePromise, NextHook, NoResult, PluginFactory, Provided } from "./kernel/hooks.ts";

@@ -3,9 +3,10 @@
  * project, the workspace package and its dependencies, then the listed specifiers.
  */
 import { readFile } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, basename, extname } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, basename, extname } from "node:path";
 import { createRequire } from "node:module";
 import { expandHome } from "../config/paths.ts";
+import type { PluginApiField } from "../kernel/plugin-api.ts";
 
 /** Where a discovered plugin came from. */
 export type PluginOrigin = "project" | "workspace" | "config";
@@ -19,6 +20,17 @@ export interface PluginCandidate {
   readonly module: string;
   /** The package that declared it, when there is one. */
   readonly packageName?: string;
+  /**
+   * The range of the plugin API (or of bub-ts) its package.json says it supports, checked
+   * before the module is imported; absent when it declares none.
+   */
+  readonly requires?: PluginRequirement;
+}
+
+/** A version range a plugin's package.json declares, and the field it is in. */
+export interface PluginRequirement {
+  readonly range: string;
+  readonly field: PluginApiField;
 }
 
 /** Result of discovery: candidates in registration order, and problems met on the way. */
@@ -31,7 +43,8 @@ export interface Discovery {
 
 type PackageJson = {
   name?: string;
-  bub?: { plugins?: Record<string, unknown> };
+  bub?: { plugins?: Record<string, unknown>; api?: unknown };
+  peerDependencies?: Record<string, unknown>;
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
@@ -53,13 +66,37 @@ async function readPackageJson(file: string): Promise<PackageJson | null> {
   }
 }
 
+/**
+ * The range a package says its plugins support: `"bub": { "api": "^1.0.0" }` (the plugin
+ * API), else its `bub-ts` peer dependency (the bub-ts package); empty when neither.
+ */
+function declaredRequirement(pkg: PackageJson): { requires?: PluginRequirement } {
+  const api = pkg.bub?.api;
+  if (api !== undefined) return { requires: { range: typeof api === "string" ? api : JSON.stringify(api), field: "bub.api" } };
+  const peer = pkg.peerDependencies?.["bub-ts"];
+  return typeof peer === "string" ? { requires: { range: peer, field: "peerDependencies.bub-ts" } } : {};
+}
+
 function declaredPlugins(pkg: PackageJson, dir: string, source: PluginOrigin): PluginCandidate[] {
   const plugins = pkg.bub?.plugins;
   if (!plugins || typeof plugins !== "object") return [];
+  const requirement = declaredRequirement(pkg);
   return Object.entries(plugins).map(([name, path]) => {
     if (typeof path !== "string") throw new Error(`package ${pkg.name ?? dir}: "bub.plugins.${name}" must be a path string`);
-    return { name, source, module: resolve(dir, path), packageName: pkg.name };
+    return { name, source, module: resolve(dir, path), packageName: pkg.name, ...requirement };
   });
+}
+
+/**
+ * The package.json nearest above a listed plugin file (the package it belongs to, as Node
+ * decides a file's package); null when there is none or it cannot be read.
+ */
+async function nearestPackageJson(file: string): Promise<PackageJson | null> {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const pkg = await readPackageJson(join(dir, "package.json")).catch(() => null);
+    if (pkg) return pkg;
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 /**
@@ -120,7 +157,8 @@ function isPathSpecifier(specifier: string): boolean {
 async function resolveListed(specifier: string, workspace: string, projectDir: string, problems: Discovery["problems"], trustWorkspace: boolean): Promise<PluginCandidate[]> {
   if (isPathSpecifier(specifier)) {
     const path = resolve(workspace, expandHome(specifier));
-    return [{ name: null, source: "config", module: path }];
+    const pkg = await nearestPackageJson(path);
+    return [{ name: null, source: "config", module: path, ...(pkg ? declaredRequirement(pkg) : {}) }];
   }
   for (const base of trustWorkspace ? [workspace, projectDir] : [projectDir]) {
     let pkgFile: string;
@@ -139,7 +177,7 @@ async function resolveListed(specifier: string, workspace: string, projectDir: s
         return [];
       }
     }
-    return [{ name: specifier, source: "config", module: createRequire(join(base, "noop.js")).resolve(specifier), packageName: specifier }];
+    return [{ name: specifier, source: "config", module: createRequire(join(base, "noop.js")).resolve(specifier), packageName: specifier, ...(pkg ? declaredRequirement(pkg) : {}) }];
   }
   return [{ name: specifier, source: "config", module: specifier }];
 }

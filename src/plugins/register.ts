@@ -1,6 +1,7 @@
 import type { BubFramework } from "../kernel/framework.ts";
 import { discoverPlugins, nameFromModule, parsePluginList, type PluginCandidate } from "./discovery.ts";
 import { importPluginModule } from "./load.ts";
+import { checkPluginRequirement, type RunningVersions } from "./api-check.ts";
 
 /** Where {@link registerDiscoveredPlugins} looks. */
 export interface DiscoveryOptions {
@@ -19,6 +20,8 @@ export interface DiscoveryOptions {
    * did outside the hook runtime (tools it registered), called when the plugin is rejected.
    */
   readonly checkpoint?: () => Promise<() => void>;
+  /** What plugins' declared ranges are checked against (default: the running plugin API and bub-ts). */
+  readonly running?: RunningVersions;
 }
 
 const ORIGIN_WORDS: Record<string, string> = {
@@ -47,8 +50,10 @@ function clashError(name: string, framework: BubFramework, source: string, from:
  * framework (`bub hooks` lists it) and skipped. A plugin whose name is taken by one
  * registered before it is rejected with both sources named: when its name is known from
  * package.json or the list it is not imported at all, else what its factory registered
- * outside the hook runtime is undone (`checkpoint`). Returns the plugins of an untrusted workspace
- * that were found and not loaded.
+ * outside the hook runtime is undone (`checkpoint`). A plugin whose package.json declares a
+ * range that leaves out the running plugin API (or bub-ts) is not imported and is recorded
+ * with an `IncompatiblePluginError`. Returns the plugins of an untrusted workspace that were
+ * found and not loaded.
  */
 export async function registerDiscoveredPlugins(framework: BubFramework, options: DiscoveryOptions): Promise<PluginCandidate[]> {
   const { candidates, problems, skipped } = await discoverPlugins(options);
@@ -57,6 +62,11 @@ export async function registerDiscoveredPlugins(framework: BubFramework, options
   for (const candidate of candidates) {
     const fallbackName = candidate.name ?? nameFromModule(candidate.module);
     const from = candidate.packageName ?? candidate.module;
+    const mismatch = await checkPluginRequirement(fallbackName, candidate.requires, options.running);
+    if (mismatch) {
+      framework.pluginFailed(fallbackName, candidate.source, mismatch, "load", from);
+      continue;
+    }
     // A name known before import that is taken: the module is not even imported.
     if (candidate.name !== null && taken(candidate.name)) {
       framework.pluginFailed(candidate.name, candidate.source, clashError(candidate.name, framework, candidate.source, from), "load", from);

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readFile, readlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { scaffoldNames, writeScaffold } from "../../src/builtin/commands/plugin-new.ts";
+import { PLUGIN_API_VERSION } from "../../src/kernel/plugin-api.ts";
 import { tempDir } from "../support/temp.ts";
 
 const runtime = { root: "/opt/bub-ts", version: "1.2.3", entry: "file:///opt/bub-ts/dist/index.js" };
@@ -15,13 +16,13 @@ describe("bub plugin new", () => {
     assert.throws(() => scaffoldNames("1st"), /not a plugin name/);
   });
 
-  it("writes the package with its bub field and peer, and links node_modules/bub-ts to a stand-in for the running copy", async () => {
+  it("writes the package with its bub field (plugin and plugin API range) and peer, and links node_modules/bub-ts to a stand-in for the running copy", async () => {
     const dir = await tempDir();
     try {
       const written = await writeScaffold("hello", { dir: join(dir.path, "p") }, runtime);
       const pkg = JSON.parse(await readFile(join(written, "package.json"), "utf8")) as Record<string, any>;
       assert.deepEqual([pkg.name, pkg.type, pkg.bub, pkg.peerDependencies, pkg.devDependencies["bub-ts"], pkg.files], [
-        "bub-plugin-hello", "module", { plugins: { hello: "./src/index.ts" } }, { "bub-ts": "^1.2.3" }, "file:.bub-ts", ["src/", "README.md"],
+        "bub-plugin-hello", "module", { plugins: { hello: "./src/index.ts" }, api: `^${PLUGIN_API_VERSION}` }, { "bub-ts": "^1.2.3" }, "file:.bub-ts", ["src/", "README.md"],
       ]);
       assert.equal(await readlink(join(written, "node_modules", "bub-ts")), join("..", ".bub-ts"));
       assert.match(await readFile(join(written, ".bub-ts", "index.js"), "utf8"), /^export \* from "file:\/\/\/opt\/bub-ts\/dist\/index\.js";$/m);

@@ -1,15 +1,30 @@
-import type { BubFramework } from "../../kernel/framework.ts";
+import type { BubFramework, PluginStatus } from "../../kernel/framework.ts";
+import { IncompatiblePluginError } from "../../kernel/plugin-api.ts";
+
+/** The range an incompatible plugin asked for and what runs, in words: `plugin API ^2.0.0 (bub.api), running 1.0.0`. */
+export function incompatibility(status: PluginStatus): string | null {
+  const error = status.error;
+  if (!(error instanceof IncompatiblePluginError)) return null;
+  return `${error.field === "bub.api" ? "plugin API" : "bub-ts"} ${error.wanted} (${error.field}), running ${error.running}`;
+}
 
 /**
  * Writes `bub hooks`: one line per hook with its plugins in call order, then every plugin
- * that failed to load with its error.
+ * not loaded because it asks for another plugin API, then every plugin that failed to load
+ * with its error.
  */
 export function printHookReport(framework: BubFramework, out: { write(text: string): unknown }): void {
   const report = framework.hookReport();
   const hooks = Object.keys(report);
   if (hooks.length === 0) out.write("(no hook implementations)\n");
   for (const hook of hooks) out.write(`${hook}: ${report[hook]!.join(", ")}\n`);
-  const failed = framework.pluginStatus.filter((status) => !status.ok);
+  const notLoaded = framework.pluginStatus.filter((status) => !status.ok);
+  const incompatible = notLoaded.filter((status) => incompatibility(status) !== null);
+  if (incompatible.length > 0) {
+    out.write("\nIncompatible plugins (not loaded; each wants another version):\n");
+    for (const status of incompatible) out.write(`${status.name} (${status.source}): wants ${incompatibility(status)!}\n`);
+  }
+  const failed = notLoaded.filter((status) => incompatibility(status) === null);
   if (failed.length > 0) {
     out.write("\nFailed plugins:\n");
     for (const status of failed) out.write(`${status.name} (${status.source}): ${status.error?.message ?? "unknown error"}\n`);

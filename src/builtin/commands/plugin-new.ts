@@ -1,7 +1,7 @@
 /**
  * `bub plugin new <name>`: writes a plugin package that works as written — package.json
- * with the `bub` field and `bub-ts` as its peer, an ES module TypeScript source with one
- * tool and one hook, a test on `bub-ts/testing`, a tsconfig for the shipped types, a README.
+ * with the `bub` field (its plugin and the plugin API range it supports) and `bub-ts` as
+ * its peer, an ES module TypeScript source with one tool and one hook, a test on `bub-ts/testing`, a tsconfig for the shipped types, a README.
  * `bub-ts` comes from the running installation (a local stand-in package linked into
  * node_modules), so `npm test` and `npm pack` need no registry.
  */
@@ -10,6 +10,7 @@ import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { runningPackage, type RuntimePackage } from "./plugin-project.ts";
+import { PLUGIN_API_VERSION } from "../../kernel/plugin-api.ts";
 
 /** What `bub plugin new` is asked for. */
 export interface PluginNewOptions {
@@ -61,7 +62,7 @@ export async function scaffoldFiles(name: string, runtime: RuntimePackage): Prom
       type: "module",
       keywords: ["bub-plugin"],
       files: ["src/", "README.md"],
-      bub: { plugins: { [plugin]: "./src/index.ts" } },
+      bub: { plugins: { [plugin]: "./src/index.ts" }, api: `^${PLUGIN_API_VERSION}` },
       scripts: { test: 'node --test "test/**/*.test.ts"', typecheck: "tsc -p tsconfig.json" },
       peerDependencies: { "bub-ts": `^${runtime.version}` },
       devDependencies: { "@types/node": versions.node, "bub-ts": "file:.bub-ts", typescript: versions.typescript },
@@ -138,7 +139,9 @@ bub hooks                       # systemPrompt: ${plugin}, builtin
 \`\`\`
 
 \`bub-ts\` is a peer dependency: the plugin runs inside the bub that loads it and uses its
-\`bub-ts\` and \`zod\` (\`z\` is exported by \`bub-ts\`). While you develop, \`node_modules/bub-ts\`
+\`bub-ts\` and \`zod\` (\`z\` is exported by \`bub-ts\`). \`"api": "^${PLUGIN_API_VERSION}"\` in the \`bub\`
+section of package.json is the plugin API range this plugin supports: a bub whose plugin API is
+outside it lists the plugin as incompatible and does not load it. While you develop, \`node_modules/bub-ts\`
 links to \`.bub-ts\`, a stand-in for the bub that wrote this folder; \`bub plugin new\` made it,
 and no registry is needed for the commands above.
 

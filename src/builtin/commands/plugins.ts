@@ -1,12 +1,16 @@
-/** `bub plugins`: which plugins loaded (and from where), which failed, and the hooks report. */
+/** `bub plugins`: which plugins loaded (and from where), which were incompatible or failed, and the hooks report. */
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 
 /** Writes the plugin list followed by the hooks report of `bub hooks`; with `tools`, each plugin's tools too. */
 export async function printPlugins(framework: BubFramework, out: { write(text: string): unknown }, options: { tools?: boolean } = {}): Promise<void> {
-  const { printHookReport } = await import("./hooks.ts");
+  const { printHookReport, incompatibility } = await import("./hooks.ts");
   out.write("Plugins:\n");
-  for (const status of framework.pluginStatus) out.write(`  ${status.ok ? "ok    " : "failed"} ${status.name} (${status.source})\n`);
+  for (const status of framework.pluginStatus) {
+    const mismatch = status.ok ? null : incompatibility(status);
+    if (mismatch) out.write(`  incompatible ${status.name} (${status.source}): wants ${mismatch}\n`);
+    else out.write(`  ${status.ok ? "ok    " : "failed"} ${status.name} (${status.source})\n`);
+  }
   if (options.tools) {
     const { toolsByPlugin } = await import("../../tools/global.ts");
     out.write("\nTools:\n");
@@ -20,7 +24,7 @@ export async function printPlugins(framework: BubFramework, out: { write(text: s
 export function registerPluginsCommand(app: Command, framework: BubFramework): void {
   app
     .command("plugins")
-    .description("show the loaded plugins, plugins that failed to load, and every hook with its plugins")
+    .description("show the loaded plugins, plugins that are incompatible or failed to load, and every hook with its plugins")
     .option("--tools", "also list each plugin's tools (runtime names; the model sees . as _)")
     .addHelpText(
       "after",
