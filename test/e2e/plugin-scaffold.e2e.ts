@@ -60,7 +60,9 @@ describe("bub plugin new → npm test → npm pack → bub install → bub hooks
     assert.match(created.stdout, /^Wrote bub-plugin-hello: /);
     const dir = join(home.path, "bub-plugin-hello");
     const pkg = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as Record<string, any>;
-    assert.deepEqual(pkg.bub, { plugins: { hello: "./src/index.ts" } });
+    const { prefix } = await installedPackage();
+    const { PLUGIN_API_VERSION } = (await import(join(prefix, "node_modules", "bub-ts", "dist", "index.js"))) as { PLUGIN_API_VERSION: string };
+    assert.deepEqual(pkg.bub, { plugins: { hello: "./src/index.ts" }, api: `^${PLUGIN_API_VERSION}` });
     assert.match(pkg.peerDependencies["bub-ts"], /^\^\d+\.\d+\.\d+/);
 
     const shell = { cwd: dir, env: { ...cleanEnv(home.path, env), PATH: process.env.PATH ?? "" } };
