@@ -30,6 +30,8 @@ export class IncompatiblePluginError extends Error {
   readonly running: string;
   /** The package.json field the range came from. */
   readonly field: PluginApiField;
+  /** Both versions in words, as `bub hooks` shows them: `wants plugin API ^2.0.0 (bub.api), running 1.0.0`. */
+  readonly summary: string;
 
   constructor(plugin: string, wanted: string, running: string, field: PluginApiField) {
     const what = field === "bub.api" ? "plugin API" : "bub-ts";
@@ -39,5 +41,6 @@ export class IncompatiblePluginError extends Error {
     this.wanted = wanted;
     this.running = running;
     this.field = field;
+    this.summary = `wants ${what} ${wanted} (${field}), running ${running}`;
   }
 }

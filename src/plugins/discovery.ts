@@ -41,7 +41,8 @@ export interface Discovery {
   readonly skipped: PluginCandidate[];
 }
 
-type PackageJson = {
+/** The fields of a package.json discovery reads. */
+export type PackageJson = {
   name?: string;
   bub?: { plugins?: Record<string, unknown>; api?: unknown };
   peerDependencies?: Record<string, unknown>;
@@ -67,14 +68,20 @@ async function readPackageJson(file: string): Promise<PackageJson | null> {
 }
 
 /**
- * The range a package says its plugins support: `"bub": { "api": "^1.0.0" }` (the plugin
- * API), else its `bub-ts` peer dependency (the bub-ts package); empty when neither.
+ * The range a package.json says its plugins support: `"bub": { "api": "^1.0.0" }` (the
+ * plugin API), else its `bub-ts` peer dependency (the bub-ts package); undefined when neither.
  */
-function declaredRequirement(pkg: PackageJson): { requires?: PluginRequirement } {
+export function pluginRequirement(pkg: Pick<PackageJson, "bub" | "peerDependencies">): PluginRequirement | undefined {
   const api = pkg.bub?.api;
-  if (api !== undefined) return { requires: { range: typeof api === "string" ? api : JSON.stringify(api), field: "bub.api" } };
+  if (api !== undefined) return { range: typeof api === "string" ? api : JSON.stringify(api), field: "bub.api" };
   const peer = pkg.peerDependencies?.["bub-ts"];
-  return typeof peer === "string" ? { requires: { range: peer, field: "peerDependencies.bub-ts" } } : {};
+  return typeof peer === "string" ? { range: peer, field: "peerDependencies.bub-ts" } : undefined;
+}
+
+/** {@link pluginRequirement} as a candidate's `requires` field (empty when none). */
+function declaredRequirement(pkg: PackageJson): { requires?: PluginRequirement } {
+  const requires = pluginRequirement(pkg);
+  return requires ? { requires } : {};
 }
 
 function declaredPlugins(pkg: PackageJson, dir: string, source: PluginOrigin): PluginCandidate[] {

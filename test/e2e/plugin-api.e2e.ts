@@ -1,6 +1,7 @@
 /**
  * The plugin API version on the installed package: a packed plugin that declares a plugin
- * API range the running bub is outside of is installed, listed as incompatible by `bub hooks`
+ * API range the running bub is outside of is installed (`bub install` says it will not
+ * load), listed as incompatible by `bub hooks`
  * and `bub plugins` with both versions, and never imported; another installed plugin still
  * answers a `bub run` turn. Listed in BUB_PLUGINS, the incompatible one stops `bub run`.
  */
@@ -45,6 +46,9 @@ describe("a plugin package for another plugin API, installed next to one that fi
     env = { BUB_HOME: join(home.path, "bub"), npm_config_registry: "http://127.0.0.1:9/", npm_config_update_notifier: "false" };
     const install = await runBub(["install", future, echo], { home: home.path, env, timeoutMs: 120_000 });
     assert.equal(install.code, 0, install.stdout + install.stderr);
+    assert.match(install.stdout, /^Plugins: echo \(bub-plugin-echo\), future \(bub-plugin-future\)$/m);
+    assert.ok(install.stdout.includes(`\nIncompatible: future (bub-plugin-future) wants plugin API ^99.0.0 (bub.api), running ${running}; it will not load.\n`), install.stdout);
+    assert.doesNotMatch(install.stdout, /Incompatible: echo/);
   });
   after(() => home.cleanup());
 

@@ -1,11 +1,9 @@
 import type { BubFramework, PluginStatus } from "../../kernel/framework.ts";
 import { IncompatiblePluginError } from "../../kernel/plugin-api.ts";
 
-/** The range an incompatible plugin asked for and what runs, in words: `plugin API ^2.0.0 (bub.api), running 1.0.0`. */
+/** The range an incompatible plugin asked for and what runs, in words: `wants plugin API ^2.0.0 (bub.api), running 1.0.0`. */
 export function incompatibility(status: PluginStatus): string | null {
-  const error = status.error;
-  if (!(error instanceof IncompatiblePluginError)) return null;
-  return `${error.field === "bub.api" ? "plugin API" : "bub-ts"} ${error.wanted} (${error.field}), running ${error.running}`;
+  return status.error instanceof IncompatiblePluginError ? status.error.summary : null;
 }
 
 /**
@@ -22,7 +20,7 @@ export function printHookReport(framework: BubFramework, out: { write(text: stri
   const incompatible = notLoaded.filter((status) => incompatibility(status) !== null);
   if (incompatible.length > 0) {
     out.write("\nIncompatible plugins (not loaded; each wants another version):\n");
-    for (const status of incompatible) out.write(`${status.name} (${status.source}): wants ${incompatibility(status)!}\n`);
+    for (const status of incompatible) out.write(`${status.name} (${status.source}): ${incompatibility(status)!}\n`);
   }
   const failed = notLoaded.filter((status) => incompatibility(status) === null);
   if (failed.length > 0) {

@@ -15,6 +15,9 @@ import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expandHome } from "../../config/paths.ts";
 import { selfIndexUrl } from "../../plugins/load.ts";
+import { pluginRequirement, type PackageJson, type PluginRequirement } from "../../plugins/discovery.ts";
+import { checkPluginRequirement } from "../../plugins/api-check.ts";
+import { IncompatiblePluginError } from "../../kernel/plugin-api.ts";
 
 /** Runs npm with `args` in `cwd` and resolves with its exit code. */
 export type NpmRunner = (args: readonly string[], options: { cwd: string }) => Promise<number>;
@@ -194,12 +197,13 @@ export async function projectDependencies(dir: string): Promise<string[]> {
  * Every plugin the project's installed packages declare (`"bub": { "plugins": {...} }`),
  * with the dependency name npm knows the package by, in dependency order.
  */
-export async function declaredPlugins(dir: string): Promise<{ plugin: string; dependency: string }[]> {
-  const found: { plugin: string; dependency: string }[] = [];
+export async function declaredPlugins(dir: string): Promise<{ plugin: string; dependency: string; requires?: PluginRequirement }[]> {
+  const found: { plugin: string; dependency: string; requires?: PluginRequirement }[] = [];
   for (const dependency of await projectDependencies(dir)) {
     try {
-      const pkg = JSON.parse(await readFile(join(dir, "node_modules", dependency, "package.json"), "utf8")) as { bub?: { plugins?: Record<string, unknown> } };
-      found.push(...Object.keys(pkg.bub?.plugins ?? {}).map((plugin) => ({ plugin, dependency })));
+      const pkg = JSON.parse(await readFile(join(dir, "node_modules", dependency, "package.json"), "utf8")) as PackageJson;
+      const requires = pluginRequirement(pkg);
+      found.push(...Object.keys(pkg.bub?.plugins ?? {}).map((plugin) => ({ plugin, dependency, ...(requires ? { requires } : {}) })));
     } catch {
       // Not installed (yet): nothing to list.
     }
@@ -207,16 +211,19 @@ export async function declaredPlugins(dir: string): Promise<{ plugin: string; de
   return found;
 }
 
-/** The plugins packages in the project declare, as `plugin (package)`, for the summary line. */
-export async function declaredPluginNames(dir: string): Promise<string[]> {
-  return (await declaredPlugins(dir)).map(({ plugin, dependency }) => `${plugin} (${dependency})`);
-}
-
-/** Prints where the project is and which plugins it now provides. */
+/**
+ * Prints where the project is and which plugins it now provides, with a line for each one
+ * written for a plugin API this bub does not run (it will not load).
+ */
 export async function printSummary(context: ProjectContext, dir: string): Promise<void> {
-  const plugins = await declaredPluginNames(dir);
+  const declared = await declaredPlugins(dir);
+  const plugins = declared.map(({ plugin, dependency }) => `${plugin} (${dependency})`);
   context.io.stdout.write(`Plugin project: ${dir}\n`);
   context.io.stdout.write(plugins.length > 0 ? `Plugins: ${plugins.join(", ")}\n` : "Plugins: (none)\n");
+  for (const { plugin, dependency, requires } of declared) {
+    const mismatch = await checkPluginRequirement(plugin, requires);
+    if (mismatch instanceof IncompatiblePluginError) context.io.stdout.write(`Incompatible: ${plugin} (${dependency}) ${mismatch.summary}; it will not load.\n`);
+  }
   context.io.stdout.write("They load on the next start; run `bub plugins` to see what loaded.\n");
 }
 

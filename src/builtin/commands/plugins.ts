@@ -8,7 +8,7 @@ export async function printPlugins(framework: BubFramework, out: { write(text: s
   out.write("Plugins:\n");
   for (const status of framework.pluginStatus) {
     const mismatch = status.ok ? null : incompatibility(status);
-    if (mismatch) out.write(`  incompatible ${status.name} (${status.source}): wants ${mismatch}\n`);
+    if (mismatch) out.write(`  incompatible ${status.name} (${status.source}): ${mismatch}\n`);
     else out.write(`  ${status.ok ? "ok    " : "failed"} ${status.name} (${status.source})\n`);
   }
   if (options.tools) {
