@@ -14,7 +14,8 @@ let packageVersion: Promise<string | null> | null = null;
 export function runningPackageVersion(): Promise<string | null> {
   packageVersion ??= readFile(new URL("../../package.json", import.meta.url), "utf8").then(
     (text) => {
-      const version: unknown = (JSON.parse(text) as { version?: unknown }).version;
+      const data: unknown = JSON.parse(text);
+      const version = typeof data === "object" && data !== null && "version" in data ? data.version : null;
       return typeof version === "string" ? version : null;
     },
     () => null,

@@ -50,9 +50,11 @@ export function compareVersions(a: Version, b: Version): number {
   if (core !== 0) return core;
   if (a.prerelease.length === 0 || b.prerelease.length === 0) return b.prerelease.length - a.prerelease.length;
   for (let i = 0; i < Math.max(a.prerelease.length, b.prerelease.length); i++) {
-    if (i >= a.prerelease.length) return -1;
-    if (i >= b.prerelease.length) return 1;
-    const order = compareIdentifiers(a.prerelease[i]!, b.prerelease[i]!);
+    const x = a.prerelease[i];
+    const y = b.prerelease[i];
+    if (x === undefined) return -1;
+    if (y === undefined) return 1;
+    const order = compareIdentifiers(x, y);
     if (order !== 0) return order;
   }
   return 0;
@@ -78,16 +80,15 @@ function parsePartial(text: string): LooseVersion | null {
   if (parts === -1) parts = 3;
   // A number after a wildcard (`1.x.3`) is not a range npm writes.
   if (given.slice(parts).some((part) => part !== undefined && !/^[xX*]$/.test(part))) return null;
-  const [major, minor, patch] = given.map((part, i) => (i < parts ? Number(part) : 0)) as [number, number, number];
+  const part = (i: number) => (i < parts ? Number(given[i]) : 0);
   const prerelease = parts === 3 ? prereleaseOf(match[4]) : [];
-  return { parts, major, minor, patch, prerelease };
+  return { parts, major: part(0), minor: part(1), patch: part(2), prerelease };
 }
 
 /** The comparators of one range element (`^1.2`, `>=1`, `1.x`, `1.2.3`); null when it is not one. */
 function desugar(element: string): Comparator[] | null {
-  const match = /^(\^|~|>=|<=|>|<|=)?(.*)$/.exec(element)!;
-  const op = match[1] ?? "";
-  const p = parsePartial(match[2]!);
+  const [, op = "", rest = ""] = /^(\^|~|>=|<=|>|<|=)?(.*)$/.exec(element) ?? [];
+  const p = parsePartial(rest);
   if (!p) return null;
   const low = version(p.major, p.minor, p.patch, p.prerelease);
   if (p.parts === 0) return op === "<" || op === ">" ? [{ op: "<", version: floor(0, 0, 0) }] : [];
@@ -120,10 +121,10 @@ function parseRange(range: string): Comparator[][] | null {
   for (const alternative of range.split("||")) {
     // `>= 1.2` is `>=1.2`; `1.2 - 2` is a hyphen range.
     const text = alternative.trim().replace(/(\^|~|>=|<=|>|<|=)\s+/g, "$1");
-    const hyphen = /^(\S+)\s+-\s+(\S+)$/.exec(text);
+    const [hyphen, start, end] = /^(\S+)\s+-\s+(\S+)$/.exec(text) ?? [];
     if (hyphen) {
-      const from = desugar(`>=${hyphen[1]!}`);
-      const to = desugar(`<=${hyphen[2]!}`);
+      const from = desugar(`>=${start ?? ""}`);
+      const to = desugar(`<=${end ?? ""}`);
       if (!from || !to) return null;
       sets.push([...from, ...to]);
       continue;

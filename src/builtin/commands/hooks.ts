@@ -1,4 +1,5 @@
-import type { BubFramework, PluginStatus } from "../../kernel/framework.ts";
+import type { BubFramework } from "../../kernel/framework.ts";
+import type { PluginStatus } from "../../kernel/plugin-export.ts";
 import { IncompatiblePluginError } from "../../kernel/plugin-api.ts";
 
 /** The range an incompatible plugin asked for and what runs, in words: `wants plugin API ^2.0.0 (bub.api), running 1.0.0`. */
@@ -17,11 +18,11 @@ export function printHookReport(framework: BubFramework, out: { write(text: stri
   if (hooks.length === 0) out.write("(no hook implementations)\n");
   for (const hook of hooks) out.write(`${hook}: ${report[hook]!.join(", ")}\n`);
   const notLoaded = framework.pluginStatus.filter((status) => !status.ok);
-  const incompatible = notLoaded.filter((status) => incompatibility(status) !== null);
-  if (incompatible.length > 0) {
-    out.write("\nIncompatible plugins (not loaded; each wants another version):\n");
-    for (const status of incompatible) out.write(`${status.name} (${status.source}): ${incompatibility(status)!}\n`);
-  }
+  const incompatible = notLoaded.flatMap((status) => {
+    const summary = incompatibility(status);
+    return summary === null ? [] : [`${status.name} (${status.source}): ${summary}\n`];
+  });
+  if (incompatible.length > 0) out.write(`\nIncompatible plugins (not loaded; each wants another version):\n${incompatible.join("")}`);
   const failed = notLoaded.filter((status) => incompatibility(status) === null);
   if (failed.length > 0) {
     out.write("\nFailed plugins:\n");
