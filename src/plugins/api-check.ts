@@ -6,7 +6,6 @@
 import { readFile } from "node:fs/promises";
 import { IncompatiblePluginError, PLUGIN_API_VERSION } from "../kernel/plugin-api.ts";
 import type { PluginRequirement } from "./discovery.ts";
-import { satisfies } from "./version-range.ts";
 
 let packageVersion: Promise<string | null> | null = null;
 
@@ -41,10 +40,24 @@ export async function checkPluginRequirement(name: string, requires: PluginRequi
   if (!requires) return null;
   const version = requires.field === "bub.api" ? (running.api ?? PLUGIN_API_VERSION) : running.package !== undefined ? running.package : await runningPackageVersion();
   if (version === null) return null;
-  // A prerelease of bub-ts runs plugins written for its range like its release would.
-  const fits = satisfies(version, requires.range, { includePrerelease: true });
+  const fits = await fitsRange(version, requires.range);
   if (fits === true) return null;
   if (fits === false) return new IncompatiblePluginError(name, requires.range, version, requires.field);
   if (requires.field === "peerDependencies.bub-ts") return null;
   return new Error(`plugin '${name}' declares bub.api ${JSON.stringify(requires.range)} in its package.json, which is not a version range; it was not loaded — write a range such as "^${PLUGIN_API_VERSION}"`);
+}
+
+/**
+ * Whether `version` lies in the npm range `range` (semver's rules); null when either cannot
+ * be read. A prerelease of bub-ts runs plugins written for its range like its release would.
+ * semver is loaded only when a plugin declares a range.
+ */
+async function fitsRange(version: string, range: string): Promise<boolean | null> {
+  const [{ default: satisfies }, { default: validRange }, { default: valid }] = await Promise.all([
+    import("semver/functions/satisfies.js"),
+    import("semver/ranges/valid.js"),
+    import("semver/functions/valid.js"),
+  ]);
+  if (valid(version) === null || validRange(range) === null) return null;
+  return satisfies(version, range, { includePrerelease: true });
 }
