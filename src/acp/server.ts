@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { isAbsolute } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { ChannelMessage } from "../channels/message.ts";
-import { emptySessionTurns, turnScope, TurnTask } from "../channels/session-turns.ts";
+import { emptySessionTurns, runInTurn, TurnTask } from "../channels/session-turns.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import { describeError } from "../kernel/errors.ts";
@@ -169,7 +169,7 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
       session.task = task;
       session.errors = [];
       const framework = session.framework;
-      const turn = framework.running(() => turnScope.run(task, () => framework.processInbound(inbound, { streamOutput: true })));
+      const turn = framework.running(() => runInTurn(task, () => framework.processInbound(inbound, { streamOutput: true, signal: task.signal })));
       const settled = turn.then(() => undefined, () => undefined);
       running.add(settled);
       void settled.then(() => running.delete(settled));

@@ -175,11 +175,13 @@ export class Agent implements RuntimeAgent {
     const streamState = createStreamState();
     if (typeof state.context === "string") streamState.context = state.context;
     const pending: PendingPrompts = { prompts: [] };
+    // The hooks and tools of the run always get a signal; one nobody aborts when the caller gave none.
+    const signal = options.signal ?? new AbortController().signal;
     const body =
       isCommand(prompt) && this.#options.runCommand
-        ? this.#command(prompt, fork.tape, state, sandbox, options.signal)
-        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox }, pending);
-    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, this.#interruptible(body, fork.tape, pending, options.signal))), streamState);
+        ? this.#command(prompt, fork.tape, state, sandbox, signal)
+        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, signal }, pending);
+    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, this.#interruptible(body, fork.tape, pending, signal))), streamState);
   }
 
   /**
@@ -187,11 +189,11 @@ export class Agent implements RuntimeAgent {
    * put on the tape (the prompts of the step that was running) and an `interrupted` event
    * `{ signal, reason, date }`, then rethrows.
    */
-  async *#interruptible(body: AsyncGenerator<StreamEvent, void, undefined>, tape: Tape, pending: PendingPrompts, signal: AbortSignal | undefined): AsyncGenerator<StreamEvent, void, undefined> {
+  async *#interruptible(body: AsyncGenerator<StreamEvent, void, undefined>, tape: Tape, pending: PendingPrompts, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
     try {
       yield* body;
     } catch (error) {
-      if (signal?.aborted) {
+      if (signal.aborted) {
         try {
           for (const prompt of pending.prompts) await tape.append(entries.message({ role: "user", content: prompt as never }));
           pending.prompts = [];
@@ -228,8 +230,8 @@ export class Agent implements RuntimeAgent {
     }
   }
 
-  async *#command(line: string, tape: Tape, state: TurnState, sandbox: Sandbox, signal: AbortSignal | undefined): AsyncGenerator<StreamEvent, void, undefined> {
-    const context: ToolContext<Tape> = signal ? { tape, runId: "run_command", state, sandbox, signal } : { tape, runId: "run_command", state, sandbox };
+  async *#command(line: string, tape: Tape, state: TurnState, sandbox: Sandbox, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
+    const context: ToolContext<Tape> = { tape, runId: "run_command", state, sandbox, signal };
     const { ok, output } = await this.#options.runCommand!(line.trim(), { tools: this.tools, context });
     if (!ok) state._runtime_command_failed = true;
     yield { kind: "text", data: { delta: output } };
@@ -245,17 +247,17 @@ export class Agent implements RuntimeAgent {
   }
 
   /** Steering messages waiting for this turn, turned into prompts. */
-  async #drainSteering(state: TurnState): Promise<Prompt[]> {
+  async #drainSteering(state: TurnState, signal: AbortSignal): Promise<Prompt[]> {
     const inbox = state._runtime_steering_inbox;
     if (!inbox) return [];
     const prompts: Prompt[] = [];
-    for (const message of inbox.drainMessages(state)) prompts.push(await this.#steeringPrompt(message, state));
+    for (const message of inbox.drainMessages(state)) prompts.push(await this.#steeringPrompt(message, state, signal));
     return prompts;
   }
 
-  async #steeringPrompt(message: Envelope, state: TurnState): Promise<Prompt> {
+  async #steeringPrompt(message: Envelope, state: TurnState, signal: AbortSignal): Promise<Prompt> {
     const sessionId = String(state.session_id ?? "");
-    const built = await this.framework.runtime.callFirst("buildPrompt", { message, sessionId, state });
+    const built = await this.framework.runtime.callFirst("buildPrompt", { message, sessionId, state, signal });
     return isEmptyPrompt(built) ? contentOf(message) : (built as Prompt);
   }
 
@@ -274,7 +276,7 @@ export class Agent implements RuntimeAgent {
     state: TurnState,
     settings: ModelSettings,
     streamState: StreamState,
-    options: Omit<RunStreamOptions, "allowedTools"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox },
+    options: Omit<RunStreamOptions, "allowedTools" | "signal"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox; signal: AbortSignal },
     pending: PendingPrompts,
   ): AsyncGenerator<StreamEvent, void, undefined> {
     const model = options.model ?? settings.model;
@@ -302,7 +304,7 @@ export class Agent implements RuntimeAgent {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
       await tape.appendEvent("loop.step.start", { step, prompt: current as never });
       const started = performance.now();
-      const steering = await this.#drainSteering(state);
+      const steering = await this.#drainSteering(state, options.signal);
       pending.prompts = [...steering, current];
       const stepStream = runModelStep<Tape>({
         client,
@@ -370,7 +372,7 @@ export class Agent implements RuntimeAgent {
         await tape.appendEvent("loop.step", { step, elapsed_ms, status: "ok", date: utcIso() });
         return;
       }
-      current = await continuePromptOf(this.framework.runtime, current, tape, streamState);
+      current = await continuePromptOf(this.framework.runtime, current, tape, streamState, options.signal);
       await tape.appendEvent("loop.step", { step, elapsed_ms, status: "continue", date: utcIso() });
     }
     const error = new BubError("unknown", `max_steps_reached=${settings.max_steps}: the agent stopped after ${settings.max_steps} steps. Raise BUB_MAX_STEPS (max_steps in config.yml, default 100) if the task needs more steps.`);

@@ -34,8 +34,8 @@ export function tapeContextOf(runtime: HookRuntime): TapeContext {
 }
 
 /** The prompt that continues the agent loop; a plugin must answer with a string. */
-export async function continuePromptOf(runtime: HookRuntime, prompt: Prompt, tape: TapeHandle, state: StreamState): Promise<string> {
-  const answer = await runtime.callFirst("continuePrompt", { prompt, tape, state });
+export async function continuePromptOf(runtime: HookRuntime, prompt: Prompt, tape: TapeHandle, state: StreamState, signal: AbortSignal): Promise<string> {
+  const answer = await runtime.callFirst("continuePrompt", { prompt, tape, state, signal });
   if (typeof answer !== "string") throw new TypeError("hook.continuePrompt must return string");
   return answer;
 }

@@ -27,10 +27,10 @@ export class AgentHooks implements LlmCallHooks {
   }
 
   /** Chains `beforeLlmCall`: a request answer replaces the request; `finish` stops the chain. */
-  async beforeLlmCall(request: LlmCallRequest, state: TurnState): Promise<{ request: LlmCallRequest; decision: LlmCallDecision | null }> {
+  async beforeLlmCall(request: LlmCallRequest, state: TurnState, signal: AbortSignal): Promise<{ request: LlmCallRequest; decision: LlmCallDecision | null }> {
     let current = request;
     for (const impl of this.#runtime.implementations("beforeLlmCall")) {
-      const value = await this.#isolated("beforeLlmCall", impl.plugin, () => impl.call({ request: current, state } as never));
+      const value = await this.#isolated("beforeLlmCall", impl.plugin, () => impl.call({ request: current, state, signal } as never));
       if (value === null || value === undefined) continue;
       if (isLlmCallDecision(value)) return { request: current, decision: value };
       if (isLlmCallRequest(value)) current = value;
@@ -40,9 +40,9 @@ export class AgentHooks implements LlmCallHooks {
   }
 
   /** Tells every `afterLlmCall` observer. */
-  async afterLlmCall(request: LlmCallRequest, result: LlmCallResult, state: TurnState): Promise<void> {
+  async afterLlmCall(request: LlmCallRequest, result: LlmCallResult, state: TurnState, signal: AbortSignal): Promise<void> {
     for (const impl of this.#runtime.implementations("afterLlmCall")) {
-      await this.#isolated("afterLlmCall", impl.plugin, () => impl.call({ request, result, state } as never));
+      await this.#isolated("afterLlmCall", impl.plugin, () => impl.call({ request, result, state, signal } as never));
     }
   }
 
@@ -50,10 +50,10 @@ export class AgentHooks implements LlmCallHooks {
    * Chains `beforeToolCall`: `proceed(args)` replaces the arguments seen by later plugins and
    * the tool; `replace`/`deny` stop the chain. Returns the final call and decision.
    */
-  async beforeToolCall(call: ToolCall, state: TurnState): Promise<{ call: ToolCall; decision: ToolCallDecision }> {
+  async beforeToolCall(call: ToolCall, state: TurnState, signal: AbortSignal): Promise<{ call: ToolCall; decision: ToolCallDecision }> {
     let current = call;
     for (const impl of this.#runtime.implementations("beforeToolCall")) {
-      const value = await this.#isolated("beforeToolCall", impl.plugin, () => impl.call({ call: current, state } as never));
+      const value = await this.#isolated("beforeToolCall", impl.plugin, () => impl.call({ call: current, state, signal } as never));
       if (value === null || value === undefined) continue;
       if (!isToolCallDecision(value)) {
         log.warn(`hook.agent_hook_bad_return hook=beforeToolCall adapter=${impl.plugin}`);
@@ -66,9 +66,9 @@ export class AgentHooks implements LlmCallHooks {
   }
 
   /** Hands every `afterToolCall` observer the same mutable result. */
-  async afterToolCall(call: ToolCall, result: ToolCallResult, state: TurnState): Promise<void> {
+  async afterToolCall(call: ToolCall, result: ToolCallResult, state: TurnState, signal: AbortSignal): Promise<void> {
     for (const impl of this.#runtime.implementations("afterToolCall")) {
-      await this.#isolated("afterToolCall", impl.plugin, () => impl.call({ call, result, state } as never));
+      await this.#isolated("afterToolCall", impl.plugin, () => impl.call({ call, result, state, signal } as never));
     }
   }
 }

@@ -6,7 +6,7 @@
  * tool error the model reads; the turn goes on. `createBub` registers it only with
  * `approval: ask`; a plugin registered later runs before it and may decide first.
  */
-import { turnScope } from "../channels/session-turns.ts";
+import { currentTurnMessage } from "../channels/session-turns.ts";
 import { describeError } from "../kernel/errors.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { BubFramework } from "../kernel/framework.ts";
@@ -44,22 +44,22 @@ function untilAborted<T>(asking: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Asks through the turn's channel; the decision for the call. */
-async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<ApprovalRequest, "message">, timeoutSeconds: number): Promise<ToolCallDecision | null> {
-  const task = turnScope.getStore();
+/** Asks through the turn's channel, giving up when `turnSignal` aborts; the decision for the call. */
+async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<ApprovalRequest, "message">, timeoutSeconds: number, turnSignal: AbortSignal): Promise<ToolCallDecision | null> {
+  const message = currentTurnMessage();
   const router = framework.router;
   const askApproval = router?.askApproval?.bind(router);
-  const channel = task ? String((task.message as { channel?: unknown }).channel ?? "?") : null;
-  if (!task || !askApproval) return deny(approvalErrors.nobody(call.tool, channel ? `the ${channel} channel cannot ask, as in \`bub run\`` : "no channel runs this turn"));
+  const channel = message ? String((message as { channel?: unknown }).channel ?? "?") : null;
+  if (!message || !askApproval) return deny(approvalErrors.nobody(call.tool, channel ? `the ${channel} channel cannot ask, as in \`bub run\`` : "no channel runs this turn"));
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
-  const signal = AbortSignal.any([task.signal, timeout]);
+  const signal = AbortSignal.any([turnSignal, timeout]);
   log.info(`approval.ask tool=${call.tool} session_id=${request.sessionId} channel=${channel}: ${request.reason}`);
   let answer: ApprovalAnswer | null;
   try {
-    answer = await untilAborted(askApproval({ ...request, message: task.message }, signal), signal);
+    answer = await untilAborted(askApproval({ ...request, message }, signal), signal);
   } catch (error) {
     if (timeout.aborted) answer = { approved: false };
-    else if (task.signal.aborted) return deny(approvalErrors.cancelled(call.tool));
+    else if (turnSignal.aborted) return deny(approvalErrors.cancelled(call.tool));
     else {
       log.warn(`approval.failed tool=${call.tool} session_id=${request.sessionId}: ${describeError(error)}`);
       return deny(approvalErrors.failed(call.tool, error));
@@ -76,7 +76,7 @@ async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<A
     log.info(`approval.timeout tool=${call.tool} session_id=${request.sessionId} after ${timeoutSeconds} s`);
     return deny(approvalErrors.timeout(call.tool, timeoutSeconds));
   }
-  if (task.signal.aborted) return deny(approvalErrors.cancelled(call.tool));
+  if (turnSignal.aborted) return deny(approvalErrors.cancelled(call.tool));
   log.info(`approval.denied tool=${call.tool} session_id=${request.sessionId}${by}`);
   return deny(approvalErrors.denied(call.tool));
 }
@@ -88,14 +88,14 @@ async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<A
 export function createApprovalPlugin(framework: ApprovalFramework): BubPlugin {
   return {
     name: "approval",
-    async beforeToolCall({ call, state }) {
+    async beforeToolCall({ call, state, signal }) {
       try {
         const settings = await framework.settings.load(approvalSettings);
         if (settings.approval !== "ask") return null;
         const need = await approvalNeed(call, workspaceOf(state) ?? framework.workspace);
         if (!need) return null;
         const sessionId = typeof state.session_id === "string" ? state.session_id : "";
-        return await ask(framework, call, { tool: call.tool, arguments: call.arguments, summary: need.summary, reason: need.reason, sessionId }, settings.approval_timeout_seconds);
+        return await ask(framework, call, { tool: call.tool, arguments: call.arguments, summary: need.summary, reason: need.reason, sessionId }, settings.approval_timeout_seconds, signal);
       } catch (error) {
         log.warn(`approval.failed tool=${call.tool}: ${describeError(error)}`);
         return deny(approvalErrors.failed(call.tool, error));

@@ -6,7 +6,6 @@
 import { Agent, type AgentOptions } from "../agent/agent.ts";
 import { closeToolNames } from "../agent/tool-names.ts";
 import { closestToolNames } from "../tools/suggest.ts";
-import { currentTurnSignal } from "../channels/session-turns.ts";
 import { ChannelMessage, formatContext, mediaUrl, type MediaItem } from "../channels/message.ts";
 import { contentOf, fieldOf, type Envelope, type Prompt, type PromptPart } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
@@ -138,9 +137,9 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       return buildChannelPrompt(message);
     },
 
-    runModelStream({ prompt, sessionId, state }) {
-      // Under the channel manager a turn can be cancelled (Ctrl-C in chat, shutdown).
-      return agent.runStream(sessionId, prompt, state, { model: typeof state.model === "string" ? state.model : null, signal: currentTurnSignal() ?? undefined });
+    runModelStream({ prompt, sessionId, state, signal }) {
+      // The turn's signal cancels the model call and every tool call (Ctrl-C in chat, quit, shutdown).
+      return agent.runStream(sessionId, prompt, state, { model: typeof state.model === "string" ? state.model : null, signal });
     },
 
     continuePrompt({ tape }) {

@@ -20,8 +20,6 @@ import { graceExpired, stopChannels } from "./shutdown.ts";
 import { TurnAdmission } from "./turn-admission.ts";
 import { TurnRunner } from "./turn-runner.ts";
 
-export { currentTurnSignal } from "./session-turns.ts";
-
 const log = createLogger("bub:channels");
 
 /** Options for {@link ChannelManager}. */

@@ -1,6 +1,8 @@
 /**
  * What the channel manager keeps per session: the turns running and the admitted messages
- * waiting for them, and the async scope that tells code which turn it runs in.
+ * waiting for them, and the async scope that tells code which turn (which message) it runs
+ * in. A turn is cancelled through the signal its runner hands to `processInbound`, not
+ * through that scope.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Envelope } from "../kernel/envelope.ts";
@@ -20,8 +22,9 @@ export function emptySessionTurns(sessionId: string): SessionTurns {
 }
 
 /**
- * One running turn. The abort controller and the `done` promise are made only when asked
- * for (a turn's signal by {@link currentTurnSignal}, `done` by quit and shutdown).
+ * One running turn. Its runner hands {@link signal} to `processInbound`, which hands it to
+ * every hook of the turn; {@link abort} cancels the turn through it. The `done` promise is
+ * made only when asked for (by quit and shutdown).
  */
 export class TurnTask {
   readonly message: Envelope;
@@ -105,14 +108,34 @@ export class RunningTurns {
   }
 }
 
-/** The turn the current async context runs in (set by the turn runner). */
-export const turnScope = new AsyncLocalStorage<TurnTask>();
+/**
+ * The turn the current async context runs in, entered by whoever starts a turn (the turn
+ * runner, `bub run`, the ACP server). It answers two questions only: which message the
+ * running turn answers ({@link currentTurnMessage}) and whether a task is the caller's own
+ * ({@link isCurrentTurn}). It is not how a turn is cancelled: the turn's `signal` travels in
+ * `processInbound`'s options and the hook arguments.
+ */
+const turnScope = new AsyncLocalStorage<TurnTask>();
+
+/** Runs `body` as part of `task`'s turn (see {@link currentTurnMessage}). */
+export function runInTurn<A extends unknown[], R>(task: TurnTask, body: (...args: A) => R, ...args: A): R {
+  return turnScope.run(task, body, ...args);
+}
 
 /**
- * The abort signal of the turn the caller runs in (under a `ChannelManager`), or null.
- * It aborts when the turn is cancelled by `quit(session)` or at the end of a shutdown's grace
- * period; long-running work (model calls, tools) should stop when it does.
+ * Makes the rest of the current synchronous execution and what it starts part of `task`'s
+ * turn; for the tail of a promise job, whose context ends with the job.
  */
-export function currentTurnSignal(): AbortSignal | null {
-  return turnScope.getStore()?.signal ?? null;
+export function enterTurn(task: TurnTask): void {
+  turnScope.enterWith(task);
+}
+
+/** The message of the turn the caller runs in, or null outside one. */
+export function currentTurnMessage(): Envelope | null {
+  return turnScope.getStore()?.message ?? null;
+}
+
+/** True when the caller runs in `task`'s turn (`quit` from inside a turn spares it). */
+export function isCurrentTurn(task: TurnTask): boolean {
+  return turnScope.getStore() === task;
 }

@@ -1,21 +1,20 @@
 /**
- * Runs admitted messages as turns, per session: starts a turn inside its turn scope, and when
- * it ends moves the steering it left unread to the front of the session's pending queue and
- * starts the next pending message. Cancels turns for `quit` and at the end of a shutdown.
+ * Runs admitted messages as turns, per session: starts a turn with its task's signal (and
+ * inside its turn scope, which tells code the turn's message), and when it ends moves the
+ * steering it left unread to the front of the session's pending queue and starts the next
+ * pending message. Cancels turns for `quit` and at the end of a shutdown, by aborting that
+ * signal.
  */
 import { createLogger } from "../kernel/log.ts";
 import { fieldOf, type Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { TurnResult, TurnSnapshot, TurnState } from "../kernel/types.ts";
 import type { ChannelMessage } from "./message.ts";
-import { emptySessionTurns, TurnTask, turnScope, type SessionTurns } from "./session-turns.ts";
+import { emptySessionTurns, enterTurn, isCurrentTurn, runInTurn, TurnTask, type SessionTurns } from "./session-turns.ts";
 import { steeringStateOf } from "./steering.ts";
 import { TurnSlots } from "./turn-slots.ts";
 
 const log = createLogger("bub:channels");
-
-const STREAMED = Object.freeze({ streamOutput: true });
-const NOT_STREAMED = Object.freeze({ streamOutput: false });
 
 /** Tells the message's lifespan (see ChannelMessage) how its turn ended; a failing callback is logged. */
 function settleLifespan(message: Envelope, outcome: "done" | "cancelled"): void {
@@ -104,24 +103,27 @@ export class TurnRunner {
     if (inJob) {
       // A context entered in a promise job ends with the job, and nothing else of this job
       // runs after the turn's start.
-      turnScope.enterWith(task);
+      enterTurn(task);
       TurnRunner.#runTurn(this, task);
     } else {
-      turnScope.run(task, TurnRunner.#runTurn, this, task);
+      runInTurn(task, TurnRunner.#runTurn, this, task);
     }
   }
 
   /**
-   * Runs a turn (inside its {@link turnScope}). The turn's end is handled in a promise job
+   * Runs a turn (inside its turn scope). The turn's end is handled in a promise job
    * (#finish relies on it), and a failed turn just ends: processInbound already logged it
    * and told onError.
    */
   static #runTurn(runner: TurnRunner, task: TurnTask): void {
     // Without a free slot the turn waits (still the session's running turn, so its order holds).
-    if (runner.#turnSlots().acquire(() => turnScope.run(task, TurnRunner.#start, runner, task))) TurnRunner.#start(runner, task);
+    if (runner.#turnSlots().acquire(() => runInTurn(task, TurnRunner.#start, runner, task))) TurnRunner.#start(runner, task);
   }
 
-  /** Runs the turn's pipeline while it holds a slot; a turn cancelled while waiting gives its slot on. */
+  /**
+   * Runs the turn's pipeline while it holds a slot, with the task's signal (every hook of the
+   * turn gets it); a turn cancelled while waiting gives its slot on.
+   */
   static #start(runner: TurnRunner, task: TurnTask): void {
     const slots = runner.#turnSlots();
     if (task.cancelled) {
@@ -131,7 +133,7 @@ export class TurnRunner {
     }
     let turn: Promise<TurnResult>;
     try {
-      turn = runner.#framework.processInbound(task.message, runner.#streamOutput() ? STREAMED : NOT_STREAMED);
+      turn = runner.#framework.processInbound(task.message, { streamOutput: runner.#streamOutput(), signal: task.signal });
     } catch (error) {
       turn = Promise.reject(error);
     }
@@ -212,8 +214,7 @@ export class TurnRunner {
     const turns = this.#sessions.get(sessionId);
     if (!turns) return;
     turns.pending.length = 0;
-    const current = turnScope.getStore();
-    const cancelled = turns.active.toArray().filter((task) => task !== current);
+    const cancelled = turns.active.toArray().filter((task) => !isCurrentTurn(task));
     for (const task of cancelled) this.#cancel(task);
     await Promise.all(cancelled.map((task) => task.done));
     this.dropIfIdle(turns);

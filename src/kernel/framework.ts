@@ -27,6 +27,17 @@ export interface BubFrameworkOptions {
   logSink?: LogSink;
 }
 
+/** What {@link BubFramework.processInbound} takes beside the message. */
+export interface ProcessInboundOptions {
+  /** Stream the model's output through the bound channel router. */
+  streamOutput?: boolean;
+  /**
+   * Cancels the turn: every hook of the turn gets it as `signal` (the builtin agent hands it
+   * to the model call and every tool call). Without one the turn cannot be cancelled.
+   */
+  signal?: AbortSignal;
+}
+
 /** Wraps one whole turn (see {@link BubFramework.wrapTurns}): `turn` runs the pipeline. */
 export type TurnWrapper = (inbound: Envelope, turn: () => Promise<TurnResult>) => Promise<TurnResult>;
 
@@ -165,9 +176,12 @@ export class BubFramework {
 
   // ---- the turn pipeline -------------------------------------------------------------
 
-  /** The session id of an inbound message (the hook's answer, else its own `session_id`, else `channel:chat_id`). */
-  async resolveSession(message: Envelope): Promise<string> {
-    const answer = await this.runtime.callFirst("resolveSession", { message });
+  /**
+   * The session id of an inbound message (the hook's answer, else its own `session_id`, else
+   * `channel:chat_id`); `signal` is the turn's, when a turn asks.
+   */
+  async resolveSession(message: Envelope, signal?: AbortSignal): Promise<string> {
+    const answer = await this.runtime.callFirst("resolveSession", signal ? { message, signal } : { message });
     if (answer) return String(answer);
     const own = fieldOf(message, "session_id");
     if (own !== undefined && own !== null) return String(own);
@@ -180,13 +194,15 @@ export class BubFramework {
    * fails; a failing turn notifies `onError(stage="turn")` and rethrows. A failing
    * `saveState` or `dispatchOutbound` implementation does not stop the others or the turn:
    * it is reported (`onError` with stage `save_state` / `dispatch_outbound`) once the
-   * replies are out.
+   * replies are out. `options.signal` cancels the turn: every hook gets it as `signal`.
    */
-  processInbound(inbound: Envelope, options: { streamOutput?: boolean } = {}): Promise<TurnResult> {
+  processInbound(inbound: Envelope, options: ProcessInboundOptions = {}): Promise<TurnResult> {
     // One id per turn, on `state.turn_id` and on every tape entry the turn writes (issue 19).
     const turnId = newCorrelationId();
     return withCorrelation({ turnId }, () => {
-      let run = () => this.#processInbound(inbound, options, turnId);
+      // A turn nobody can cancel still hands its hooks a signal (one that never aborts).
+      const signal = options.signal ?? new AbortController().signal;
+      let run = () => this.#processInbound(inbound, options.streamOutput === true, signal, turnId);
       for (const wrapper of this.#turnWrappers) {
         const inner = run;
         run = () => wrapper(inbound, inner);
@@ -209,41 +225,41 @@ export class BubFramework {
     };
   }
 
-  async #processInbound(inbound: Envelope, options: { streamOutput?: boolean }, turnId: string): Promise<TurnResult> {
+  async #processInbound(inbound: Envelope, streamOutput: boolean, signal: AbortSignal, turnId: string): Promise<TurnResult> {
     const runtime = this.runtime;
     try {
-      const sessionId = await this.resolveSession(inbound);
+      const sessionId = await this.resolveSession(inbound, signal);
       if (isPlainObject(inbound) && inbound.session_id === undefined) inbound.session_id = sessionId;
 
       const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox, turn_id: turnId };
-      const loaded = await runtime.callMany("loadState", { message: inbound, sessionId });
+      const loaded = await runtime.callMany("loadState", { message: inbound, sessionId, signal });
       for (const partial of loaded.reverse()) {
         if (typeof partial === "object" && partial !== null && !Array.isArray(partial)) Object.assign(state, partial);
       }
 
-      const built = await runtime.callFirst("buildPrompt", { message: inbound, sessionId, state });
+      const built = await runtime.callFirst("buildPrompt", { message: inbound, sessionId, state, signal });
       const prompt: Prompt = isEmptyPrompt(built) ? contentOf(inbound) : built!;
 
       let modelOutput = "";
       let failure: unknown;
       let saveErrors: unknown[] = [];
       try {
-        modelOutput = await this.#runModel(inbound, prompt, sessionId, state, options.streamOutput === true);
+        modelOutput = await this.#runModel(inbound, { prompt, sessionId, state, signal }, streamOutput);
       } catch (error) {
         failure = error;
         throw error;
       } finally {
-        const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput };
+        const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput, signal };
         if (failure !== undefined) saveArgs.error = failure;
         // Every saveState runs; one that fails is reported, after the reply when there is one.
         saveErrors = await runtime.callEachSettled("saveState", saveArgs);
         if (failure !== undefined) await this.#report("save_state", saveErrors, inbound);
       }
 
-      const rendered = await runtime.callMany("renderOutbound", { message: inbound, sessionId, state, modelOutput });
+      const rendered = await runtime.callMany("renderOutbound", { message: inbound, sessionId, state, modelOutput, signal });
       const outbounds = this.#outboundsOf(rendered, inbound, sessionId, modelOutput);
       const dispatchErrors: unknown[] = [];
-      for (const message of outbounds) dispatchErrors.push(...(await runtime.callEachSettled("dispatchOutbound", { message })));
+      for (const message of outbounds) dispatchErrors.push(...(await runtime.callEachSettled("dispatchOutbound", { message, signal })));
       await this.#report("save_state", saveErrors, inbound);
       await this.#report("dispatch_outbound", dispatchErrors, inbound);
       return { sessionId, prompt, modelOutput, outbounds, state };
@@ -261,17 +277,18 @@ export class BubFramework {
    * plugin is a streaming one (so its error events reach onError), else the text path;
    * echo when no model answers.
    */
-  async #runModel(inbound: Envelope, prompt: Prompt, sessionId: string, state: TurnState, streamOutput: boolean): Promise<string> {
+  async #runModel(inbound: Envelope, args: HookArgs<"runModel">, streamOutput: boolean): Promise<string> {
     const streamed = streamOutput || this.runtime.modelPath() === "runModelStream";
-    const output = streamed ? await this.#runModelStream(inbound, prompt, sessionId, state, streamOutput) : await runModel(this.runtime, { prompt, sessionId, state });
+    const output = streamed ? await this.#runModelStream(inbound, args, streamOutput) : await runModel(this.runtime, args);
     if (output !== null) return output;
+    const prompt = args.prompt;
     await this.runtime.notifyError("run_model", new Error("no model skill returned output"), inbound);
     return typeof prompt === "string" ? prompt : contentOf(inbound);
   }
 
   /** The streaming model path: text deltas joined, error events reported; null when no model answered. */
-  async #runModelStream(inbound: Envelope, prompt: Prompt, sessionId: string, state: TurnState, wrap: boolean): Promise<string | null> {
-    let stream = await runModelStream(this.runtime, { prompt, sessionId, state });
+  async #runModelStream(inbound: Envelope, args: HookArgs<"runModelStream">, wrap: boolean): Promise<string | null> {
+    let stream = await runModelStream(this.runtime, args);
     if (!stream) return null;
     if (wrap && this.#router) stream = this.#router.wrapStream(inbound, stream);
     let output = "";

@@ -3,7 +3,8 @@ import type { HookRuntime } from "./runtime.ts";
 import type { Prompt } from "./envelope.ts";
 import type { TurnState } from "./types.ts";
 
-type ModelArgs = { prompt: Prompt; sessionId: string; state: TurnState };
+/** The model hooks' arguments (the same for both paths). */
+type ModelArgs = { prompt: Prompt; sessionId: string; state: TurnState; signal: AbortSignal };
 
 function checkModelText(value: unknown): string | null {
   if (value === null || value === undefined) return null;

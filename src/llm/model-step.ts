@@ -25,8 +25,9 @@ const log = createLogger("bub:llm");
 
 /** The interception hooks a model step goes through: the model-call ones and the tool-call ones. */
 export interface LlmCallHooks extends ToolCallHooks {
-  beforeLlmCall(request: LlmCallRequest, state: TurnState): Promise<{ request: LlmCallRequest; decision: LlmCallDecision | null }>;
-  afterLlmCall(request: LlmCallRequest, result: LlmCallResult, state: TurnState): Promise<void>;
+  /** `signal` is the step's (it aborts when the turn is cancelled). */
+  beforeLlmCall(request: LlmCallRequest, state: TurnState, signal: AbortSignal): Promise<{ request: LlmCallRequest; decision: LlmCallDecision | null }>;
+  afterLlmCall(request: LlmCallRequest, result: LlmCallResult, state: TurnState, signal: AbortSignal): Promise<void>;
 }
 
 /** What {@link runModelStep} needs. Everything tape-specific is injected. */
@@ -166,6 +167,8 @@ export function runModelStep<TTape = unknown>(options: ModelStepOptions<TTape>):
 
 async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId: string, finish: (outcome: ModelStepOutcome) => void): AsyncGenerator<StreamEvent, void, undefined> {
   const { client, state, hooks, signal } = options;
+  // What the hooks get: the step's signal, else one nobody aborts.
+  const hookSignal = signal ?? new AbortController().signal;
   const runId = (options.runId ?? generateRunId)();
   const systemPrompt = options.systemPrompt ? options.systemPrompt : null;
   const newMessages: ChatMessage[] = [...(options.steering ?? []).map((content) => ({ role: "user", content })), { role: "user", content: options.prompt }];
@@ -221,7 +224,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
     maxTokens: options.maxTokens ?? client.settings.max_tokens,
   };
   if (hooks) {
-    const answer = await hooks.beforeLlmCall(request, state);
+    const answer = await hooks.beforeLlmCall(request, state, hookSignal);
     request = answer.request;
     if (answer.decision) {
       const text = answer.decision.text;
@@ -254,7 +257,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
       finishReason,
       responseModel: answeredBy,
     };
-    await hooks.afterLlmCall(request, result, state);
+    await hooks.afterLlmCall(request, result, state, hookSignal);
   };
   // A stream cut after reasoning but before any text or tool call has shown nothing of the
   // answer: the call is made once more. (A cut before any output is retried by the client.)

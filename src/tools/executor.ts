@@ -15,8 +15,9 @@ import { defineTool, type Tool, type ToolContext } from "./tool.ts";
 
 /** The interception hooks a tool call goes through (`beforeToolCall`, `afterToolCall`); the agent's `AgentHooks` implements them. */
 export interface ToolCallHooks {
-  beforeToolCall(call: ToolCall, state: TurnState): Promise<{ call: ToolCall; decision: ToolCallDecision }>;
-  afterToolCall(call: ToolCall, result: ToolCallResult, state: TurnState): Promise<void>;
+  /** `signal` is the call's context's (it aborts when the turn is cancelled). */
+  beforeToolCall(call: ToolCall, state: TurnState, signal: AbortSignal): Promise<{ call: ToolCall; decision: ToolCallDecision }>;
+  afterToolCall(call: ToolCall, result: ToolCallResult, state: TurnState, signal: AbortSignal): Promise<void>;
 }
 
 /** One call to run: a tool (named as the model called it) and its decoded arguments. */
@@ -181,21 +182,23 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
     let call: ToolCall = { runId: context?.runId ?? "", tool: tool.name, arguments: { ...invocation.arguments }, ...(invocation.callId ? { callId: invocation.callId } : {}) };
     const hooks = this.#hooks;
     const state: TurnState = context?.state ?? {};
+    // The hooks get the context's signal, else one nobody aborts.
+    const signal = context?.signal ?? new AbortController().signal;
     // The agent's contexts carry its session tape (a TapeHandle); the executor's tape type is generic only for tests.
     if (hooks && context) state._runtime_tape = context.tape as TapeHandle;
     const started = performance.now();
 
     if (hooks) {
-      const answer = await hooks.beforeToolCall(call, state);
+      const answer = await hooks.beforeToolCall(call, state, signal);
       call = answer.call;
       const decision = answer.decision;
       if (decision.action === "deny") {
         const denied = new BubError("tool", decision.message || `Tool '${call.tool}' call denied by policy hook.`);
-        await this.#after(call, state, started, null, denied);
+        await this.#after(call, state, signal, started, null, denied);
         throw denied;
       }
       if (decision.action === "replace") {
-        return (await this.#after(call, state, started, decision.result, null)).result;
+        return (await this.#after(call, state, signal, started, decision.result, null)).result;
       }
     }
 
@@ -203,13 +206,13 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
     try {
       result = await invokeTool(tool, call.arguments, context, { reporter: this.#reporter, signal: context?.signal, uniformFailures: true });
     } catch (error) {
-      if (BubError.isInstance(error)) await this.#after(call, state, started, null, error);
+      if (BubError.isInstance(error)) await this.#after(call, state, signal, started, null, error);
       throw error;
     }
-    return (await this.#after(call, state, started, result, null)).result;
+    return (await this.#after(call, state, signal, started, result, null)).result;
   }
 
-  async #after(call: ToolCall, state: TurnState, started: number, result: unknown, error: BubError | null): Promise<ToolCallResult> {
+  async #after(call: ToolCall, state: TurnState, signal: AbortSignal, started: number, result: unknown, error: BubError | null): Promise<ToolCallResult> {
     const outcome: ToolCallResult = {
       runId: call.runId,
       tool: call.tool,
@@ -218,7 +221,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
       error,
       durationMs: Math.round(performance.now() - started),
     };
-    if (this.#hooks) await this.#hooks.afterToolCall(call, outcome, state);
+    if (this.#hooks) await this.#hooks.afterToolCall(call, outcome, state, signal);
     return outcome;
   }
 }

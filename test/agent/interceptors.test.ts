@@ -15,6 +15,8 @@ function hooks(...plugins: BubPlugin[]): AgentHooks {
   return new AgentHooks(runtime);
 }
 
+const signal = new AbortController().signal;
+
 describe("interception hooks", () => {
   it("chains beforeLlmCall requests and stops at finish()", async () => {
     let lowCalled = false;
@@ -23,7 +25,7 @@ describe("interception hooks", () => {
       { name: "finisher", beforeLlmCall: ({ request }) => finish(`done with ${request.model}`) },
       { name: "rewriter", beforeLlmCall: ({ request }) => ({ ...request, model: "x:y" }) },
     );
-    const { request: final, decision } = await agent.beforeLlmCall(request, {});
+    const { request: final, decision } = await agent.beforeLlmCall(request, {}, signal);
     assert.equal(final.model, "x:y");
     assert.equal(decision?.action, "finish");
     assert.equal(decision?.text, "done with x:y");
@@ -36,7 +38,7 @@ describe("interception hooks", () => {
       { name: "bad-return", beforeLlmCall: () => 42 as never },
       { name: "thrower", beforeLlmCall: () => { throw new Error("hook bug"); } },
     );
-    const { result, logs } = await captureLogs(() => agent.beforeLlmCall(request, {}));
+    const { result, logs } = await captureLogs(() => agent.beforeLlmCall(request, {}, signal));
     assert.equal(result.request.maxTokens, 99);
     assert.equal(result.decision, null);
     assert.ok(logs.some((log) => log.message === "hook.agent_hook_failed hook=beforeLlmCall adapter=thrower"));
@@ -50,14 +52,14 @@ describe("interception hooks", () => {
       { name: "denier", beforeToolCall: ({ call }) => (seen.push(call.arguments), deny("no reading")) },
       { name: "rewriter", beforeToolCall: () => proceed({ path: "b" }) },
     );
-    const { call: final, decision } = await agent.beforeToolCall(call, {});
+    const { call: final, decision } = await agent.beforeToolCall(call, {}, signal);
     assert.deepEqual(seen, [{ path: "b" }]);
     assert.deepEqual(final.arguments, { path: "b" });
     assert.equal(decision.action, "deny");
-    const replaced = await hooks({ beforeToolCall: () => replace("cached") }).beforeToolCall(call, {});
+    const replaced = await hooks({ beforeToolCall: () => replace("cached") }).beforeToolCall(call, {}, signal);
     assert.equal(replaced.decision.action, "replace");
     assert.equal(replaced.decision.action === "replace" && replaced.decision.result, "cached");
-    const none = await hooks().beforeToolCall(call, {});
+    const none = await hooks().beforeToolCall(call, {}, signal);
     assert.equal(none.decision.action, "proceed");
   });
 
@@ -68,7 +70,26 @@ describe("interception hooks", () => {
       { name: "first", afterToolCall: ({ result }) => void (result.result = "high") },
     );
     const result: ToolCallResult = { runId: "r", tool: "t", arguments: {}, result: "orig", error: null, durationMs: 1 };
-    await captureLogs(() => agent.afterToolCall(call, result, {}));
+    await captureLogs(() => agent.afterToolCall(call, result, {}, signal));
     assert.equal(result.result, "high+low");
+  });
+
+  it("hands every interceptor the turn's signal", async () => {
+    const turn = new AbortController();
+    const seen: AbortSignal[] = [];
+    const agent = hooks({
+      name: "watcher",
+      beforeLlmCall: ({ signal }) => void seen.push(signal),
+      afterLlmCall: ({ signal }) => void seen.push(signal),
+      beforeToolCall: ({ signal }) => void seen.push(signal),
+      afterToolCall: ({ signal }) => void seen.push(signal),
+    });
+    const result: ToolCallResult = { runId: "r", tool: "t", arguments: {}, result: "x", error: null, durationMs: 1 };
+    await agent.beforeLlmCall(request, {}, turn.signal);
+    await agent.afterLlmCall(request, { runId: "r", text: "x", toolCalls: [], usage: null, error: null, durationMs: 1, finishReason: null, responseModel: "a:b" }, {}, turn.signal);
+    await agent.beforeToolCall(call, {}, turn.signal);
+    await agent.afterToolCall(call, result, {}, turn.signal);
+    assert.equal(seen.length, 4);
+    assert.ok(seen.every((each) => each === turn.signal));
   });
 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { approvalErrors, approvalNeed } from "../../src/approval/index.ts";
 import { createBub } from "../../src/builtin/create.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
-import { emptySessionTurns, TurnTask, turnScope } from "../../src/channels/session-turns.ts";
+import { emptySessionTurns, runInTurn, TurnTask } from "../../src/channels/session-turns.ts";
 import { AgentHooks } from "../../src/agent/interceptors.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../src/kernel/approval.ts";
 import { deny, proceed, replace, type ToolCall } from "../../src/kernel/interception.ts";
@@ -85,12 +85,12 @@ async function frameworkWith(env: NodeJS.ProcessEnv, home: string, workspace: st
   return createBub({ workspace, home, env: { BUB_HOME: home, ...env }, trustWorkspace: false });
 }
 
-/** Runs the framework's beforeToolCall chain for `toolCall` inside a turn of the telegram chat 7. */
-async function beforeToolCall(framework: BubFramework, toolCall: ToolCall) {
+/** Runs the framework's beforeToolCall chain for `toolCall` inside a turn of the telegram chat 7, cancelled by `signal`. */
+async function beforeToolCall(framework: BubFramework, toolCall: ToolCall, signal = new AbortController().signal) {
   const message = new ChannelMessage({ sessionId: "telegram:7", channel: "telegram", chatId: "7", content: '{"message":"hi","sender_id":"7"}' });
   const task = new TurnTask(message, emptySessionTurns("telegram:7"));
   const hooks = new AgentHooks(framework.runtime);
-  return turnScope.run(task, () => hooks.beforeToolCall(toolCall, { session_id: "telegram:7", _runtime_workspace: framework.workspace }));
+  return runInTurn(task, () => hooks.beforeToolCall(toolCall, { session_id: "telegram:7", _runtime_workspace: framework.workspace }, signal));
 }
 
 describe("the approval plugin", () => {
@@ -162,7 +162,24 @@ describe("the approval plugin", () => {
 
       // Outside a turn (no channel manager, no `bub run`) there is nobody either.
       const hooks = new AgentHooks(framework.runtime);
-      assert.equal((await hooks.beforeToolCall(call("bash", { cmd: "ls" }), {})).decision.action, "deny");
+      assert.equal((await hooks.beforeToolCall(call("bash", { cmd: "ls" }), {}, new AbortController().signal)).decision.action, "deny");
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("stops asking and denies when the turn's signal (the hook argument) aborts", async () => {
+    const dir = await tempDir();
+    try {
+      const framework = await frameworkWith({ BUB_APPROVAL: "ask", BUB_APPROVAL_TIMEOUT_SECONDS: "60" }, dir.path, dir.path);
+      const never = askingRouter("never");
+      framework.bindChannelRouter(never.router);
+      const turn = new AbortController();
+      const answer = beforeToolCall(framework, call("bash", { cmd: "ls" }), turn.signal);
+      while (never.asked.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      turn.abort(new Error("turn cancelled"));
+      assert.deepEqual((await answer).decision, deny(approvalErrors.cancelled("bash")));
+      assert.equal(never.asked[0]!.signal.aborted, true, "the channel is told to take its question back");
     } finally {
       await dir.cleanup();
     }

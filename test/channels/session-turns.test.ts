@@ -1,7 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { currentTurnSignal } from "../../src/channels/manager.ts";
-import { emptySessionTurns, RunningTurns, TurnTask, turnScope } from "../../src/channels/session-turns.ts";
+import { currentTurnMessage, emptySessionTurns, isCurrentTurn, runInTurn, RunningTurns, TurnTask } from "../../src/channels/session-turns.ts";
 import { captureLogs } from "../support/temp.ts";
 import { admissionPlugin, gatedModel, message, running } from "./support.ts";
 
@@ -66,25 +65,29 @@ describe("TurnTask", () => {
   });
 });
 
-describe("currentTurnSignal", () => {
-  it("is the signal of the turn the caller runs in", async () => {
+describe("the turn scope", () => {
+  it("tells code which turn (which message) it runs in, across awaits", async () => {
     const task = new TurnTask(message("x"), emptySessionTurns("s"));
-    assert.equal(currentTurnSignal(), null);
-    const inside = await turnScope.run(task, async () => {
+    const other = new TurnTask(message("y"), emptySessionTurns("s"));
+    assert.equal(currentTurnMessage(), null);
+    const inside = await runInTurn(task, async () => {
       await Promise.resolve();
-      return currentTurnSignal();
+      return { message: currentTurnMessage(), own: isCurrentTurn(task), other: isCurrentTurn(other) };
     });
-    assert.equal(inside, task.signal);
+    assert.deepEqual(inside, { message: task.message, own: true, other: false });
+    assert.equal(isCurrentTurn(task), false);
   });
+});
 
-  it("gives every follow-up turn its own signal, and none outside a turn", async () => {
+describe("a turn's signal", () => {
+  it("gives every follow-up turn its own signal in the hook arguments; quit aborts the running one", async () => {
     const model = gatedModel();
     const { manager, stop, done } = await running([model.plugin, admissionPlugin(() => ({ action: "follow_up" }))]);
     for (const content of ["one", "two", "three"]) await manager.handleMessage(message(content));
     await model.callCount(1);
     model.calls[0]!.finish();
     await model.callCount(2);
-    assert.equal(currentTurnSignal(), null, "the test body runs in no turn");
+    assert.equal(currentTurnMessage(), null, "the test body runs in no turn");
     await captureLogs(() => manager.quit("test:1"));
     await manager.idle();
     assert.deepEqual(model.prompts(), ["one", "two"], "quit forgot the third");

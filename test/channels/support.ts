@@ -7,7 +7,7 @@ import { contentOf, type Envelope, type Prompt } from "../../src/kernel/envelope
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import type { AdmitDecision, Channel, ChannelKind, TurnSnapshot, TurnState } from "../../src/kernel/types.ts";
 import { createSteeringInbox } from "../../src/channels/steering.ts";
-import { ChannelManager, currentTurnSignal } from "../../src/channels/manager.ts";
+import { ChannelManager } from "../../src/channels/manager.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -45,7 +45,8 @@ export interface ModelCall {
   prompt: Prompt;
   state: TurnState;
   sessionId: string;
-  signal: AbortSignal | null;
+  /** The turn's signal, as the hook's arguments gave it. */
+  signal: AbortSignal;
   /** Steering messages the call took from the inbox (when it drains). */
   steered: Envelope[];
   finish(output?: string): void;
@@ -69,13 +70,13 @@ export function gatedModel(options: { drainSteering?: boolean } = {}) {
   const plugin: BubPlugin = {
     name: "gated-model",
     loadState: ({ sessionId }) => ({ session_id: sessionId }),
-    runModel: async ({ prompt, state, sessionId }) => {
+    runModel: async ({ prompt, state, sessionId, signal }) => {
       const gate = deferred<string>();
       const call: ModelCall = {
         prompt,
         state,
         sessionId,
-        signal: currentTurnSignal(),
+        signal,
         steered: [],
         finish: (output = `done:${String(prompt)}`) => gate.resolve(output),
         fail: (error) => gate.reject(error),

@@ -8,7 +8,7 @@ import { definePlugin, type BubPlugin } from "../../src/kernel/hooks.ts";
 import { captureLogs } from "../support/temp.ts";
 import { kernelFramework } from "../support/framework.ts";
 
-const args = { message: { content: "hi" }, sessionId: "s", state: {} };
+const args = { message: { content: "hi" }, sessionId: "s", state: {}, signal: new AbortController().signal };
 const ADVICE = "fix the plugin or take it out (`bub hooks` shows where each plugin comes from)";
 
 describe("next(): a chained hook calls the implementations below it", () => {
@@ -63,7 +63,7 @@ describe("hook failures name the plugin and the hook", () => {
     const runtime = new HookRuntime();
     const cause = new BubError("config", "no key set — set GREET_KEY");
     runtime.register({ loadState: () => Promise.reject(cause) }, "greet");
-    await assert.rejects(runtime.callMany("loadState", { message: {}, sessionId: "s" }), (error: unknown) => {
+    await assert.rejects(runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), (error: unknown) => {
       assert.ok(error instanceof PluginHookError);
       assert.equal(error.message, "plugin 'greet' failed in loadState: no key set — set GREET_KEY");
       assert.deepEqual([error.plugin, error.hook, error.kind, error.cause], ["greet", "loadState", "config", cause]);
@@ -78,11 +78,11 @@ describe("hook failures name the plugin and the hook", () => {
     const builtin = new HookRuntime();
     const own = new Error("builtin words");
     builtin.register({ loadState: () => { throw own; } }, "builtin");
-    await assert.rejects(builtin.callMany("loadState", { message: {}, sessionId: "s" }), (error) => error === own);
+    await assert.rejects(builtin.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), (error) => error === own);
     const abort = new DOMException("stopped", "AbortError");
     const cancelled = new HookRuntime();
     cancelled.register({ loadState: () => { throw abort; } }, "p");
-    await assert.rejects(cancelled.callMany("loadState", { message: {}, sessionId: "s" }), (error) => error === abort);
+    await assert.rejects(cancelled.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), (error) => error === abort);
   });
 });
 

@@ -6,14 +6,14 @@ import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
 import { definePlugin, type BubPlugin } from "../../src/kernel/hooks.ts";
 import { captureLogs } from "../support/temp.ts";
 
-const args = { message: {}, sessionId: "s", state: {} };
+const args = { message: {}, sessionId: "s", state: {}, signal: new AbortController().signal };
 
 describe("HookRuntime", () => {
   it("calls the plugin registered last first", async () => {
     const runtime = new HookRuntime();
     const order: string[] = [];
     for (const name of ["a", "b", "c"]) runtime.register({ loadState: () => void order.push(name) }, name);
-    await runtime.callMany("loadState", { message: {}, sessionId: "s" });
+    await runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal });
     assert.deepEqual(order, ["c", "b", "a"]);
   });
 
@@ -47,12 +47,12 @@ describe("HookRuntime", () => {
     const runtime = new HookRuntime();
     runtime.register({ loadState: async () => ({ last: true }) }, "low");
     runtime.register({ loadState: () => ({ first: true }) }, "high");
-    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s" }), [{ first: true }, { last: true }]);
+    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), [{ first: true }, { last: true }]);
     await assert.rejects(
       (() => {
         const failing = new HookRuntime();
         failing.register({ loadState: async () => Promise.reject(new Error("state store down")) }, "only");
-        return failing.callMany("loadState", { message: {}, sessionId: "s" });
+        return failing.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal });
       })(),
       /state store down/,
     );
@@ -64,7 +64,7 @@ describe("HookRuntime", () => {
     runtime.register({ saveState: () => void order.push("last") }, "low");
     runtime.register({ saveState: async () => { await Promise.resolve(); order.push("async"); } }, "mid");
     runtime.register({ saveState: () => void order.push("first") }, "high");
-    const saveArgs = { sessionId: "s", state: {}, message: {}, modelOutput: "" };
+    const saveArgs = { sessionId: "s", state: {}, message: {}, modelOutput: "", signal: args.signal };
     assert.equal(await runtime.callEach("saveState", saveArgs), undefined);
     assert.deepEqual(order, ["first", "async", "last"]);
     const failing = new HookRuntime();
@@ -92,7 +92,7 @@ describe("HookRuntime", () => {
     runtime.register({ loadState: () => null }, "two");
     runtime.register({ loadState: async () => undefined }, "three");
     runtime.register({ loadState: async () => ({ b: 2 }) }, "four");
-    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s" }), [{ b: 2 }, undefined, null, { a: 1 }]);
+    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), [{ b: 2 }, undefined, null, { a: 1 }]);
   });
 
   it("lets an exception from an ordinary hook propagate and stops calling later plugins", async () => {
@@ -100,7 +100,7 @@ describe("HookRuntime", () => {
     let lowCalled = false;
     runtime.register({ loadState: () => void (lowCalled = true) }, "low");
     runtime.register({ loadState: () => { throw new Error("boom"); } }, "high");
-    await assert.rejects(runtime.callMany("loadState", { message: {}, sessionId: "s" }), /boom/);
+    await assert.rejects(runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), /boom/);
     assert.equal(lowCalled, false);
   });
 
@@ -155,7 +155,7 @@ describe("HookRuntime", () => {
 });
 
 describe("model adapters", () => {
-  const modelArgs = { prompt: "p", sessionId: "s", state: {} };
+  const modelArgs = { prompt: "p", sessionId: "s", state: {}, signal: args.signal };
 
   it("joins the text of a stream-only plugin for runModel", async () => {
     const runtime = new HookRuntime();

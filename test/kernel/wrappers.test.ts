@@ -62,7 +62,7 @@ describe("runtime.wrapCalls", () => {
     });
     runtime.register({ systemPrompt: () => "b" }, "b");
     assert.deepEqual(runtime.callManySync("systemPrompt", { prompt: "p", state: {} }), ["b", "a"]);
-    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s" }), [{ a: 1 }]);
+    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s", signal: new AbortController().signal }), [{ a: 1 }]);
     assert.deepEqual(calls, ["systemPrompt:b", "systemPrompt:a", "loadState:a"]);
     assert.throws(() => runtime.wrapCalls((_hook, _plugin, call) => call()), /already wrapped/);
     remove();

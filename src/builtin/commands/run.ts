@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 import { ChannelMessage } from "../../channels/message.ts";
-import { emptySessionTurns, TurnTask, turnScope } from "../../channels/session-turns.ts";
+import { emptySessionTurns, runInTurn, TurnTask } from "../../channels/session-turns.ts";
 import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
 import { modelOption } from "./model-option.ts";
 import { JsonTurnWriter } from "./run-json.ts";
@@ -93,7 +93,7 @@ export async function runOnce(
       return null;
     },
   });
-  // The turn's signal reaches the agent as the current turn's (see currentTurnSignal).
+  // The turn runs as a task of its own (so code in it knows its message), cancelled through its signal.
   const task = new TurnTask(inbound, emptySessionTurns(inbound.sessionId));
   const forward = () => task.abort(signal!.reason);
   if (signal?.aborted) forward();
@@ -107,7 +107,7 @@ export async function runOnce(
   try {
     let result: Awaited<ReturnType<BubFramework["processInbound"]>>;
     try {
-      result = await framework.running(() => turnScope.run(task, () => framework.processInbound(inbound, { streamOutput: json !== null })));
+      result = await framework.running(() => runInTurn(task, () => framework.processInbound(inbound, { streamOutput: json !== null, signal: task.signal })));
     } catch (error) {
       const code = interrupted();
       if (code !== null) return code;

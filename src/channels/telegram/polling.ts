@@ -10,7 +10,7 @@ import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
 import { ChannelMessage } from "../message.ts";
-import { turnScope } from "../session-turns.ts";
+import { currentTurnMessage } from "../session-turns.ts";
 
 const log = createLogger("bub:telegram");
 
@@ -190,8 +190,8 @@ export class DurablePolling {
    * and being recorded (that one is sent again after the restart). Other sends go straight out.
    */
   async sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
-    const inbound = turnScope.getStore()?.message;
-    const lifespan = inbound === undefined ? undefined : fieldOf(inbound, "lifespan");
+    const inbound = currentTurnMessage();
+    const lifespan = inbound === null ? undefined : fieldOf(inbound, "lifespan");
     const claim = typeof lifespan === "object" && lifespan !== null ? this.#turnIds.get(lifespan) : undefined;
     const journal = this.#journal;
     if (!claim || !journal) return deliver(message);

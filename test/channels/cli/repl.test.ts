@@ -1,7 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess } from "../../../src/tools/reporting.ts";
-import { currentTurnSignal } from "../../../src/channels/manager.ts";
 import { contentOf } from "../../../src/kernel/envelope.ts";
 import type { StreamEvent } from "../../../src/kernel/stream.ts";
 import type { SteeringInbox } from "../../../src/kernel/types.ts";
@@ -121,10 +120,10 @@ describe("cli channel REPL (terminal)", () => {
     const started = deferred();
     const cancelled = deferred();
     const session = await chatSession(
-      async function* (prompt) {
+      async function* (prompt, _state, signal) {
         if (prompt === "wait forever") {
           started.resolve();
-          currentTurnSignal()?.addEventListener("abort", () => cancelled.resolve());
+          signal.addEventListener("abort", () => cancelled.resolve());
           await new Promise(() => {});
         }
         yield text(`got ${prompt}`);

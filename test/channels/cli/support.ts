@@ -47,7 +47,8 @@ export function deferred<T = void>() {
 }
 
 /** A model script: receives the prompt and turn state, yields events. */
-export type Script = (prompt: string, state: TurnState) => AsyncGenerator<StreamEvent>;
+/** The scripted model: called with the prompt, the turn state and the turn's signal (its hook argument). */
+export type Script = (prompt: string, state: TurnState, signal: AbortSignal) => AsyncGenerator<StreamEvent>;
 
 /** Framework + manager + CLI channel wired like `bub chat`, with a scripted model. */
 export async function chatSession(script: Script, options: CliChannelOptions & { tty?: boolean; extraPlugins?: BubPlugin[] } = {}) {
@@ -76,9 +77,9 @@ export async function chatSession(script: Script, options: CliChannelOptions & {
       const lifespan = (message as { lifespan?: { exit(): unknown } }).lifespan;
       lifespan?.exit();
     },
-    runModelStream: ({ prompt, state }) => {
+    runModelStream: ({ prompt, state, signal }) => {
       prompts.push(String(prompt));
-      return new AsyncStreamEvents(script(String(prompt), state));
+      return new AsyncStreamEvents(script(String(prompt), state, signal));
     },
   };
   for (const extra of options.extraPlugins ?? []) framework.runtime.register(extra, extra.name ?? "extra");
