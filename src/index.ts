@@ -4,7 +4,7 @@
  * implement. Test doubles live in `bub-ts/testing`. Everything else is internal.
  */
 export { BubFramework } from "./kernel/framework.ts";
-export type { BubFrameworkOptions, PluginExport, PluginOrigin, PluginStatus } from "./kernel/framework.ts";
+export type { BubFrameworkOptions, PluginExport, PluginOrigin, PluginStatus, ProcessInboundOptions } from "./kernel/framework.ts";
 export { createBub } from "./builtin/create.ts";
 export type { CreateBubOptions, UntrustedWorkspace } from "./builtin/create.ts";
 export type { RunningScope } from "./kernel/scope.ts";
