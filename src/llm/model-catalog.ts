@@ -8,6 +8,9 @@ import { parseModelId } from "./model-id.ts";
 import { providerEnvName, resolveModelTarget, type ModelTarget } from "./providers.ts";
 import { DEFAULT_MODEL, type ModelSettings } from "./settings.ts";
 import type { FetchFunction } from "./transport.ts";
+import type { ModelCheck } from "../tools/runtime-agent.ts";
+
+export type { ModelCheck };
 
 /** Where each family's models endpoint lives when no base URL is configured. */
 const DEFAULT_BASES: Record<ModelTarget["family"], string | null> = {
@@ -93,15 +96,6 @@ export async function listProviderModels(
   }
   return [...ids].sort((left, right) => left.localeCompare(right));
 }
-
-/** The outcome of {@link checkModelId}. */
-export type ModelCheck =
-  /** Usable: listed by its provider, or configured (`note` says when the list could not be read). */
-  | { readonly status: "ok"; readonly id: string; readonly note?: string }
-  /** Not usable: a malformed id, an unknown provider, a missing or refused key. */
-  | { readonly status: "invalid"; readonly message: string }
-  /** The provider lists its models and this one is not among them. */
-  | { readonly status: "unknown_model"; readonly id: string; readonly provider: string; readonly model: string; readonly available: readonly string[] };
 
 /** Whether `listed` names `model` (Gemini lists `models/<name>`). */
 function listedAs(listed: readonly string[], model: string): boolean {

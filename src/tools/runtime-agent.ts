@@ -6,8 +6,16 @@
 import type { Prompt } from "../kernel/envelope.ts";
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { TurnState } from "../kernel/types.ts";
-import type { ModelCheck } from "../llm/model-catalog.ts";
 import type { ToolRegistry } from "./registry.ts";
+
+/** What checking a model id found (the agent checks it with the model catalog, src/llm/model-catalog.ts). */
+export type ModelCheck =
+  /** Usable: listed by its provider, or configured (`note` says when the list could not be read). */
+  | { readonly status: "ok"; readonly id: string; readonly note?: string }
+  /** Not usable: a malformed id, an unknown provider, a missing or refused key. */
+  | { readonly status: "invalid"; readonly message: string }
+  /** The provider lists its models and this one is not among them. */
+  | { readonly status: "unknown_model"; readonly id: string; readonly provider: string; readonly model: string; readonly available: readonly string[] };
 
 /** Options of one {@link RuntimeAgent.runStream} call. */
 export interface RunStreamOptions {

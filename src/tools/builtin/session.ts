@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
 import type { TurnState } from "../../kernel/types.ts";
-import type { ModelCheck } from "../../llm/model-catalog.ts";
+import type { ModelCheck } from "../runtime-agent.ts";
 import { runtimeAgentOf, type RuntimeAgent } from "../runtime-agent.ts";
 import { closestToolNames } from "../suggest.ts";
 import { defineTool, type Tool } from "../tool.ts";
