@@ -33,7 +33,7 @@ const code = await new Promise<number>((resolve) => {
 
 console.log(`\nexit code ${code}; the model was called ${server.requests.length} times. The session tape now holds:`);
 const tapes = join(home, "tapes");
-for (const file of readdirSync(tapes).filter((name) => name.endsWith(".jsonl") && !name.includes("__sidecar__"))) {
+for (const file of readdirSync(tapes).filter((name) => name.endsWith(".jsonl") && !name.startsWith(".") && !name.includes("__sidecar__"))) {
   for (const line of readFileSync(join(tapes, file), "utf8").split("\n").filter(Boolean)) {
     const entry = JSON.parse(line) as { id: number; kind: string; payload: Record<string, unknown> };
     const detail =
