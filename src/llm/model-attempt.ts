@@ -7,6 +7,7 @@ import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provide
 import { BubError } from "../kernel/errors.ts";
 import { createLogger } from "../kernel/log.ts";
 import { buildCallOptions } from "./call-options.ts";
+import { isCodexTarget } from "./codex/model.ts";
 import { modelTimeoutError } from "./errors.ts";
 import type { ModelCallEvent, ModelCallRequest } from "./model-call.ts";
 import type { AttemptState } from "./model-retry.ts";
@@ -77,6 +78,10 @@ export async function* streamAttempt(on: AttemptTarget, request: ModelCallReques
           if (part.warnings.length > 0) log.debug(`model.warnings model=${candidate} ${JSON.stringify(part.warnings)}`);
           break;
         case "finish":
+          // The Codex endpoint's `response.incomplete` (its reason is the raw finish reason) is an error there, as in the reference.
+          if (part.finishReason.raw && isCodexTarget(target)) {
+            throw new BubError("provider", `${candidate}: the Codex response ended incomplete (${part.finishReason.raw}).`, { details: { model: candidate, reason: part.finishReason.raw } });
+          }
           // The SDK sends `finish` once the body has ended: read the stream to its close, so
           // the response completes and its connection goes back to the pool (aborting or
           // cancelling a finished response would close the connection).

@@ -179,6 +179,29 @@ describe("the codex provider", () => {
     }
   });
 
+  it("raises a Codex response that ends incomplete, as the reference does", async () => {
+    const dir = await tempDir();
+    const server: FakeOpenAI = await startFakeOpenAI();
+    try {
+      await saveTokens(join(dir.path, "auth.json"), { accessToken: chatgptToken(ACCOUNT, 2e9), refreshToken: "r", expiresAt: 2e12, accountId: ACCOUNT });
+      server.script(reply.text("Cut sh", { finishReason: "length" }));
+      const settings = defaultModelSettings({ model: "openai:gpt-5.1-codex", codex: { base_url: server.url }, fallback_models: [] });
+      const client = createModelClient(settings, { env: { CODEX_HOME: dir.path }, sleep: async () => undefined, retry: { maxAttempts: 1 } });
+      await assert.rejects(
+        async () => {
+          for await (const _event of client.stream({ model: settings.model, messages: [{ role: "user", content: "hi" }] })) {
+            // drained
+          }
+        },
+        (error: Error) => /ended incomplete \(max_output_tokens\)/.test(error.message),
+      );
+      await client.close();
+    } finally {
+      await server.close();
+      await dir.cleanup();
+    }
+  });
+
   it("streams the reasoning summary, and sends the session's reasoning effort", async () => {
     const dir = await tempDir();
     const server: FakeOpenAI = await startFakeOpenAI();
