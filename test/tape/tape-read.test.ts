@@ -62,3 +62,19 @@ describe("readTape", () => {
     }
   });
 });
+
+describe("queries by kind", () => {
+  it("return exactly the entries of those kinds, also when other entries mention the kind's name", () => {
+    const text = [
+      anchor(1, "session/start"),
+      line(2, "message", { role: "user", content: 'the word "event" in a message' }),
+      line(3, "event", { name: "loop.start" }),
+      line(4, "tool_result", { results: ['{"kind":"event"}'] }),
+      `{"id": 5, "kind": "event", "payload": {"name": "written by the reference"}, "meta": {}, "date": "${DATE}"}`,
+      line(6, "message"),
+    ].join("\n") + "\n";
+    assert.deepEqual(idsOf(text, { kinds: ["event"] }), [3, 5]);
+    assert.deepEqual(idsOf(text, { kinds: ["event", "tool_result"] }), [3, 4, 5]);
+    assert.deepEqual(idsOf(text, { kinds: ["event"], lastAnchor: true }), [3, 5]);
+  });
+});
