@@ -33,7 +33,7 @@ export class SystemPromptRecorder {
 }
 
 async function lastSystemHash(tape: Tape): Promise<string | null> {
-  const [last] = await tape.search(tape.query().kinds("system").limit(1));
-  const content = last?.payload.content;
+  // A query without text is oldest first: the last system entry is the newest.
+  const content = (await tape.search(tape.query().kinds("system"))).at(-1)?.payload.content;
   return typeof content === "string" ? systemHash(content) : null;
 }
