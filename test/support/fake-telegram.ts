@@ -141,6 +141,13 @@ export interface FakeTelegram {
   succeededOf(method: string): RecordedCall[];
   /** How many file downloads were served. */
   readonly downloads: number;
+  /** How many getUpdates calls arrived. */
+  readonly getUpdatesCount: number;
+  /**
+   * How many getUpdates calls arrived while another one was still waiting: two consumers of
+   * one bot, which Telegram refuses (409 Conflict). Counted, and served as usual.
+   */
+  readonly overlappingPolls: number;
   close(): Promise<void>;
 }
 
@@ -159,6 +166,8 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
   /** The message id each successful sendMessage call got. */
   const sentIds = new WeakMap<Record<string, unknown>, number>();
   let downloads = 0;
+  let getUpdatesCount = 0;
+  let overlappingPolls = 0;
 
   const callsOf = (method: string) => calls.filter((call) => call.method === method);
   const notify = () => {
@@ -230,6 +239,8 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       case "close":
         return ok(response, true);
       case "getUpdates": {
+        getUpdatesCount++;
+        if (polls.some((poll) => !poll.response.writableEnded && !poll.response.destroyed)) overlappingPolls++;
         const offset = Number(payload.offset ?? 0);
         // Confirmed updates are forgotten, as Telegram does.
         for (let index = updates.length - 1; index >= 0; index--) if ((updates[index]!.update_id as number) < offset) updates.splice(index, 1);
@@ -322,6 +333,12 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     calls,
     get downloads() {
       return downloads;
+    },
+    get getUpdatesCount() {
+      return getUpdatesCount;
+    },
+    get overlappingPolls() {
+      return overlappingPolls;
     },
     pushUpdate(update) {
       const updateId = nextUpdateId++;

@@ -18,6 +18,7 @@ import type { TelegramConnection, TelegramRetryOptions } from "./client.ts";
 import { TelegramApprovals } from "./approval.ts";
 import { onMessage, onStart, type InboundContext } from "./inbound.ts";
 import { sendOutbound } from "./outbound.ts";
+import type { PollerElection } from "./poller-lock.ts";
 import { DurablePolling } from "./polling.ts";
 import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
 import { TypingIndicator } from "./typing.ts";
@@ -129,6 +130,16 @@ export class TelegramChannel implements Channel {
     this.#users = parseAllowlist(settings.allow_users);
     this.#chats = parseAllowlist(settings.allow_chats);
     if (this.#users.size === 0 && this.#chats.size === 0 && !settings.allow_all) throw new BubError("config", CLOSED_BY_DEFAULT);
+    // With tapes in PostgreSQL several gateways may serve this bot: only the elected one polls.
+    const storeKind = String(this.#framework.settings.getValue("tape_store", "file")).trim().toLowerCase();
+    const databaseUrl = String(this.#framework.settings.getValue("database_url", null) ?? "");
+    let election: PollerElection | undefined;
+    if (storeKind === "postgres") {
+      const { postgresPollerElection } = await import("./poller-lock.ts");
+      // The token starts with the bot's id.
+      const botId = settings.token.trim().split(":")[0]!;
+      election = postgresPollerElection({ url: databaseUrl, botId, retrySeconds: settings.poller_retry_seconds });
+    }
     this.#settings = settings;
     const [{ Bot, GrammyError }, client] = await Promise.all([import("grammy"), import("./client.ts")]);
     const connection = client.connect(settings.proxy.trim());
@@ -176,8 +187,8 @@ export class TelegramChannel implements Channel {
         throw error;
       }
     }
-    await this.#durable.start(bot, journal, signal);
-    log.info(`telegram.start polling as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
+    await this.#durable.start(bot, journal, signal, election);
+    log.info(`telegram.start ${election ? "serving (polling once elected)" : "polling"} as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
     log.debug(`telegram.journal ${journalPath}`);
   }
 

@@ -9,6 +9,7 @@ import { createLogger } from "../../kernel/log.ts";
 import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
+import type { PollerElection } from "./poller-lock.ts";
 import { ChannelMessage } from "../message.ts";
 import { currentTurnMessage } from "../session-turns.ts";
 
@@ -54,14 +55,15 @@ export class DurablePolling {
 
   /**
    * Replays the journal, then starts polling in the background; polling stops when
-   * `signal` aborts or {@link stop} is called.
+   * `signal` aborts or {@link stop} is called. With an `election`, it polls only while
+   * this process is the elected poller (see ./poller-lock.ts).
    */
-  async start(bot: Bot, journal: InboundJournal, signal: AbortSignal): Promise<void> {
+  async start(bot: Bot, journal: InboundJournal, signal: AbortSignal, election?: PollerElection): Promise<void> {
     // First what the journal holds from before the restart, then what Telegram holds.
     await this.#replayJournal(bot, journal);
     const pollStop = new AbortController();
     this.#pollStop = pollStop;
-    this.#polling = this.#poll(bot, journal, pollStop.signal);
+    this.#polling = election ? this.#pollWhenElected(bot, journal, election, pollStop.signal) : this.#poll(bot, journal, pollStop.signal);
     signal.addEventListener("abort", () => void this.#stopPolling(), { once: true });
     if (signal.aborted) await this.#stopPolling();
   }
@@ -120,6 +122,20 @@ export class DurablePolling {
       for (const update of updates) {
         if (recorded.has(update.update_id)) await this.#handleUpdate(bot, journal, update, false);
       }
+    }
+  }
+
+  /** Waits to be elected, polls while elected, and stands for election again when the lock is lost. */
+  async #pollWhenElected(bot: Bot, journal: InboundJournal, election: PollerElection, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const turn = await election.elect(signal);
+      if (!turn) return;
+      try {
+        await this.#poll(bot, journal, AbortSignal.any([signal, turn.lost]));
+      } finally {
+        await turn.release();
+      }
+      if (!signal.aborted) log.warn("telegram.poller is no longer the elected poller; standing for election again");
     }
   }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { durationSeconds } from "../../config/duration.ts";
 
 /** Telegram channel settings (YAML `telegram:`; env `BUB_TELEGRAM_*`). */
 export const telegramSchema = z.object({
@@ -17,4 +18,6 @@ export const telegramSchema = z.object({
   max_file_bytes: z.number().int().min(0).default(2 * 1024 * 1024),
   /** A reply that would take more messages than this is sent as a preview plus `answer.md`. */
   max_messages: z.number().int().min(1).default(5),
+  /** With PostgreSQL, how often a gateway that is not the bot's poller tries to become it. */
+  poller_retry_seconds: durationSeconds().default(3),
 });
