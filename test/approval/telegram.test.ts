@@ -10,18 +10,8 @@ import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { startFakeTelegram, type FakeTelegram, type RecordedCall } from "../support/fake-telegram.ts";
 import { startSourceGateway } from "../support/source-gateway.ts";
 import { tempDir } from "../support/temp.ts";
+import { eventually } from "../support/eventually.ts";
 
-
-/** Resolves once `find` answers something other than undefined, checked every 20 ms. */
-async function eventually<T>(find: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** The n-th sendMessage call with inline buttons (an approval question). */
 function question(telegram: FakeTelegram, index: number): Promise<RecordedCall> {

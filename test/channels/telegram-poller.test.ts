@@ -15,19 +15,9 @@ import { startFakeTelegram } from "../support/fake-telegram.ts";
 import { usePostgres } from "../support/postgres.ts";
 import { startSourceGateway, type SourceGateway } from "../support/source-gateway.ts";
 import { tempDir } from "../support/temp.ts";
+import { eventually } from "../support/eventually.ts";
 
 const postgres = usePostgres();
-
-/** Resolves once `find` answers something other than undefined, checked every 20 ms. */
-async function eventually<T>(find: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** Whether `promise` settles within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
