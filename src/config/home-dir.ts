@@ -13,6 +13,20 @@ function code(error: unknown): string | undefined {
 }
 
 /**
+ * The level above `current`, whose `stat` failed with `error`, to look at next; rethrows an
+ * error that does not mean "missing" (ENOTDIR: a level above is a file, walking up finds which).
+ */
+function parentToCheck(error: unknown, current: string): string {
+  const parent = dirname(current);
+  if ((code(error) !== "ENOENT" && code(error) !== "ENOTDIR") || parent === current) throw error;
+  return parent;
+}
+
+function notADirectory(path: string): Error {
+  return Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${path}'`), { code: "ENOTDIR", path });
+}
+
+/**
  * Creates `path` and its missing parents, one level at a time (never `recursive: true`).
  * @throws the first file-system error, with `path` set to the level that failed; an
  *   existing non-directory gives ENOTDIR.
@@ -25,14 +39,11 @@ export function makeDirectory(path: string): void {
     try {
       info = statSync(current);
     } catch (error) {
-      const parent = dirname(current);
-      // ENOTDIR: a level above is a file; walking up finds which one.
-      if ((code(error) !== "ENOENT" && code(error) !== "ENOTDIR") || parent === current) throw error;
       missing.push(current);
-      current = parent;
+      current = parentToCheck(error, current);
       continue;
     }
-    if (!info.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: "ENOTDIR", path: current });
+    if (!info.isDirectory()) throw notADirectory(current);
     break;
   }
   for (const directory of missing.reverse()) {
@@ -54,13 +65,11 @@ export async function makeDirectoryAsync(path: string): Promise<void> {
     try {
       info = await stat(current);
     } catch (error) {
-      const parent = dirname(current);
-      if ((code(error) !== "ENOENT" && code(error) !== "ENOTDIR") || parent === current) throw error;
       missing.push(current);
-      current = parent;
+      current = parentToCheck(error, current);
       continue;
     }
-    if (!info.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: "ENOTDIR", path: current });
+    if (!info.isDirectory()) throw notADirectory(current);
     break;
   }
   for (const directory of missing.reverse()) {
