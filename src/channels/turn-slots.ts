@@ -9,15 +9,9 @@ export class TurnSlots {
   readonly #limit: number;
   #used = 0;
   readonly #waiting: (() => void)[] = [];
-  #head = 0;
 
   constructor(limit: number) {
     this.#limit = limit > 0 ? Math.floor(limit) : Number.POSITIVE_INFINITY;
-  }
-
-  /** How many turns wait for a slot. */
-  get waiting(): number {
-    return this.#waiting.length - this.#head;
   }
 
   /** Takes a slot now (true) or queues `start` to run, holding a slot, once one is free (false). */
@@ -32,16 +26,8 @@ export class TurnSlots {
 
   /** Gives a slot back; the longest-waiting turn (if any) takes it over and starts. */
   release(): void {
-    if (this.#head < this.#waiting.length) {
-      const start = this.#waiting[this.#head]!;
-      this.#waiting[this.#head++] = undefined as never;
-      if (this.#head > 1024 && this.#head * 2 > this.#waiting.length) {
-        this.#waiting.splice(0, this.#head);
-        this.#head = 0;
-      }
-      start();
-      return;
-    }
-    this.#used--;
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#used--;
   }
 }
