@@ -24,7 +24,7 @@ A very long context can make model calls fail. When the conversation grows long,
 </context_contract>`;
 
 /** The trimmed content of `<workspace>/AGENTS.md`, or "" when it is missing or unreadable. */
-export function readAgentsFile(workspace: string): string {
+function readAgentsFile(workspace: string): string {
   try {
     return readFileSync(agentsPath(workspace), "utf8").trim();
   } catch {
@@ -84,8 +84,8 @@ export class AgentsFiles {
   }
 }
 
-/** The builtin system prompt fragment: the default prompt plus the workspace's AGENTS.md (read now, or from `files`). */
-export function builtinSystemPrompt(workspace: string, files?: AgentsFiles): string {
-  const agents = files ? files.text(workspace) : readAgentsFile(workspace);
+/** The builtin system prompt fragment: the default prompt plus the workspace's AGENTS.md as `files` holds it. */
+export function builtinSystemPrompt(workspace: string, files: AgentsFiles): string {
+  const agents = files.text(workspace);
   return agents ? `${DEFAULT_SYSTEM_PROMPT}\n\n${agents}` : DEFAULT_SYSTEM_PROMPT;
 }
