@@ -7,6 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { errorCode, errorMessage } from "../config/thrown.ts";
 
 /** Where a server's definition came from. */
 export type McpSource = "home" | "workspace";
@@ -113,15 +114,15 @@ export async function readMcpFile(file: string, source: McpSource): Promise<McpC
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errorCode(error);
     if (code === "ENOENT" || code === "ENOTDIR") return { servers: [], problems: [] };
-    return { servers: [], problems: [{ name: null, file, message: `cannot be read: ${(error as Error).message}` }] };
+    return { servers: [], problems: [{ name: null, file, message: `cannot be read: ${errorMessage(error)}` }] };
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (error) {
-    return { servers: [], problems: [{ name: null, file, message: `is not valid JSON: ${(error as Error).message}` }] };
+    return { servers: [], problems: [{ name: null, file, message: `is not valid JSON: ${errorMessage(error)}` }] };
   }
   const entries = isRecord(data) ? data.mcpServers : undefined;
   if (!isRecord(entries)) return { servers: [], problems: [{ name: null, file, message: `has no "mcpServers" object` }] };
@@ -131,7 +132,7 @@ export async function readMcpFile(file: string, source: McpSource): Promise<McpC
     try {
       servers.push(parseServer(name, value, source, file));
     } catch (error) {
-      problems.push({ name, file, message: (error as Error).message });
+      problems.push({ name, file, message: errorMessage(error) });
     }
   }
   return { servers, problems };

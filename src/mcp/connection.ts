@@ -8,17 +8,21 @@ import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextp
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { errorCode } from "../config/thrown.ts";
 import { isSecretKey, rememberSecrets, type Secret } from "../config/redaction.ts";
 import { createLogger } from "../kernel/log.ts";
 import { readFileSync } from "node:fs";
+import { z } from "zod";
 import { expandServer, usesVariables, type McpServerConfig } from "./config.ts";
 
 const log = createLogger("bub:mcp");
 
+const PackageVersion = z.object({ version: z.string() });
+
 /** bub's version, as the client names itself to servers (package.json two folders up, in src/ and dist/ alike). */
 function clientVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+    return PackageVersion.parse(JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"))).version;
   } catch {
     return "0.0.0";
   }
@@ -63,11 +67,19 @@ function childEnvironment(env: NodeJS.ProcessEnv, own: Readonly<Record<string, s
   return { ...result, ...own };
 }
 
+/** What `Client.callTool` resolves to: a current result, or the old protocol's `toolResult` form. */
+type ToolAnswer = Awaited<ReturnType<Client["callTool"]>>;
+
+/** True for a current result: one with a `content` array. */
+function isCallToolResult(answer: ToolAnswer): answer is CallToolResult {
+  return Array.isArray(answer.content);
+}
+
 /** A one-line reason for a failed start: the SDK's error, with what the server last wrote on stderr. */
 function startFailure(error: unknown, server: McpServerConfig, stderrTail: string): Error {
-  const code = (error as NodeJS.ErrnoException)?.code;
+  const code = errorCode(error);
   let message = error instanceof Error ? error.message : String(error);
-  const cause = (error as { cause?: unknown })?.cause;
+  const cause = typeof error === "object" && error !== null && "cause" in error ? error.cause : undefined;
   if (server.transport === "stdio" && code === "ENOENT") message = `command not found: ${server.command}`;
   else if (/timed out/i.test(message)) message = `no answer within ${server.timeoutSeconds} s (raise "timeout" in its entry if it starts slowly)`;
   else if (server.transport === "http" && typeof code === "number" && code >= 100 && code < 600) message = `HTTP ${code}: ${message}`;
@@ -109,7 +121,7 @@ export async function connectMcpServer(server: McpServerConfig, options: { env: 
   const client = new Client({ name: "bub", version: clientVersion() });
   let closedReason: string | null = null;
   client.onclose = () => {
-    closedReason ??= `the server closed the connection${stderrTail.trim() ? ` (its stderr: ${stderrTail.trim().split("\n").at(-1)!.slice(0, 300)})` : ""}`;
+    closedReason ??= `the server closed the connection${stderrTail.trim() ? ` (its stderr: ${stderrTail.trim().split("\n").at(-1)?.slice(0, 300)})` : ""}`;
   };
   client.onerror = (error) => log.debug(`mcp.transport.error server=${server.name}`, error);
   let tools: McpToolInfo[];
@@ -134,7 +146,8 @@ export async function connectMcpServer(server: McpServerConfig, options: { env: 
     async callTool(name, args, signal) {
       if (closedReason !== null) throw new Error(`MCP server '${server.name}' is gone: ${closedReason}; restart bub to start it again`);
       const result = await client.callTool({ name, arguments: args }, undefined, signal ? { signal, timeout } : { timeout });
-      return result as CallToolResult;
+      if (!isCallToolResult(result)) throw new Error(`MCP server '${server.name}' answered ${name} in the old toolResult form, which bub does not read`);
+      return result;
     },
     async close() {
       closedReason ??= "closed";

@@ -35,7 +35,7 @@ export function mcpToolName(server: string, tool: string, taken: ReadonlySet<str
 
 /** The server's input schema as the model gets it: always an object with `properties`. */
 export function modelInputSchema(schema: unknown): Record<string, unknown> {
-  const copy = typeof schema === "object" && schema !== null && !Array.isArray(schema) ? { ...(schema as Record<string, unknown>) } : {};
+  const copy: Record<string, unknown> = typeof schema === "object" && schema !== null && !Array.isArray(schema) ? { ...schema } : {};
   delete copy.$schema;
   if (copy.type === undefined) copy.type = "object";
   if (copy.properties === undefined) copy.properties = {};
