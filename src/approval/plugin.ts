@@ -7,6 +7,7 @@
  * `approval: ask`; a plugin registered later runs before it and may decide first.
  */
 import { currentTurnMessage } from "../channels/session-turns.ts";
+import { fieldOf } from "../kernel/envelope.ts";
 import { describeError } from "../kernel/errors.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { BubFramework } from "../kernel/framework.ts";
@@ -49,7 +50,7 @@ async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<A
   const message = currentTurnMessage();
   const router = framework.router;
   const askApproval = router?.askApproval?.bind(router);
-  const channel = message ? String((message as { channel?: unknown }).channel ?? "?") : null;
+  const channel = message ? String(fieldOf(message, "channel") ?? "?") : null;
   if (!message || !askApproval) return deny(approvalErrors.nobody(call.tool, channel ? `the ${channel} channel cannot ask, as in \`bub run\`` : "no channel runs this turn"));
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
   const signal = AbortSignal.any([turnSignal, timeout]);
