@@ -138,7 +138,10 @@ const discoveries = new Map<string, CachedDiscovery>();
 function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   map.delete(key);
   map.set(key, value);
-  while (map.size > max) map.delete(map.keys().next().value as K);
+  for (const oldest of map.keys()) {
+    if (map.size <= max) break;
+    map.delete(oldest);
+  }
 }
 
 async function statOrNull(path: string): Promise<Stats | null> {
@@ -172,7 +175,7 @@ async function parseSkill(file: string, dirName: string, maxBytes: number): Prom
   try {
     content = await readSkillFile(file, maxBytes);
   } catch (error) {
-    log.warn(`skill.invalid path=${file} problem=cannot read the file (${(error as Error).message})`);
+    log.warn(`skill.invalid path=${file} problem=cannot read the file (${error instanceof Error ? error.message : String(error)})`);
     return null;
   }
   if (content === null) return null;

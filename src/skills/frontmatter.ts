@@ -22,7 +22,7 @@ export type FrontmatterResult = { readonly ok: true; readonly data: Record<strin
 export function parseFrontmatter(content: string): FrontmatterResult {
   const lines = content.trimEnd().split(/\r?\n/);
   const open = lines.findIndex((line) => line.trim() !== "");
-  if (open < 0 || lines[open]!.trim() !== "---") {
+  if (open < 0 || lines[open].trim() !== "---") {
     return { ok: false, problem: "no frontmatter: the file must start with a '---' line" };
   }
   const close = lines.findIndex((line, index) => index > open && line.trim() === "---");

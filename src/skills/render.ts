@@ -73,7 +73,7 @@ export async function renderSkillBody(skill: Pick<Skill, "location" | "content">
 /** The casefolded names mentioned as `$name` in a prompt. */
 export function skillHints(prompt: string): Set<string> {
   const names = new Set<string>();
-  for (const match of prompt.matchAll(HINT)) names.add(match[1]!.toLowerCase());
+  for (const match of prompt.matchAll(HINT)) names.add(match[1].toLowerCase());
   return names;
 }
 
