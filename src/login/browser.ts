@@ -10,7 +10,7 @@ export function browserCommand(url: string, env: NodeJS.ProcessEnv = process.env
   const configured = env.BROWSER?.trim();
   if (configured) {
     const [command, ...args] = configured.split(/\s+/);
-    return [command!, [...args, url]];
+    return [command, [...args, url]];
   }
   if (platform === "darwin") return ["open", [url]];
   if (platform === "win32") return ["rundll32", ["url.dll,FileProtocolHandler", url]];

@@ -95,8 +95,8 @@ export async function startCallbackServer(redirectUri: string, expectedState: st
       response.writeHead(200, { "content-type": "text/html; charset=utf-8", connection: "close" }).end(DONE_PAGE);
       settle.resolve(value);
     } catch (error) {
-      response.writeHead(400, { "content-type": "text/plain; charset=utf-8", connection: "close" }).end(`Sign-in failed: ${(error as Error).message}\n`);
-      settle.reject(error as Error);
+      response.writeHead(400, { "content-type": "text/plain; charset=utf-8", connection: "close" }).end(`Sign-in failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      settle.reject(error instanceof Error ? error : new Error(String(error)));
     }
   });
   server.on("connection", (socket) => {

@@ -57,12 +57,14 @@ async function codeFromBrowser(options: CodexLoginOptions, url: string, state: s
 /** The code from what the user pastes. */
 async function codeFromInput(options: CodexLoginOptions, url: string, state: string): Promise<string> {
   options.output.write(`Open this URL in a browser and sign in with your ChatGPT account:\n${url}\n\n`);
-  const reader = createInterface({ input: options.input, output: options.output as NodeJS.WritableStream, terminal: false });
+  // The reader gets no output stream: the prompt goes through `options.output` like every other line.
+  const reader = createInterface({ input: options.input, terminal: false });
   const ended = new Promise<never>((_resolve, reject) => reader.once("close", () => reject(new LoginError("no callback URL or code was entered"))));
   ended.catch(() => undefined);
   try {
+    options.output.write("Paste the URL the browser was sent to (or just the code): ");
     const line = await withTimeout(
-      Promise.race([reader.question("Paste the URL the browser was sent to (or just the code): "), ended]),
+      Promise.race([reader.question(""), ended]),
       options.timeoutSeconds,
       () => undefined,
     );
