@@ -7,8 +7,10 @@
  * command never throws: its `command` event is still recorded and the caller gets
  * `ok: false` to turn into an error outbound (§15.7).
  */
+import { isRecord } from "../config/config-data.ts";
 import { BubError, describeError } from "../kernel/errors.ts";
 import { createLogger } from "../kernel/log.ts";
+import type { TapeHandle } from "../kernel/tape-contract.ts";
 import { utcNow } from "../tape/date.ts";
 import { invokeTool } from "./executor.ts";
 import type { ToolRegistry } from "./registry.ts";
@@ -60,17 +62,16 @@ export function parseCommandArguments(words: readonly string[]): CommandArgument
   return { positional, keywords };
 }
 
-type JsonSchema = Record<string, unknown>;
-
-function schemaTypes(schema: JsonSchema | undefined): Set<string> {
+/** The JSON types a parameter schema allows, `anyOf`/`oneOf` members included. */
+function schemaTypes(schema: unknown): Set<string> {
   const types = new Set<string>();
-  if (!schema) return types;
+  if (!isRecord(schema)) return types;
   const type = schema.type;
   if (typeof type === "string") types.add(type);
   else if (Array.isArray(type)) for (const item of type) if (typeof item === "string") types.add(item);
   for (const key of ["anyOf", "oneOf"]) {
     const members = schema[key];
-    if (Array.isArray(members)) for (const member of members) for (const item of schemaTypes(member as JsonSchema)) types.add(item);
+    if (Array.isArray(members)) for (const member of members) for (const item of schemaTypes(member)) types.add(item);
   }
   return types;
 }
@@ -79,7 +80,7 @@ const TRUE_WORDS = new Set(["true", "1", "yes", "on"]);
 const FALSE_WORDS = new Set(["false", "0", "no", "off"]);
 
 /** A command word converted to what the parameter's schema expects (numbers, booleans, lists, null). */
-function coerce(value: string, schema: JsonSchema | undefined): unknown {
+function coerce(value: string, schema: unknown): unknown {
   const types = schemaTypes(schema);
   if (types.size === 0 || types.has("string")) return value;
   const lowered = value.trim().toLowerCase();
@@ -104,7 +105,7 @@ function coerce(value: string, schema: JsonSchema | undefined): unknown {
  * @throws BubError `invalid_input` for too many positional words or a parameter given twice.
  */
 export function commandArguments(tool: Tool, parsed: CommandArguments): Record<string, unknown> {
-  const properties = (tool.inputSchema.properties ?? {}) as Record<string, JsonSchema>;
+  const properties = isRecord(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
   const order = Object.keys(properties);
   if (parsed.positional.length > order.length) {
     const expected = order.length === 0 ? "no arguments" : `at most ${order.length} (${order.join(", ")})`;
@@ -112,7 +113,7 @@ export function commandArguments(tool: Tool, parsed: CommandArguments): Record<s
   }
   const args: Record<string, unknown> = {};
   parsed.positional.forEach((value, index) => {
-    const key = order[index]!;
+    const key = order[index];
     args[key] = coerce(value, properties[key]);
   });
   for (const [key, value] of Object.entries(parsed.keywords)) {
@@ -127,7 +128,8 @@ function errorText(error: unknown): string {
   const issues = error.details?.errors;
   if (!Array.isArray(issues) || issues.length === 0) return error.message;
   const lines = issues.map((issue) => {
-    const { path, message } = issue as { path?: unknown; message?: unknown };
+    const path = isRecord(issue) ? issue.path : undefined;
+    const message = isRecord(issue) ? issue.message : undefined;
     return `- ${String(path ?? "(root)")}: ${String(message ?? "")}`;
   });
   return `${error.message}\n${lines.join("\n")}`;
@@ -146,12 +148,9 @@ function outputText(result: unknown): string {
   return String(result);
 }
 
-interface EventTape {
-  appendEvent(name: string, data?: Record<string, unknown> | null): Promise<unknown>;
-}
-
-function eventTape(tape: unknown): EventTape | null {
-  return typeof tape === "object" && tape !== null && typeof (tape as EventTape).appendEvent === "function" ? (tape as EventTape) : null;
+/** The context's tape, unless a hand-built context left it out. */
+function eventTape(tape: TapeHandle | null | undefined): TapeHandle | null {
+  return typeof tape?.appendEvent === "function" ? tape : null;
 }
 
 /**
@@ -175,7 +174,7 @@ export async function runCommaCommand(line: string, options: { tools: ToolRegist
   let output: string;
   try {
     if (!body) throw new BubError("invalid_input", "empty command: type ,help to list the commands");
-    name = body.split(/\s/, 1)[0]!;
+    name = body.split(/\s/, 1)[0];
     const words = splitShellWords(body);
     name = words[0] ?? "";
     const runtimeName = tools.resolveToolName(name);
@@ -185,7 +184,8 @@ export async function runCommaCommand(line: string, options: { tools: ToolRegist
       output = outputText(await invokeTool(bash, { cmd: body }, context));
     } else {
       name = runtimeName;
-      const tool = tools.get(runtimeName)!;
+      const tool = tools.get(runtimeName);
+      if (!tool) throw new BubError("not_found", `tool '${runtimeName}' is no longer registered`);
       const args = commandArguments(tool, parseCommandArguments(words.slice(1)));
       output = outputText(await invokeTool(tool, args, context));
     }

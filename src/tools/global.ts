@@ -33,13 +33,17 @@ export function toolsOf(framework: object): ToolRegistry {
  */
 export function registerTool(framework: object, tool: Tool): () => void {
   // Registered from a plugin's factory: remembered as that plugin's (`bub plugins --tools`).
-  const plugin = (framework as { registeringPlugin?: { readonly name: string } | null }).registeringPlugin;
-  if (plugin) {
+  const plugin = "registeringPlugin" in framework ? framework.registeringPlugin : null;
+  if (isNamed(plugin)) {
     let owners = toolOwners.get(framework);
     if (!owners) toolOwners.set(framework, (owners = new Map()));
     owners.set(tool.name, plugin);
   }
   return toolsOf(framework).register(tool);
+}
+
+function isNamed(value: unknown): value is { readonly name: string } {
+  return typeof value === "object" && value !== null && "name" in value && typeof value.name === "string";
 }
 
 const toolOwners = new WeakMap<object, Map<string, { readonly name: string }>>();

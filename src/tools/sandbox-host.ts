@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants, type Stats } from "node:fs";
 import { lstat, open, realpath, stat, writeFile } from "node:fs/promises";
+import { Socket } from "node:net";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { directoryProblem, makeDirectoryAsync } from "../config/home-dir.ts";
 import { expandHome } from "../config/paths.ts";
@@ -67,7 +68,7 @@ function kindOf(info: Stats): SandboxFileKind {
 }
 
 function missing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
   return code === "ENOENT" || code === "ENOTDIR";
 }
 
@@ -97,7 +98,7 @@ async function* readHostFile(path: string): AsyncGenerator<Uint8Array, void, und
 function execOnHost(shell: string, env: NodeJS.ProcessEnv, command: SandboxCommand, onOutput: (chunk: Uint8Array, stream: SandboxOutputStream) => void): SandboxProcess {
   const child = spawn(shell, ["-c", command.command], { cwd: command.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
   const streams = (["stdout", "stderr"] as const).map((name) => {
-    const stream = child[name]!;
+    const stream = child[name];
     return new Promise<void>((resolve) => {
       stream.on("data", (chunk: Buffer) => onOutput(chunk, name));
       stream.once("close", resolve);
@@ -114,8 +115,8 @@ function execOnHost(shell: string, env: NodeJS.ProcessEnv, command: SandboxComma
   if (command.background) {
     // A one-shot `bub run` must be able to end while a background shell runs.
     child.unref();
-    (child.stdout as { unref?: () => void } | null)?.unref?.();
-    (child.stderr as { unref?: () => void } | null)?.unref?.();
+    // Piped stdio streams are sockets; their handles would keep the process alive too.
+    for (const stream of [child.stdout, child.stderr]) if (stream instanceof Socket) stream.unref();
   }
   return {
     get pid() {

@@ -22,7 +22,7 @@ export function splitShellWords(line: string): string[] {
   let inWord = false;
   let quote: "'" | '"' | null = null;
   for (let index = 0; index < line.length; index++) {
-    const char = line[index]!;
+    const char = line[index];
     if (quote === "'") {
       if (char === "'") quote = null;
       else word += char;
@@ -30,7 +30,7 @@ export function splitShellWords(line: string): string[] {
     }
     if (quote === '"') {
       if (char === '"') quote = null;
-      else if (char === "\\" && index + 1 < line.length && DOUBLE_QUOTE_ESCAPES.has(line[index + 1]!)) word += line[++index];
+      else if (char === "\\" && index + 1 < line.length && DOUBLE_QUOTE_ESCAPES.has(line[index + 1])) word += line[++index];
       else word += char;
       continue;
     }

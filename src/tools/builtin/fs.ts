@@ -20,12 +20,14 @@ const LINE_BREAK = /\r\n|\r|\n/;
 
 function fsError(error: unknown, path: string): BubError {
   if (BubError.isInstance(error)) return error;
-  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const thrown = typeof error === "object" && error !== null ? error : null;
+  const code = thrown && "code" in thrown ? thrown.code : undefined;
   if (code === "ENOENT") return new BubError("not_found", `file not found: ${path}`);
   if (code === "EISDIR") return new BubError("invalid_input", `${path} is a directory, not a file`);
   if (code === "EACCES" || code === "EPERM") return new BubError("tool", `permission denied: ${path}`);
   if (code === "ENOTDIR") return new BubError("not_found", `a parent of ${path} is not a directory`);
-  return new BubError("tool", `cannot access ${path}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+  const message = thrown && "message" in thrown ? thrown.message : undefined;
+  return new BubError("tool", `cannot access ${path}: ${message ?? String(error)}`, { cause: error });
 }
 
 const SPECIAL_KINDS: Record<Exclude<SandboxFileKind, "file">, string> = {

@@ -20,7 +20,7 @@ export const CROSS_SESSION_ENV = "BUB_SUBAGENT_CROSS_SESSION";
 /** The `<channel>` of a `<channel>:<rest>` session id, lower-cased, or null. */
 function channelPrefixOf(sessionId: string): string | null {
   const match = /^([A-Za-z][\w.-]*):(.+)$/s.exec(sessionId.trim());
-  return match && match[2]!.trim() !== "" ? match[1]!.toLowerCase() : null;
+  return match && match[2].trim() !== "" ? match[1].toLowerCase() : null;
 }
 
 /**
@@ -31,7 +31,7 @@ export function turnChannelsOf(state: TurnState): string[] {
   const channels = new Set<string>();
   if (typeof state.context === "string") {
     for (const match of state.context.matchAll(/(?:^|\|)channel=\$([^|]*)/g)) {
-      const name = match[1]!.trim().toLowerCase();
+      const name = match[1].trim().toLowerCase();
       if (name) channels.add(name);
     }
   }

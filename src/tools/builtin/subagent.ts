@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
+import type { Prompt, PromptPart } from "../../kernel/envelope.ts";
 import type { TurnState } from "../../kernel/types.ts";
 import { runtimeAgentOf } from "../runtime-agent.ts";
 import { defineTool, type Tool } from "../tool.ts";
@@ -19,6 +20,15 @@ export function subagentSessionId(session: string, state: TurnState): string {
   if (session === "inherit") return typeof state.session_id === "string" && state.session_id ? state.session_id : "temp/unknown";
   if (session === "temp") return `temp/${randomBytes(4).toString("hex")}`;
   return session;
+}
+
+function isPromptPart(part: Record<string, unknown>): part is PromptPart {
+  return typeof part.type === "string";
+}
+
+/** The task as the agent takes it; a message part without a string `type` is left out, as the model call would drop it. */
+function subagentPrompt(prompt: string | Record<string, unknown>[]): Prompt {
+  return typeof prompt === "string" ? prompt : prompt.filter(isPromptPart);
 }
 
 /** The `subagent` tool. */
@@ -51,7 +61,7 @@ export function subagentTools(): Tool[] {
         if (session !== "temp" && session !== "inherit") assertSessionAllowed(SUBAGENT_TOOL_NAME, session, state);
         const sessionId = subagentSessionId(session, state);
         const childState: TurnState = { ...state, session_id: sessionId };
-        const stream = await agent.runStream(sessionId, args.prompt as string | { type: string; [key: string]: unknown }[], childState, {
+        const stream = await agent.runStream(sessionId, subagentPrompt(args.prompt), childState, {
           model: args.model ?? null,
           allowedTools,
           allowedSkills: args.allowed_skills ?? null,

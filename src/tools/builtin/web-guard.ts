@@ -7,6 +7,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress } from "node:dns";
 import ipaddr from "ipaddr.js";
+import { isRecord } from "../../config/config-data.ts";
 import { BubError } from "../../kernel/errors.ts";
 
 /** The setting that opens named hosts on purpose. */
@@ -121,8 +122,9 @@ export async function vetUrl(url: URL, allow: AllowList, resolve: Resolver = sys
     try {
       resolved = await resolve(host);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new BubError("temporary", `GET ${url.href} failed: ${code === "ENOTFOUND" || code === "EAI_AGAIN" ? "host not found" : ((error as Error).message ?? String(error))}`, {
+      const code = isRecord(error) ? error.code : undefined;
+      const message = isRecord(error) ? error.message : undefined;
+      throw new BubError("temporary", `GET ${url.href} failed: ${code === "ENOTFOUND" || code === "EAI_AGAIN" ? "host not found" : String(message ?? error)}`, {
         details: { url: url.href },
         cause: error,
       });
@@ -161,6 +163,6 @@ export function pinnedLookup(vetted: VettedHost): (hostname: string, options: { 
       return;
     }
     if (options?.all) callback(null, addresses);
-    else callback(null, addresses[0]!.address, addresses[0]!.family);
+    else callback(null, addresses[0].address, addresses[0].family);
   };
 }

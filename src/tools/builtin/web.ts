@@ -3,6 +3,7 @@
  * (see web-guard.ts), checks every redirect hop again, and reads at most `max_bytes` of a body.
  */
 import { z } from "zod";
+import { isRecord } from "../../config/config-data.ts";
 import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { TurnState } from "../../kernel/types.ts";
@@ -27,13 +28,15 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
 
 function networkReason(error: unknown): string {
-  const cause = (error as { cause?: unknown } | null)?.cause as (NodeJS.ErrnoException & { errors?: unknown[] }) | undefined;
-  const code = cause?.code ?? (cause?.errors?.[0] as NodeJS.ErrnoException | undefined)?.code;
+  // undici wraps the socket's error in `cause`; an AggregateError there holds one per address tried.
+  const cause = isRecord(error) ? error.cause : undefined;
+  const first = isRecord(cause) && Array.isArray(cause.errors) ? cause.errors[0] : undefined;
+  const code = (isRecord(cause) ? cause.code : undefined) ?? (isRecord(first) ? first.code : undefined);
   if (code === "ECONNREFUSED") return "connection refused (is the server running?)";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "host not found";
   if (code === "ECONNRESET") return "connection reset by the server";
-  if (code) return `${code}${cause?.message ? `: ${cause.message}` : ""}`;
-  return (error as Error)?.message ?? String(error);
+  if (code) return `${String(code)}${isRecord(cause) && cause.message ? `: ${String(cause.message)}` : ""}`;
+  return String((isRecord(error) ? error.message : undefined) ?? error);
 }
 
 function checkScheme(url: URL, what: string): void {
@@ -94,7 +97,7 @@ function decode(read: BodyRead): string {
 }
 
 /** The notice appended to a body cut at `cap` bytes. */
-function truncationNotice(cap: number, headers: Headers): string {
+function truncationNotice(cap: number, headers: { get(name: string): string | null }): string {
   const encoding = headers.get("content-encoding");
   const length = positiveInt(headers.get("content-length"));
   const of = length !== null && (!encoding || encoding === "identity") ? `${length} bytes` : "a longer body";
@@ -149,7 +152,7 @@ export async function fetchText(url: string, options: FetchTextOptions = {}): Pr
     let current = parsed;
     for (let hop = 0; ; hop++) {
       const vetted = await vetUrl(current, allow, options.resolve);
-      const dispatcher = new undici.Agent({ connect: { lookup: pinnedLookup(vetted) as never } });
+      const dispatcher = new undici.Agent({ connect: { lookup: pinnedLookup(vetted) } });
       dispatchers.push(dispatcher);
       const response = await undici.fetch(current, { method: "GET", headers, signal, redirect: "manual", dispatcher });
       const location = response.headers.get("location");
@@ -178,7 +181,7 @@ export async function fetchText(url: string, options: FetchTextOptions = {}): Pr
       }
       const read = await readCapped(response.body, cap);
       const text = decode(read);
-      return read.truncated ? text + truncationNotice(cap, response.headers as unknown as Headers) : text;
+      return read.truncated ? text + truncationNotice(cap, response.headers) : text;
     }
   } catch (error) {
     if (BubError.isInstance(error)) throw error;
