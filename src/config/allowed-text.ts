@@ -2,33 +2,21 @@
  * What a settings schema allows, in words ("a whole number greater than 0"), read from the
  * JSON schema zod writes for it.
  */
-import { isRecord } from "./config-data.ts";
+import type { z } from "zod";
 import type { SettingsSchema } from "../kernel/settings-contract.ts";
 
 /** A JSON Schema node, as zod's `toJSONSchema` writes it. */
-export type JsonSchema = {
-  type?: string;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  enum?: unknown[];
-  const?: unknown;
-  properties?: Record<string, JsonSchema>;
-  items?: JsonSchema;
-  additionalProperties?: JsonSchema | boolean;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  format?: string;
-  pattern?: string;
-};
+export type JsonSchema = z.core.JSONSchema.JSONSchema;
+
+/** `value` when it is one schema node; a boolean schema or a tuple's list of items is none. */
+function nodeOf(value: z.core.JSONSchema._JSONSchema | z.core.JSONSchema._JSONSchema[] | undefined): JsonSchema | null {
+  return typeof value === "object" && !Array.isArray(value) ? value : null;
+}
 
 /** The JSON schema of a section (input side), or null when zod cannot write one. */
 export function jsonSchemaOf(schema: SettingsSchema): JsonSchema | null {
   try {
-    return schema.toJSONSchema({ io: "input", unrepresentable: "any" }) as JsonSchema;
+    return schema.toJSONSchema({ io: "input", unrepresentable: "any" });
   } catch {
     return null;
   }
@@ -41,10 +29,9 @@ export function childSchema(node: JsonSchema | null | undefined, key: PropertyKe
     const child = childSchema(branch, key);
     if (child) return child;
   }
-  if (node.properties && typeof key === "string" && node.properties[key]) return node.properties[key]!;
-  if (typeof key === "number" && node.items) return node.items;
-  if (isRecord(node.additionalProperties)) return node.additionalProperties as JsonSchema;
-  return null;
+  if (node.properties && typeof key === "string" && node.properties[key]) return nodeOf(node.properties[key]);
+  if (typeof key === "number" && node.items) return nodeOf(node.items);
+  return nodeOf(node.additionalProperties);
 }
 
 function bound(value: unknown): number | undefined {
@@ -103,13 +90,13 @@ export function allowedText(node: JsonSchema | null | undefined): string | null 
     case "boolean":
       return "true or false";
     case "array": {
-      const item = allowedText(node.items);
+      const item = allowedText(nodeOf(node.items));
       if (item === null) return "a list";
       return PLURALS[item] ? `a list of ${PLURALS[item]}` : `a list (each ${item})`;
     }
     case "object": {
       if (node.properties && Object.keys(node.properties).length > 0) return `a mapping with the keys ${Object.keys(node.properties).join(", ")}`;
-      const value = isRecord(node.additionalProperties) ? allowedText(node.additionalProperties as JsonSchema) : null;
+      const value = allowedText(nodeOf(node.additionalProperties));
       return value && PLURALS[value] ? `a mapping of names to ${PLURALS[value]}` : "a mapping (key: value)";
     }
     default:

@@ -19,7 +19,8 @@ export function mergeConfig(base: Record<string, unknown>, ...updates: readonly 
   for (const update of updates) {
     if (!update) continue;
     for (const [key, value] of Object.entries(update)) {
-      if (isRecord(value) && isRecord(base[key])) mergeConfig(base[key] as Record<string, unknown>, value);
+      const current = base[key];
+      if (isRecord(value) && isRecord(current)) mergeConfig(current, value);
       else base[key] = isRecord(value) || Array.isArray(value) ? structuredClone(value) : value;
     }
   }

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { isRecord } from "./config-data.ts";
 import { ConfigError, emptyConfigFile, type ConfigFile } from "./settings.ts";
+import { errorCode, errorMessage } from "./thrown.ts";
 
 /** What every `config.yml` problem message ends with. */
 const FIX = "fix the file or run bub onboard";
@@ -15,8 +17,8 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
   try {
     text = readFileSync(path, "utf8"); // sync: read once at startup, before anything else runs
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyConfigFile(path);
-    throw new ConfigError(`${path}: cannot read the file (${(error as Error).message}) — check its permissions or run bub onboard`);
+    if (errorCode(error) === "ENOENT") return emptyConfigFile(path);
+    throw new ConfigError(`${path}: cannot read the file (${errorMessage(error)}) — check its permissions or run bub onboard`);
   }
   if (text.trim() === "") return emptyConfigFile(path);
   // The YAML parser loads only when there is YAML to parse.
@@ -30,11 +32,11 @@ export async function readConfigFile(path: string): Promise<ConfigFile> {
   }
   const data = parsed.value;
   if (data === null || data === undefined) return emptyConfigFile(path);
-  if (typeof data !== "object" || Array.isArray(data)) {
+  if (!isRecord(data)) {
     const what = Array.isArray(data) ? "a list" : `a single ${typeof data} value`;
     throw new ConfigError(`${path} line 1, column 1: the file must be a YAML mapping of settings (key: value), not ${what} — ${FIX}`);
   }
-  return { path, data: data as Record<string, unknown>, lineOf: (keyPath) => parsed.lineOf(keyPath) };
+  return { path, data, lineOf: (keyPath) => parsed.lineOf(keyPath) };
 }
 
 /** Writes `data` as YAML (key order kept), atomically: a temp file renamed over the old one. */

@@ -7,10 +7,7 @@
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-
-function code(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | null)?.code;
-}
+import { errorCode, errorMessage } from "./thrown.ts";
 
 /**
  * The level above `current`, whose `stat` failed with `error`, to look at next; rethrows an
@@ -18,7 +15,7 @@ function code(error: unknown): string | undefined {
  */
 function parentToCheck(error: unknown, current: string): string {
   const parent = dirname(current);
-  if ((code(error) !== "ENOENT" && code(error) !== "ENOTDIR") || parent === current) throw error;
+  if ((errorCode(error) !== "ENOENT" && errorCode(error) !== "ENOTDIR") || parent === current) throw error;
   return parent;
 }
 
@@ -50,7 +47,7 @@ export function makeDirectory(path: string): void {
     try {
       mkdirSync(directory);
     } catch (error) {
-      if (code(error) === "EEXIST" && statSync(directory, { throwIfNoEntry: false })?.isDirectory()) continue;
+      if (errorCode(error) === "EEXIST" && statSync(directory, { throwIfNoEntry: false })?.isDirectory()) continue;
       throw error;
     }
   }
@@ -76,7 +73,7 @@ export async function makeDirectoryAsync(path: string): Promise<void> {
     try {
       await mkdir(directory);
     } catch (error) {
-      if (code(error) === "EEXIST" && (await stat(directory).catch(() => null))?.isDirectory()) continue;
+      if (errorCode(error) === "EEXIST" && (await stat(directory).catch(() => null))?.isDirectory()) continue;
       throw error;
     }
   }
@@ -84,8 +81,8 @@ export async function makeDirectoryAsync(path: string): Promise<void> {
 
 /** Why a directory could not be created, in a few words. */
 export function directoryProblem(error: unknown, path: string): string {
-  const failed = (error as NodeJS.ErrnoException | null)?.path ?? path;
-  switch (code(error)) {
+  const failed = typeof error === "object" && error !== null && "path" in error && typeof error.path === "string" ? error.path : path;
+  switch (errorCode(error)) {
     case "ENOTDIR":
     case "EEXIST":
       return failed === path ? "it is a file, not a folder" : `${failed} is a file, not a folder`;
@@ -99,7 +96,7 @@ export function directoryProblem(error: unknown, path: string): string {
     case "ENOENT":
       return `this file system does not allow creating ${failed}`;
     default:
-      return (error as Error)?.message ?? String(error);
+      return errorMessage(error);
   }
 }
 
@@ -114,7 +111,7 @@ export function homeProblem(home: string): string | null {
     accessSync(home, constants.W_OK | constants.X_OK);
     return null;
   } catch (error) {
-    const reason = code(error) === "EACCES" || code(error) === "EPERM" || code(error) === "EROFS" ? directoryProblem(error, home).replace("permission denied", "not writable") : directoryProblem(error, home);
+    const reason = errorCode(error) === "EACCES" || errorCode(error) === "EPERM" || errorCode(error) === "EROFS" ? directoryProblem(error, home).replace("permission denied", "not writable") : directoryProblem(error, home);
     return `cannot create ${home}: ${reason} — set BUB_HOME to a writable folder`;
   }
 }

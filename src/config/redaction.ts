@@ -126,30 +126,6 @@ export function redactJsonText(text: string): string {
   return out;
 }
 
-/**
- * A JSON-serializable value with every known secret in its strings redacted; the value
- * itself when no secret occurs (checked on its JSON text, so the common case costs one
- * `JSON.stringify` and a few `includes`).
- */
-export function redactJson<T>(value: T): T {
-  if (known.length === 0) return value;
-  let text: string;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    return value;
-  }
-  if (text === undefined) return value;
-  jsonForms ??= known.map((secret) => ({ secret, json: JSON.stringify(secret.value).slice(1, -1) }));
-  let changed = false;
-  for (const { secret, json } of jsonForms) {
-    if (!text.includes(json)) continue;
-    text = text.replaceAll(json, redactionMarker(secret.name));
-    changed = true;
-  }
-  return changed ? (JSON.parse(text) as T) : value;
-}
-
 function listOf(value: unknown): string[] {
   if (Array.isArray(value)) return value.map((item) => String(item).trim()).filter(Boolean);
   if (typeof value === "string") {

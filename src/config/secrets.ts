@@ -5,7 +5,8 @@
  * and in the config file, plus the secret variables of the environment. See src/config/redaction.ts for where they are kept out of.
  */
 import { environmentSecrets, isSecretKey, MIN_SECRET_LENGTH, rememberSecrets, urlPassword, type Secret } from "./redaction.ts";
-import type { SettingsSection, SettingsStore } from "../kernel/settings-contract.ts";
+import type { SettingsStore } from "../kernel/settings-contract.ts";
+import { Settings } from "./settings.ts";
 
 function walk(value: unknown, path: string[], secret: boolean, out: Secret[]): void {
   if (typeof value === "string") {
@@ -20,7 +21,7 @@ function walk(value: unknown, path: string[], secret: boolean, out: Secret[]): v
     return;
   }
   if (value !== null && typeof value === "object") {
-    for (const [key, child] of Object.entries(value as Record<string, unknown>)) walk(child, [...path, key], secret || isSecretKey(key), out);
+    for (const [key, child] of Object.entries(value)) walk(child, [...path, key], secret || isSecretKey(key), out);
   }
 }
 
@@ -32,7 +33,7 @@ function walk(value: unknown, path: string[], secret: boolean, out: Secret[]): v
  */
 export function collectSecrets(settings: SettingsStore, env: NodeJS.ProcessEnv = process.env): Secret[] {
   const out: Secret[] = [];
-  const sections = (settings as { sections?: readonly SettingsSection<unknown>[] }).sections ?? [];
+  const sections = settings instanceof Settings ? settings.sections : [];
   for (const section of sections) {
     let values: unknown;
     try {

@@ -21,10 +21,8 @@ const DEFAULT_MESSAGE = "\u0000";
 /** Issue codes whose problem is the value's type or range, which the schema describes. */
 const DESCRIBED = new Set(["invalid_type", "too_small", "too_big", "invalid_value", "invalid_format", "invalid_union"]);
 
-type RawIssue = { code?: string; expected?: string; origin?: string; minimum?: unknown; maximum?: unknown; inclusive?: boolean; values?: unknown[]; format?: string; keys?: string[]; input?: unknown };
-
 /** zod's issue in a few words, for when the schema cannot describe what it allows. */
-function issueText(issue: RawIssue): string {
+function issueText(issue: z.core.$ZodRawIssue): string {
   switch (issue.code) {
     case "invalid_type":
       return `expected ${issue.expected}`;
@@ -50,8 +48,8 @@ function issueText(issue: RawIssue): string {
  * zod's own messages are marked, so that {@link describeProblems} can replace them with what
  * the schema allows and keep the messages a schema gives.
  */
-export function defaultIssueMessage(issue: object): string {
-  return DEFAULT_MESSAGE + issueText(issue as RawIssue);
+export function defaultIssueMessage(issue: z.core.$ZodRawIssue): string {
+  return DEFAULT_MESSAGE + issueText(issue);
 }
 
 function isSecret(path: readonly PropertyKey[]): boolean {
@@ -78,7 +76,7 @@ function valueAt(values: Record<string, unknown>, path: readonly PropertyKey[]):
   let current: unknown = values;
   for (const part of path) {
     if (current === null || typeof current !== "object") return undefined;
-    current = (current as Record<PropertyKey, unknown>)[part];
+    current = Reflect.get(current, part);
   }
   return current;
 }

@@ -62,7 +62,8 @@ export function gatherValues(section: SettingsSection<unknown>, schema: Settings
     const raw = from.env[variable];
     const fileValue = raw === undefined ? fromFile(inFile[key], schema.shape[key], [...prefixPath, key], from) : inFile[key];
     if (fileValue !== undefined) {
-      values[key] = isRecord(values[key]) && isRecord(fileValue) ? { ...(values[key] as object), ...(fileValue as object) } : fileValue;
+      const current = values[key];
+      values[key] = isRecord(current) && isRecord(fileValue) ? { ...current, ...fileValue } : fileValue;
       sources.set(key, { kind: "file", file: from.file.path, line: from.file.lineOf([...prefixPath, key]) });
     }
     if (raw !== undefined) {

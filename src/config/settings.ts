@@ -105,8 +105,12 @@ export class Settings implements SettingsStore {
    * of all sections at once.
    */
   async load<T>(section: SettingsSection<T>): Promise<T> {
-    if (!this.#sections.has(section.id)) this.register(section as SettingsSection<unknown>);
-    await this.#schemaOf(this.#sections.get(section.id)!);
+    let registered = this.#sections.get(section.id);
+    if (!registered) {
+      this.register(section);
+      registered = section;
+    }
+    await this.#schemaOf(registered);
     try {
       return this.get(section);
     } catch (error) {
@@ -122,15 +126,21 @@ export class Settings implements SettingsStore {
 
   /** Resolves a section whose schema is already loaded; throws {@link ConfigError} listing every problem. */
   get<T>(section: SettingsSection<T> | string): T {
-    const id = typeof section === "string" ? section : section.id;
-    if (this.#cache.has(id)) return this.#cache.get(id) as T;
+    // The section's type parameter only names what its schema produces: the store holds the
+    // parsed values untyped, so this is where they get the caller's type back.
+    return this.#valueOf(typeof section === "string" ? section : section.id) as T;
+  }
+
+  #valueOf(id: string): unknown {
+    if (this.#cache.has(id)) return this.#cache.get(id);
     const registered = this.#sections.get(id);
     if (!registered) throw new ConfigError(`Settings section '${id}' is not registered.`);
-    if (!this.#schemas.has(id)) throw new ConfigError(`Settings section '${id}' is not loaded yet: await settings.load() or settings.prepare() first.`);
-    const resolved = this.#resolve(registered);
+    const schema = this.#schemas.get(id);
+    if (!schema) throw new ConfigError(`Settings section '${id}' is not loaded yet: await settings.load() or settings.prepare() first.`);
+    const resolved = this.#resolve(registered, schema);
     if (resolved.ok) {
       this.#cache.set(id, resolved.value);
-      return resolved.value as T;
+      return resolved.value;
     }
     throw settingsError(this.#allProblems());
   }
@@ -139,16 +149,16 @@ export class Settings implements SettingsStore {
   #allProblems(): string[] {
     const problems: Problem[] = [];
     for (const section of this.#sections.values()) {
-      if (!this.#schemas.has(section.id) || this.#cache.has(section.id)) continue;
-      const resolved = this.#resolve(section);
+      const schema = this.#schemas.get(section.id);
+      if (!schema || this.#cache.has(section.id)) continue;
+      const resolved = this.#resolve(section, schema);
       if (resolved.ok) this.#cache.set(section.id, resolved.value);
       else for (const problem of resolved.problems) if (!problems.some((known) => known.text === problem.text)) problems.push(problem);
     }
     return problems.sort((a, b) => a.rank - b.rank).map((problem) => problem.text);
   }
 
-  #resolve(section: SettingsSection<unknown>): Resolved {
-    const schema = this.#schemas.get(section.id)!;
+  #resolve(section: SettingsSection<unknown>, schema: SettingsSchema): Resolved {
     const { values, sources } = gatherValues(section, schema, { file: this.#file, env: this.#env, expand: this.#expand });
     const result = schema.safeParse(values, { error: defaultIssueMessage });
     if (result.success) return { ok: true, value: result.data };

@@ -7,7 +7,9 @@
 import { createHash } from "node:crypto";
 import { readFile, realpath, rename, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { isRecord } from "./config-data.ts";
 import { makeDirectoryAsync } from "./home-dir.ts";
+import { errorCode, errorMessage } from "./thrown.ts";
 
 /** What a trusted folder looked like when it was trusted. */
 export interface TrustEntry {
@@ -36,7 +38,7 @@ async function hashOf(file: string): Promise<string | null> {
   try {
     data = await readFile(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return null;
+    if (errorCode(error) === "ENOENT" || errorCode(error) === "ENOTDIR") return null;
     throw error;
   }
   return createHash("sha256").update(data).digest("hex");
@@ -53,18 +55,18 @@ async function readEntries(home: string): Promise<TrustEntry[]> {
   try {
     text = await readFile(trustFile(home), "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return [];
+    if (errorCode(error) === "ENOENT" || errorCode(error) === "ENOTDIR") return [];
     throw error;
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${trustFile(home)} is not valid JSON: ${(error as Error).message}; fix or delete it`);
+    throw new Error(`${trustFile(home)} is not valid JSON: ${errorMessage(error)}; fix or delete it`);
   }
-  const list = (data as { trusted?: unknown } | null)?.trusted;
+  const list = isRecord(data) ? data.trusted : undefined;
   if (!Array.isArray(list)) return [];
-  return list.filter((entry): entry is TrustEntry => typeof entry === "object" && entry !== null && typeof (entry as TrustEntry).path === "string");
+  return list.filter((entry): entry is TrustEntry => isRecord(entry) && typeof entry.path === "string");
 }
 
 async function writeEntries(home: string, entries: readonly TrustEntry[]): Promise<void> {

@@ -57,7 +57,7 @@ const HINTS: Partial<Record<YAMLError["code"], string>> = {
 
 /** yaml's first message line without its " at line L, column C:" suffix, lower-cased, plus a hint. */
 function describeProblem(error: YAMLError): string {
-  const first = error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?\s*$/, "").trim();
+  const first = error.message.split("\n")[0].replace(/ at line \d+, column \d+:?\s*$/, "").trim();
   const text = first.charAt(0).toLowerCase() + first.slice(1);
   const hint = HINTS[error.code];
   return hint ? `${text} (${hint})` : text;
