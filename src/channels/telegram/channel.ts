@@ -1,10 +1,10 @@
 /**
  * The `telegram` channel: a grammY bot on long polling. grammY and undici are imported
  * only when the channel starts, so `bub --help` never loads them. This class wires the
- * parts: durable polling (./polling.ts), receiving (./inbound.ts), sending
+ * parts: the durable intake of updates (./polling.ts), receiving (./inbound.ts), sending
  * (./outbound.ts) and the typing indicator (./typing.ts).
  */
-import type { ApiClientOptions, Bot } from "grammy";
+import type { Bot } from "grammy";
 import type { User } from "grammy/types";
 import { join } from "node:path";
 import { createLogger } from "../../kernel/log.ts";
@@ -19,7 +19,8 @@ import { TelegramApprovals } from "./approval.ts";
 import { onMessage, onStart, type InboundContext } from "./inbound.ts";
 import { sendOutbound } from "./outbound.ts";
 import type { PollerElection } from "./poller-lock.ts";
-import { DurablePolling } from "./polling.ts";
+import { apiSignal } from "./narrow.ts";
+import { DurableUpdates } from "./polling.ts";
 import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
 import { TypingIndicator } from "./typing.ts";
 
@@ -65,7 +66,7 @@ export class TelegramChannel implements Channel {
   #describeError: (error: unknown) => string = describeError;
   #users = new Set<string>();
   #chats = new Set<string>();
-  readonly #durable = new DurablePolling((error) => this.#describeError(error));
+  readonly #durable = new DurableUpdates((error) => this.#describeError(error));
   readonly #typing = new TypingIndicator(
     () => this.#bot?.api ?? null,
     (error) => this.#describeError(error),
@@ -137,7 +138,7 @@ export class TelegramChannel implements Channel {
     if (storeKind === "postgres") {
       const { postgresPollerElection } = await import("./poller-lock.ts");
       // The token starts with the bot's id.
-      const botId = settings.token.trim().split(":")[0]!;
+      const botId = settings.token.trim().replace(/:.*$/s, "");
       election = postgresPollerElection({ url: databaseUrl, botId, retrySeconds: settings.poller_retry_seconds });
     }
     this.#settings = settings;
@@ -146,8 +147,8 @@ export class TelegramChannel implements Channel {
     this.#connection = connection;
     this.#describeError = client.describeTelegramError;
     const apiRoot = settings.api_root.replace(/\/+$/, "");
-    // grammY types `fetch` as node-fetch's; undici's fetch is what runs.
-    const bot = new Bot(settings.token.trim(), { client: { apiRoot, fetch: connection.fetch as unknown as ApiClientOptions["fetch"] } });
+    // Bot API calls go through undici's fetch (the proxy-aware connection), not grammY's node-fetch.
+    const bot = new Bot(settings.token.trim(), { client: { apiRoot, fetch: connection.fetch } });
     client.installRetries(bot.api, this.#options.retry);
     bot.command("start", (ctx) => onStart(this.#inbound, ctx));
     bot.command("bub", (ctx) => (ctx.match.trim() ? onMessage(this.#inbound, ctx, ctx.match.trim()) : undefined));
@@ -157,7 +158,7 @@ export class TelegramChannel implements Channel {
     try {
       // grammY retries getMe until it succeeds or the signal aborts: give up with the per-call deadline.
       const connecting = AbortSignal.any([signal, AbortSignal.timeout((this.#options.retry?.deadlineSeconds ?? 120) * 1000)]);
-      await bot.init(connecting as unknown as Parameters<Bot["init"]>[0]);
+      await bot.init(apiSignal(connecting));
     } catch (error) {
       await this.#closeConnection();
       const detail = client.describeTelegramError(error);
@@ -180,14 +181,15 @@ export class TelegramChannel implements Channel {
     this.#botInfo = bot.botInfo;
     try {
       // Polling needs no webhook; what Telegram still holds for the bot is kept (not dropped).
-      await bot.api.deleteWebhook({ drop_pending_updates: false }, signal as unknown as Parameters<Bot["api"]["deleteWebhook"]>[1]);
+      await bot.api.deleteWebhook({ drop_pending_updates: false }, apiSignal(signal));
     } catch (error) {
       if (!signal.aborted) {
         await this.stop();
         throw error;
       }
     }
-    await this.#durable.start(bot, journal, signal, election);
+    await this.#durable.resume(bot);
+    this.#durable.startPolling(bot, signal, election);
     log.info(`telegram.start ${election ? "serving (polling once elected)" : "polling"} as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
     log.debug(`telegram.journal ${journalPath}`);
   }

@@ -1,7 +1,8 @@
 /**
- * Durable long polling: every update is journaled before Telegram is told it arrived, a
- * journaled update is done only once its turn's replies were sent, and after a restart
- * what the journal still holds is run again (once).
+ * Durable intake of Telegram updates, polled or pushed (a webhook): every update is recorded
+ * in the inbound journal before Telegram is told it arrived ({@link DurableUpdates.accept}),
+ * a recorded update is done only once its turn's replies were sent, and after a restart what
+ * the journal still holds is run again (once).
  */
 import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
@@ -12,12 +13,15 @@ import type { InboundJournal } from "../inbound-journal.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { ChannelMessage } from "../message.ts";
 import { currentTurnMessage } from "../session-turns.ts";
+import { apiSignal, isUpdate } from "./narrow.ts";
 
 const log = createLogger("bub:telegram");
 
 /** Long polling: how long one getUpdates call waits for updates, and the pause after a failed one. */
 const POLL_TIMEOUT_SECONDS = 30;
 const POLL_RETRY_MS = 3000;
+/** The kinds of update the bot asks Telegram for (polling and webhook alike). */
+export const ALLOWED_UPDATES = ["message", "callback_query"] as const;
 /** Sent for a message whose turn a restart cut off twice (it is not run a third time). */
 export const GIVEN_UP = "Bub restarted twice while working on your message, so it was not answered. Please send it again.";
 
@@ -30,13 +34,15 @@ interface Handing {
   retried: boolean;
 }
 
-/** The journal-backed polling of one running bot, and the bookkeeping of its turns. */
-export class DurablePolling {
+/** The journal-backed intake of one running bot (polling or webhook), and the bookkeeping of its turns. */
+export class DurableUpdates {
   readonly #describeError: (error: unknown) => string;
   #polling: Promise<void> | null = null;
   #pollStop: AbortController | null = null;
   #journal: InboundJournal | null = null;
   #handing: Handing | null = null;
+  /** The hand-over under way: the next one starts after it (updates are handled one at a time). */
+  #handingOver: Promise<void> = Promise.resolve();
   /** Per chat, the journaled updates handed to the manager whose turn has not started. */
   readonly #unclaimed = new Map<string, Set<number>>();
   /** The journaled update ids of a turn, by its inbound message's lifespan. */
@@ -54,18 +60,31 @@ export class DurablePolling {
   }
 
   /**
-   * Replays the journal, then starts polling in the background; polling stops when
-   * `signal` aborts or {@link stop} is called. With an `election`, it polls only while
-   * this process is the elected poller (see ./poller-lock.ts).
+   * The one way an update enters the gateway, whether polled or pushed to the webhook:
+   * records the updates not seen before durably, then hands them to the bot's handlers,
+   * one at a time and in order. Resolves once both are done; only then may Telegram be told
+   * they arrived (the poller's next offset, the webhook's 200). An update already recorded
+   * (Telegram sent it again) is not handed over again. Rejects, handing nothing over, when
+   * the updates could not be recorded.
    */
-  async start(bot: Bot, journal: InboundJournal, signal: AbortSignal, election?: PollerElection): Promise<void> {
-    // First what the journal holds from before the restart, then what Telegram holds.
-    await this.#replayJournal(bot, journal);
-    const pollStop = new AbortController();
-    this.#pollStop = pollStop;
-    this.#polling = election ? this.#pollWhenElected(bot, journal, election, pollStop.signal) : this.#poll(bot, journal, pollStop.signal);
-    signal.addEventListener("abort", () => void this.#stopPolling(), { once: true });
-    if (signal.aborted) await this.#stopPolling();
+  async accept(bot: Bot, updates: readonly Update[]): Promise<void> {
+    const journal = this.#journal;
+    if (!journal) throw new Error("the inbound journal is closed");
+    const fresh = new Set(await journal.receive(updates.map((update) => ({ id: update.update_id, item: update }))));
+    // A repeat may arrive while the first copy is still being written: answer it only once that is on disk.
+    if (fresh.size < updates.length) await journal.flush();
+    await this.#oneAtATime(async () => {
+      for (const update of updates) {
+        if (fresh.has(update.update_id)) await this.#handleUpdate(bot, update, false);
+      }
+    });
+  }
+
+  /** Runs `work` after the hand-overs already queued. */
+  #oneAtATime(work: () => Promise<void>): Promise<void> {
+    const run = this.#handingOver.then(work);
+    this.#handingOver = run.catch(() => {});
+    return run;
   }
 
   /**
@@ -73,14 +92,23 @@ export class DurablePolling {
    * started was cut off by the restart: it is retried once, its message's context saying
    * `retried_after_restart: true`. One whose retry was cut off too is given up: its chat
    * is told to send it again (a message that brings the gateway down is not run for ever).
+   * Call it before updates are taken (polling or the webhook).
    */
-  async #replayJournal(bot: Bot, journal: InboundJournal): Promise<void> {
+  async resume(bot: Bot): Promise<void> {
+    const journal = this.#journal;
+    if (!journal) return;
     const pending = journal.pending();
     if (pending.length === 0) return;
     log.info(`telegram.journal resuming ${pending.length} update(s) received before the restart`);
     for (const entry of pending) {
+      if (!isUpdate(entry.item)) {
+        log.warn(`telegram.journal update_id=${entry.id} is not a Telegram update; dropped`);
+        await journal.done([entry.id]);
+        continue;
+      }
+      const update = entry.item;
       if (entry.starts >= 2) {
-        const chatId = (entry.item as Update).message?.chat.id;
+        const chatId = update.message?.chat.id;
         log.warn(`telegram.journal update_id=${entry.id} chat_id=${String(chatId ?? "?")} was cut off by a restart twice; not run again`);
         if (chatId !== undefined) await bot.api.sendMessage(chatId, GIVEN_UP).catch((error: unknown) => log.error(`telegram.send undeliverable chat_id=${chatId}: ${this.#describeError(error)}`));
         await journal.done([entry.id]);
@@ -90,48 +118,54 @@ export class DurablePolling {
         log.warn(`telegram.journal update_id=${entry.id} was cut off by a restart; running it again once`);
         await journal.retried([entry.id]);
       }
-      await this.#handleUpdate(bot, journal, entry.item as Update, entry.started);
+      await this.#oneAtATime(() => this.#handleUpdate(bot, update, entry.started));
     }
   }
 
   /**
-   * Long polling that acknowledges an update (the next getUpdates' offset) only once the
-   * journal holds it on disk. Updates the journal already has are not run again.
+   * Starts long polling in the background; polling stops when `signal` aborts or
+   * {@link stop} is called. With an `election`, it polls only while this process is the
+   * elected poller (see ./poller-lock.ts).
    */
-  async #poll(bot: Bot, journal: InboundJournal, signal: AbortSignal): Promise<void> {
-    let offset = journal.lastId > 0 ? journal.lastId + 1 : undefined;
-    const apiSignal = signal as unknown as Parameters<Bot["api"]["getUpdates"]>[1];
+  startPolling(bot: Bot, signal: AbortSignal, election?: PollerElection): void {
+    const pollStop = new AbortController();
+    this.#pollStop = pollStop;
+    this.#polling = election ? this.#pollWhenElected(bot, election, pollStop.signal) : this.#poll(bot, pollStop.signal);
+    signal.addEventListener("abort", () => pollStop.abort(), { once: true });
+    if (signal.aborted) pollStop.abort();
+  }
+
+  /**
+   * Long polling that acknowledges updates (the next getUpdates' offset) only once
+   * {@link accept} took them.
+   */
+  async #poll(bot: Bot, signal: AbortSignal): Promise<void> {
+    const lastId = this.#journal?.lastId ?? 0;
+    let offset = lastId > 0 ? lastId + 1 : undefined;
     while (!signal.aborted) {
-      let fresh: number[];
-      let updates: Update[];
       try {
-        updates = await bot.api.getUpdates({ offset, timeout: POLL_TIMEOUT_SECONDS, allowed_updates: ["message", "callback_query"] }, apiSignal);
+        const updates = await bot.api.getUpdates({ offset, timeout: POLL_TIMEOUT_SECONDS, allowed_updates: [...ALLOWED_UPDATES] }, apiSignal(signal));
         if (updates.length === 0) continue;
-        fresh = await journal.receive(updates.map((update) => ({ id: update.update_id, item: update })));
+        await this.accept(bot, updates);
+        offset = Math.max(offset ?? 0, ...updates.map((update) => update.update_id + 1));
       } catch (error) {
         if (signal.aborted) break;
-        log.warn(`telegram.polling getUpdates failed, trying again in ${POLL_RETRY_MS / 1000}s: ${this.#describeError(error)}`);
+        log.warn(`telegram.polling could not take updates (getUpdates or the journal failed), trying again in ${POLL_RETRY_MS / 1000}s: ${this.#describeError(error)}`);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, POLL_RETRY_MS);
           signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
         });
-        continue;
-      }
-      offset = Math.max(offset ?? 0, ...updates.map((update) => update.update_id + 1));
-      const recorded = new Set(fresh);
-      for (const update of updates) {
-        if (recorded.has(update.update_id)) await this.#handleUpdate(bot, journal, update, false);
       }
     }
   }
 
   /** Waits to be elected, polls while elected, and stands for election again when the lock is lost. */
-  async #pollWhenElected(bot: Bot, journal: InboundJournal, election: PollerElection, signal: AbortSignal): Promise<void> {
+  async #pollWhenElected(bot: Bot, election: PollerElection, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const turn = await election.elect(signal);
       if (!turn) return;
       try {
-        await this.#poll(bot, journal, AbortSignal.any([signal, turn.lost]));
+        await this.#poll(bot, AbortSignal.any([signal, turn.lost]));
       } finally {
         await turn.release();
       }
@@ -140,14 +174,16 @@ export class DurablePolling {
   }
 
   /** Hands one journaled update to the bot's handlers; one that did not reach a turn is done at once. */
-  async #handleUpdate(bot: Bot, journal: InboundJournal, update: Update, retried: boolean): Promise<void> {
+  async #handleUpdate(bot: Bot, update: Update, retried: boolean): Promise<void> {
     const handing: Handing = { id: update.update_id, handed: false, retried };
     this.#handing = handing;
     try {
       await bot.handleUpdate(update);
     } catch (error) {
       const chatId = update.message?.chat.id ?? "?";
-      log.error(`telegram.update failed chat_id=${String(chatId)}: ${this.#describeError((error as { error?: unknown }).error ?? error)}`);
+      // grammY wraps a handler's error in a BotError, whose `error` is the original.
+      const cause = typeof error === "object" && error !== null && "error" in error ? error.error : error;
+      log.error(`telegram.update failed chat_id=${String(chatId)}: ${this.#describeError(cause)}`);
     } finally {
       this.#handing = null;
     }
@@ -231,14 +267,11 @@ export class DurablePolling {
     }
   }
 
-  async #stopPolling(): Promise<void> {
-    this.#pollStop?.abort();
-  }
-
-  /** Stops polling and waits for the loop (and the update it is handling) to end. */
+  /** Stops polling and waits for the loop, and every update being handed over, to end. */
   async stop(): Promise<void> {
-    await this.#stopPolling();
+    this.#pollStop?.abort();
     await this.#polling;
+    await this.#handingOver;
   }
 
   /** Closes the journal; nothing is recorded afterwards. */
