@@ -5,14 +5,23 @@
  */
 import { autoRetry } from "@grammyjs/auto-retry";
 import { GrammyError, HttpError, type Api, type Transformer } from "grammy";
-import { EnvHttpProxyAgent, ProxyAgent, fetch as undiciFetch, type Dispatcher } from "undici";
+import { EnvHttpProxyAgent, ProxyAgent, fetch as undiciFetch, type Dispatcher, type RequestInit, type Response } from "undici";
 import { BubError } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
 
 const log = createLogger("bub:telegram");
 
-/** The `fetch` every Bot API call and file download uses. */
-export type TelegramFetch = (url: string, init?: RequestInit) => Promise<Response>;
+/** What grammY's calls use of an abort signal: its polyfill's signals and real ones both have it. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+}
+
+/**
+ * The `fetch` every Bot API call and file download uses: undici's, taking the options grammY
+ * gives (whose signal may be the abort-controller polyfill's).
+ */
+export type TelegramFetch = (url: string, init?: Omit<RequestInit, "signal"> & { signal?: AbortSignalLike | null }) => Promise<Response>;
 
 /** How Bot API calls are retried (getUpdates is left to grammY's polling loop). */
 export interface TelegramRetryOptions {
@@ -55,14 +64,12 @@ function socksRefusal(source: string, url: string): BubError {
  * grammY aborts its requests with the abort-controller polyfill on Node, and undici's
  * fetch accepts only real AbortSignals: follow the polyfill's signal with a real one.
  */
-function nativeSignal(given: RequestInit["signal"]): AbortSignal | undefined {
+function nativeSignal(given: AbortSignalLike | null | undefined): AbortSignal | undefined {
   if (given == null || given instanceof AbortSignal) return given ?? undefined;
-  // Typed as AbortSignal, but at run time the polyfill's (same aborted/addEventListener).
-  const signal = given as Pick<AbortSignal, "aborted" | "addEventListener">;
   const controller = new AbortController();
-  if (signal.aborted) controller.abort();
+  if (given.aborted) controller.abort();
   // The listener goes with the polyfill's controller, which grammY creates per request.
-  else signal.addEventListener("abort", () => controller.abort(), { once: true });
+  else given.addEventListener("abort", () => controller.abort(), { once: true });
   return controller.signal;
 }
 
@@ -92,7 +99,7 @@ export function connect(proxy: string): TelegramConnection {
   const fetch: TelegramFetch = (url, init) => {
     // grammY streams multipart uploads; undici needs `duplex` for a streamed body.
     const streamed = init?.body != null && typeof init.body !== "string";
-    return undiciFetch(url, { ...(init as object), signal: nativeSignal(init?.signal), ...(streamed ? { duplex: "half" } : {}), dispatcher }) as unknown as Promise<Response>;
+    return undiciFetch(url, { ...init, signal: nativeSignal(init?.signal), ...(streamed ? { duplex: "half" } : {}), dispatcher });
   };
   return { fetch, route, close: () => dispatcher.close() };
 }
@@ -128,6 +135,27 @@ const logFailures: Transformer = async (prev, method, payload, signal) => {
   }
 };
 
+/** The signal type grammY's API and transformers take: its abort-controller polyfill's. */
+export type GrammySignal = NonNullable<Parameters<Transformer>[3]>;
+
+/**
+ * True for a signal grammY and auto-retry can use. They type signals as the polyfill's, but
+ * at run time they read only `aborted` and add and remove listeners (grammY checks just
+ * `addEventListener`), which a real AbortSignal has as well.
+ */
+function isGrammySignal(signal: AbortSignal): signal is AbortSignal & GrammySignal {
+  return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function";
+}
+
+/**
+ * `signal` as grammY's types take it.
+ * @throws TypeError for a signal without the members grammY uses (never a real AbortSignal).
+ */
+export function grammySignal(signal: AbortSignal): GrammySignal {
+  if (!isGrammySignal(signal)) throw new TypeError("this AbortSignal lacks the listener methods grammY calls");
+  return signal;
+}
+
 /**
  * Installs the retries on `api`: @grammyjs/auto-retry for 429 (`retry_after`) and 5xx
  * answers and network failures, bounded by `maxRetryAttempts`, `maxDelaySeconds` and a
@@ -139,13 +167,13 @@ export function installRetries(api: Api, options: TelegramRetryOptions = {}): vo
   const retry = autoRetry({ maxRetryAttempts: options.maxRetryAttempts ?? 3, maxDelaySeconds: options.maxDelaySeconds ?? 30 });
   const bounded: Transformer = async (prev, method, payload, signal) => {
     const controller = new AbortController();
+    const deadline = grammySignal(controller.signal);
     const timer = setTimeout(() => controller.abort(), deadlineMs);
     const forward = () => controller.abort();
     signal?.addEventListener("abort", forward, { once: true });
     if (signal?.aborted) controller.abort();
     try {
-      // grammY types signals as the abort-controller polyfill's; any AbortSignal works.
-      return await retry(prev, method, payload, controller.signal as unknown as Parameters<Transformer>[3]);
+      return await retry(prev, method, payload, deadline);
     } catch (error) {
       if (controller.signal.aborted && !signal?.aborted && !(error instanceof GrammyError)) {
         throw new HttpError(`Call to '${method}' gave up after ${deadlineMs / 1000} s of retries`, error);

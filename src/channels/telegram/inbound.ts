@@ -93,7 +93,7 @@ function toChannelMessage(context: InboundContext, message: Message, commandText
   const media: MediaItem[] = [];
   const own = mediaItem(context, message);
   if (own) media.push(own);
-  const reply = message.reply_to_message as Message | undefined;
+  const reply = message.reply_to_message;
   if (reply?.from) {
     metadata.reply_to_message = { message: messageContent(reply), ...messageMetadata(reply) };
     const replied = mediaItem(context, reply);

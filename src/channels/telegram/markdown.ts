@@ -19,7 +19,7 @@ function inline(text: string): string {
     .replace(/\|\|(?=\S)([^|]*?\S)\|\|/g, "<tg-spoiler>$1</tg-spoiler>")
     .replace(/(^|[^\w*])\*(?=\S)([^*\n]*?\S)\*(?![\w*])/g, "$1<i>$2</i>")
     .replace(/(^|[^\w])_(?=\S)([^_\n]*?\S)_(?!\w)/g, "$1<i>$2</i>");
-  return out.replace(/\u0000(\d+)\u0000/g, (_match, index: string) => saved[Number(index)]!);
+  return out.replace(/\u0000(\d+)\u0000/g, (_match, index: string) => saved[Number(index)]);
 }
 
 /** `markdown` as Telegram HTML. */
@@ -32,31 +32,31 @@ export function markdownToTelegramHtml(markdown: string): string {
     quote = [];
   };
   for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!;
+    const line = lines[index];
     const fence = /^\s*```\s*([\w+-]*)\s*$/.exec(line);
     if (fence) {
       flushQuote();
       const body: string[] = [];
       index++;
-      while (index < lines.length && !/^\s*```\s*$/.test(lines[index]!)) body.push(lines[index++]!);
+      while (index < lines.length && !/^\s*```\s*$/.test(lines[index])) body.push(lines[index++]);
       const language = fence[1] ? ` class="language-${fence[1]}"` : "";
       out.push(`<pre><code${language}>${escapeHtml(body.join("\n"))}</code></pre>`);
       continue;
     }
     const quoted = /^\s*>\s?(.*)$/.exec(line);
     if (quoted) {
-      quote.push(inline(quoted[1]!));
+      quote.push(inline(quoted[1]));
       continue;
     }
     flushQuote();
     const heading = /^\s*#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (heading) {
-      out.push(`<b>${inline(heading[1]!)}</b>`);
+      out.push(`<b>${inline(heading[1])}</b>`);
       continue;
     }
     const bullet = /^(\s*)[-*+]\s+(.*)$/.exec(line);
     if (bullet) {
-      out.push(`${bullet[1]}• ${inline(bullet[2]!)}`);
+      out.push(`${bullet[1]}• ${inline(bullet[2])}`);
       continue;
     }
     out.push(inline(line));

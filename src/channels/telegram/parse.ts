@@ -42,35 +42,21 @@ function withCaption(text: string, caption: string | undefined): string {
 
 /** The text the model reads for a message (a description for non-text messages). */
 export function messageContent(message: Message): string {
-  switch (messageType(message)) {
-    case "text":
-      return message.text ?? "";
-    case "photo":
-      return withCaption("[Photo message]", message.caption);
-    case "audio": {
-      const audio = message.audio!;
-      const title = audio.title || "Unknown";
-      return audio.performer ? `[Audio: ${audio.performer} - ${title} (${audio.duration}s)]` : `[Audio: ${title} (${audio.duration}s)]`;
-    }
-    case "sticker": {
-      const sticker = message.sticker!;
-      return sticker.emoji ? `[Sticker: ${sticker.emoji} from ${sticker.set_name ?? "unknown"}]` : `[Sticker from ${sticker.set_name ?? "unknown"}]`;
-    }
-    case "video":
-      return withCaption(`[Video: ${message.video!.duration}s]`, message.caption);
-    case "voice":
-      return `[Voice message: ${message.voice!.duration}s]`;
-    case "document": {
-      const document = message.document!;
-      return withCaption(`[Document: ${document.file_name || "unknown"} (${document.mime_type || "application/octet-stream"})]`, message.caption);
-    }
-    case "video_note":
-      return `[Video note: ${message.video_note!.duration}s]`;
-    default: {
-      const known = Object.keys(message).find((key) => !["message_id", "date", "chat", "from", "sender_chat", "reply_to_message", "message_thread_id", "edit_date"].includes(key));
-      return `[Unsupported message type: ${known ?? "unknown"}]`;
-    }
+  // The same order as messageType: the first field present decides.
+  const { text, photo, audio, sticker, video, voice, document, video_note } = message;
+  if (text !== undefined) return text;
+  if (photo) return withCaption("[Photo message]", message.caption);
+  if (audio) {
+    const title = audio.title || "Unknown";
+    return audio.performer ? `[Audio: ${audio.performer} - ${title} (${audio.duration}s)]` : `[Audio: ${title} (${audio.duration}s)]`;
   }
+  if (sticker) return sticker.emoji ? `[Sticker: ${sticker.emoji} from ${sticker.set_name ?? "unknown"}]` : `[Sticker from ${sticker.set_name ?? "unknown"}]`;
+  if (video) return withCaption(`[Video: ${video.duration}s]`, message.caption);
+  if (voice) return `[Voice message: ${voice.duration}s]`;
+  if (document) return withCaption(`[Document: ${document.file_name || "unknown"} (${document.mime_type || "application/octet-stream"})]`, message.caption);
+  if (video_note) return `[Video note: ${video_note.duration}s]`;
+  const known = Object.keys(message).find((key) => !["message_id", "date", "chat", "from", "sender_chat", "reply_to_message", "message_thread_id", "edit_date"].includes(key));
+  return `[Unsupported message type: ${known ?? "unknown"}]`;
 }
 
 /** Links of a message: `text_link` URLs and `url` entities (offsets are UTF-16 units, as JS strings). */
@@ -87,8 +73,9 @@ export function messageLinks(message: Message): string[] {
   return links;
 }
 
+/** `record` with its undefined and null properties removed (in place). */
 function dropEmpty<T extends object>(record: T): T {
-  for (const key of Object.keys(record) as (keyof T)[]) if (record[key] === undefined || record[key] === null) delete record[key];
+  for (const [key, value] of Object.entries(record)) if (value === undefined || value === null) Reflect.deleteProperty(record, key);
   return record;
 }
 
@@ -100,19 +87,19 @@ export function messageMedia(message: Message): TelegramMedia | null {
   }
   const file = message.audio ?? message.sticker ?? message.video ?? message.voice ?? message.document ?? message.video_note;
   if (!file) return null;
-  const facts = file as unknown as Record<string, unknown>;
-  return dropEmpty({
+  // Each fact is read from the file kinds that have it.
+  return dropEmpty<TelegramMedia>({
     file_id: file.file_id,
     file_size: file.file_size,
-    width: facts.width as number | undefined,
-    height: facts.height as number | undefined,
-    duration: facts.duration as number | undefined,
-    mime_type: facts.mime_type as string | undefined,
-    file_name: facts.file_name as string | undefined,
-    emoji: facts.emoji as string | undefined,
-    set_name: facts.set_name as string | undefined,
-    is_animated: facts.is_animated as boolean | undefined,
-    is_video: facts.is_video as boolean | undefined,
+    width: "width" in file ? file.width : undefined,
+    height: "height" in file ? file.height : undefined,
+    duration: "duration" in file ? file.duration : undefined,
+    mime_type: "mime_type" in file ? file.mime_type : undefined,
+    file_name: "file_name" in file ? file.file_name : undefined,
+    emoji: "emoji" in file ? file.emoji : undefined,
+    set_name: "set_name" in file ? file.set_name : undefined,
+    is_animated: "is_animated" in file ? file.is_animated : undefined,
+    is_video: "is_video" in file ? file.is_video : undefined,
   });
 }
 
@@ -140,7 +127,7 @@ export function messageMetadata(message: Message): Record<string, unknown> {
   const user = message.from;
   const links = messageLinks(message);
   const media = messageMedia(message);
-  return dropEmpty({
+  return dropEmpty<Record<string, unknown>>({
     message_id: message.message_id,
     type: messageType(message),
     username: user?.username,
@@ -150,7 +137,7 @@ export function messageMetadata(message: Message): Record<string, unknown> {
     date: message.date,
     links: links.length > 0 ? links : undefined,
     media: media ?? undefined,
-  } as Record<string, unknown>);
+  });
 }
 
 function escapeRegExp(text: string): string {

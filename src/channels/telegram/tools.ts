@@ -10,11 +10,9 @@ import { BubError } from "../../kernel/errors.ts";
 import { registerTool } from "../../tools/global.ts";
 import { defineTool, type Tool } from "../../tools/tool.ts";
 import type { TurnState } from "../../kernel/types.ts";
+import { grammySignal } from "./client.ts";
 import { markdownToTelegramHtml } from "./markdown.ts";
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split.ts";
-
-/** grammY types its signal as abort-controller's; Node's is what runs. */
-type ApiSignal = Parameters<Api["sendMessage"]>[3];
 
 /** The Bot API calls the tools make (the channel's grammY `bot.api`). */
 export type TelegramBotApi = Pick<Api, "sendMessage" | "editMessageText">;
@@ -49,7 +47,8 @@ function chatFor(tool: string, given: string | number | null | undefined, state:
 }
 
 function reason(error: unknown): string {
-  const description = (error as { description?: unknown } | null)?.description;
+  // grammY's GrammyError carries Telegram's own words in `description`.
+  const description = typeof error === "object" && error !== null && "description" in error ? error.description : undefined;
   return typeof description === "string" && description ? description : error instanceof Error ? error.message : String(error);
 }
 
@@ -102,6 +101,7 @@ export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
     context: true,
     async run({ text, chat_id, reply_to, format, silent }, { state, signal }) {
       const chat = chatFor("telegram.send", chat_id, state);
+      const apiSignal = signal && grammySignal(signal);
       const client = running("telegram.send");
       const parts = format === "markdown" ? splitMessage(text, MARKDOWN_PART) : splitMessage(text);
       const ids: number[] = [];
@@ -111,7 +111,7 @@ export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
           ...(reply_to != null && index === 0 ? { reply_parameters: { message_id: reply_to, allow_sending_without_reply: true } } : {}),
         };
         try {
-          const sent = await withFallback(part, format, (body, parseMode) => client.sendMessage(chat, body, parseMode ? { ...other, parse_mode: parseMode } : other, signal as ApiSignal));
+          const sent = await withFallback(part, format, (body, parseMode) => client.sendMessage(chat, body, parseMode ? { ...other, parse_mode: parseMode } : other, apiSignal));
           ids.push(sent.message_id);
         } catch (error) {
           const done = ids.length > 0 ? ` after sending ${ids.length} of ${parts.length} parts (message_id=${ids.join(",")})` : "";
@@ -135,12 +135,13 @@ export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
     context: true,
     async run({ message_id, text, chat_id, format }, { state, signal }) {
       const chat = chatFor("telegram.edit", chat_id, state);
+      const apiSignal = signal && grammySignal(signal);
       if (text.length > TELEGRAM_TEXT_LIMIT) {
         throw new BubError("invalid_input", `telegram.edit: the text has ${text.length} characters and one message holds ${TELEGRAM_TEXT_LIMIT}; shorten it or send the rest with telegram.send`);
       }
       const client = running("telegram.edit");
       try {
-        await withFallback(text, format, (body, parseMode) => client.editMessageText(chat, message_id, body, parseMode ? { parse_mode: parseMode } : {}, signal as ApiSignal));
+        await withFallback(text, format, (body, parseMode) => client.editMessageText(chat, message_id, body, parseMode ? { parse_mode: parseMode } : {}, apiSignal));
       } catch (error) {
         if (/message is not modified/i.test(reason(error))) return `unchanged ${chat}: message_id=${message_id}`;
         throw new BubError("tool", `telegram.edit of ${chat}/${message_id} failed: ${reason(error)}`, { cause: error });
