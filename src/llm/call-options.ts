@@ -2,7 +2,7 @@
  * A model call's request in the AI SDK's terms: the prompt, the tools, the token limit, and
  * `completion_args` with the reasoning effort turned into call settings and provider options.
  */
-import type { LanguageModelV4CallOptions, LanguageModelV4FunctionTool } from "@ai-sdk/provider";
+import type { JSONObject, JSONValue, LanguageModelV4CallOptions, LanguageModelV4FunctionTool } from "@ai-sdk/provider";
 import { createLogger } from "../kernel/log.ts";
 import { toModelPrompt, withAnthropicCacheControl } from "./messages.ts";
 import { isGeminiProvider, markGeminiMedia } from "./gemini-media.ts";
@@ -12,9 +12,18 @@ import type { ModelSettings } from "./settings.ts";
 
 const log = createLogger("bub:llm");
 
-const REASONING_LEVELS = new Set(["provider-default", "none", "minimal", "low", "medium", "high", "xhigh", "max"]);
+type ReasoningLevel = NonNullable<LanguageModelV4CallOptions["reasoning"]>;
 
-const CALL_SETTINGS: Readonly<Record<string, keyof LanguageModelV4CallOptions>> = {
+const REASONING_LEVELS: ReadonlySet<string> = new Set<ReasoningLevel>(["provider-default", "none", "minimal", "low", "medium", "high", "xhigh", "max"]);
+
+function isReasoningLevel(value: string): value is ReasoningLevel {
+  return REASONING_LEVELS.has(value);
+}
+
+/** The call settings that take a number. */
+type NumberSetting = "temperature" | "topP" | "topK" | "presencePenalty" | "frequencyPenalty" | "seed";
+
+const NUMBER_SETTINGS: Readonly<Record<string, NumberSetting>> = {
   temperature: "temperature",
   top_p: "topP",
   topP: "topP",
@@ -25,15 +34,27 @@ const CALL_SETTINGS: Readonly<Record<string, keyof LanguageModelV4CallOptions>> 
   frequency_penalty: "frequencyPenalty",
   frequencyPenalty: "frequencyPenalty",
   seed: "seed",
-  stop: "stopSequences",
-  stopSequences: "stopSequences",
 };
+
+const STOP_KEYS = new Set(["stop", "stopSequences"]);
 
 /** Keys the runtime manages itself; a value in `completion_args` is ignored. */
 const MANAGED = new Set(["model", "messages", "tools", "stream", "stream_options", "max_tokens", "max_completion_tokens", "maxOutputTokens"]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** True for what JSON can hold: null, strings, finite numbers, booleans, and lists and mappings of them. */
+function isJsonValue(value: unknown): value is JSONValue {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJsonValue);
+  return isJsonObject(value);
+}
+
+function isJsonObject(value: unknown): value is JSONObject {
+  return isRecord(value) && Object.values(value).every((item) => item === undefined || isJsonValue(item));
 }
 
 /**
@@ -47,28 +68,40 @@ export function completionCallOptions(
   target: Pick<ModelTarget, "family" | "optionsKey">,
   reasoningEffort: string | null | undefined,
 ): Partial<LanguageModelV4CallOptions> {
-  const options: Record<string, unknown> = {};
-  const ownOptions: Record<string, unknown> = {};
-  const providerOptions: Record<string, Record<string, unknown>> = {};
+  const options: Partial<LanguageModelV4CallOptions> = {};
+  const ownOptions: JSONObject = {};
+  const providerOptions: Record<string, JSONObject> = {};
+  const own = (key: string, value: unknown) => {
+    if (value === undefined) return;
+    if (isJsonValue(value)) ownOptions[key] = value;
+    else log.warn(`model.completion_arg_ignored key=${key}: not a JSON value`);
+  };
   for (const [key, value] of Object.entries(completionArgs)) {
     if (value === undefined || MANAGED.has(key) || key === "reasoning_effort") continue;
-    const setting = CALL_SETTINGS[key];
-    if (setting) options[setting] = setting === "stopSequences" && typeof value === "string" ? [value] : value;
-    else if (key === "providerOptions" && isRecord(value)) {
-      for (const [provider, entry] of Object.entries(value)) if (isRecord(entry)) providerOptions[provider] = { ...providerOptions[provider], ...entry };
-    } else if (key === "extra_body" && isRecord(value)) Object.assign(ownOptions, value);
-    else ownOptions[key] = value;
+    const setting = NUMBER_SETTINGS[key];
+    if (setting) {
+      if (typeof value === "number") options[setting] = value;
+      else log.warn(`model.completion_arg_ignored key=${key}: expected a number`);
+    } else if (STOP_KEYS.has(key)) {
+      if (typeof value === "string") options.stopSequences = [value];
+      else if (Array.isArray(value) && value.every((item): item is string => typeof item === "string")) options.stopSequences = value;
+      else log.warn(`model.completion_arg_ignored key=${key}: expected a string or a list of strings`);
+    } else if (key === "providerOptions" && isRecord(value)) {
+      for (const [provider, entry] of Object.entries(value)) if (isJsonObject(entry)) providerOptions[provider] = { ...providerOptions[provider], ...entry };
+    } else if (key === "extra_body" && isRecord(value)) {
+      for (const [name, item] of Object.entries(value)) own(name, item);
+    } else own(key, value);
   }
   const effortValue = reasoningEffort ?? completionArgs.reasoning_effort;
   const effort = typeof effortValue === "string" ? effortValue.trim() : "";
   if (effort && effort !== "auto") {
-    if (REASONING_LEVELS.has(effort)) options.reasoning = effort;
+    if (isReasoningLevel(effort)) options.reasoning = effort;
     else if (target.family === "openai-compatible") ownOptions.reasoningEffort = effort;
     else log.warn(`model.reasoning_effort_unsupported effort=${effort} provider=${target.optionsKey}`);
   }
   if (Object.keys(ownOptions).length > 0) providerOptions[target.optionsKey] = { ...ownOptions, ...providerOptions[target.optionsKey] };
   if (Object.keys(providerOptions).length > 0) options.providerOptions = providerOptions;
-  return options as Partial<LanguageModelV4CallOptions>;
+  return options;
 }
 
 /**
@@ -83,7 +116,7 @@ export function buildCallOptions(request: ModelCallRequest, target: ModelTarget,
     type: "function",
     name: tool.name,
     description: tool.description,
-    inputSchema: tool.parameters as LanguageModelV4FunctionTool["inputSchema"],
+    inputSchema: tool.parameters,
   }));
   const maxTokens = request.maxTokens ?? settings.max_tokens;
   const options = completionCallOptions(settings.completion_args ?? {}, target, request.reasoningEffort);

@@ -22,7 +22,7 @@ export function isContextLengthError(error: unknown): boolean {
 
 function hasAiSdkMarker(error: unknown, name: string): boolean {
   if (typeof error !== "object" || error === null) return false;
-  return (error as Record<symbol, unknown>)[Symbol.for(`vercel.ai.error.${name}`)] === true;
+  return Reflect.get(error, Symbol.for(`vercel.ai.error.${name}`)) === true;
 }
 
 /** The fields of the AI SDK's `APICallError` this module reads. */
@@ -32,6 +32,7 @@ interface ApiCallErrorLike {
   responseHeaders?: Record<string, string>;
   responseBody?: string;
   isRetryable: boolean;
+  cause?: unknown;
 }
 
 function isApiCallError(error: unknown): error is ApiCallErrorLike {
@@ -64,7 +65,7 @@ function inCauseChain(error: unknown, test: (value: object) => boolean): boolean
   while (typeof current === "object" && current !== null && !seen.has(current)) {
     seen.add(current);
     if (test(current)) return true;
-    current = (current as { cause?: unknown }).cause;
+    current = "cause" in current ? current.cause : undefined;
   }
   return false;
 }
@@ -72,10 +73,8 @@ function inCauseChain(error: unknown, test: (value: object) => boolean): boolean
 /** True for a dropped or refused connection anywhere in the cause chain. */
 function isNetworkError(error: unknown): boolean {
   return inCauseChain(error, (value) => {
-    const code = (value as { code?: unknown }).code;
-    if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
-    const message = (value as { message?: unknown }).message;
-    return typeof message === "string" && NETWORK_MESSAGES.includes(message.toLowerCase());
+    if ("code" in value && typeof value.code === "string" && NETWORK_CODES.has(value.code)) return true;
+    return "message" in value && typeof value.message === "string" && NETWORK_MESSAGES.includes(value.message.toLowerCase());
   });
 }
 
@@ -83,8 +82,7 @@ function isNetworkError(error: unknown): boolean {
 export function isIdleTimeoutError(error: unknown): boolean {
   if (BubError.isInstance(error)) return error.kind === "timeout" && error.details?.idle_timeout === true;
   return inCauseChain(error, (value) => {
-    const code = (value as { code?: unknown }).code;
-    return typeof code === "string" && IDLE_TIMEOUT_CODES.has(code);
+    return "code" in value && typeof value.code === "string" && IDLE_TIMEOUT_CODES.has(value.code);
   });
 }
 
@@ -126,13 +124,18 @@ function keyHint(model: string): string {
 }
 
 /** A stream error part is often the provider's JSON error object rather than an Error. */
-function errorObjectMessage(value: Record<string, unknown>): string {
-  if (typeof value.message === "string") return value.message;
-  const nested = value.error;
-  if (typeof nested === "object" && nested !== null && typeof (nested as { message?: unknown }).message === "string") {
-    return (nested as { message: string }).message;
-  }
+function errorObjectMessage(value: object): string {
+  if ("message" in value && typeof value.message === "string") return value.message;
+  const nested = "error" in value ? value.error : undefined;
+  if (typeof nested === "object" && nested !== null && "message" in nested && typeof nested.message === "string") return nested.message;
   return JSON.stringify(value);
+}
+
+/** The `code` of a provider's error object, or of the object under its `error` key. */
+function errorObjectCode(value: object): unknown {
+  if ("code" in value && value.code !== undefined && value.code !== null) return value.code;
+  const nested = "error" in value ? value.error : undefined;
+  return typeof nested === "object" && nested !== null && "code" in nested ? nested.code : undefined;
 }
 
 /** True for an event of the response stream that is not JSON, or not the shape of a chunk. */
@@ -173,7 +176,7 @@ export function classifyModelError(error: unknown, model: string, options: Class
 
   if (isApiCallError(error)) {
     bodyText = error.responseBody ?? "";
-    const cause = (error as { cause?: unknown }).cause;
+    const cause = error.cause;
     if (cause !== undefined && isNetworkError(cause)) {
       // The connection broke, possibly after a successful status line (a dropped stream).
       kind = "temporary";
@@ -198,10 +201,9 @@ export function classifyModelError(error: unknown, model: string, options: Class
     message = `${model}: the connection failed: ${describeError(error)}`;
   } else if (typeof error === "object" && error !== null && !(error instanceof Error)) {
     // An error chunk inside the response stream, e.g. {"message": "...", "code": 502}.
-    const value = error as Record<string, unknown>;
-    const code = Number(value.code ?? (value.error as { code?: unknown } | undefined)?.code);
+    const code = Number(errorObjectCode(error));
     kind = Number.isFinite(code) && code > 0 ? kindForStatus(code) : "provider";
-    message = `${model} reported an error: ${errorObjectMessage(value)}`;
+    message = `${model} reported an error: ${errorObjectMessage(error)}`;
     if (Number.isFinite(code) && code > 0) details.status = code;
   } else if (isMalformedStreamError(error)) {
     // A broken SSE event: one line for people, the parser's words kept in the details.
@@ -274,8 +276,8 @@ export interface CandidateFailure {
  * returns that candidate's error unchanged.
  */
 export function allCandidatesFailedError(failures: readonly CandidateFailure[]): BubError {
-  if (failures.length === 1) return failures[0]!.error;
-  const first = failures[0]!.error;
+  const first = failures[0].error;
+  if (failures.length === 1) return first;
   const lines = failures.map(({ model, error }, index) => `${index + 1}) ${model}: ${error.toString()}`);
   const details: Record<string, unknown> = {
     candidates: failures.map(({ model, error }) => ({ model, ...error.toData() })),

@@ -55,7 +55,7 @@ function textOf(content: unknown): string {
 function parseDataUrl(url: string): { mediaType: string; base64: string } | null {
   const match = /^data:([^;,]+)?((?:;[^;,]*)*?);base64,(.*)$/s.exec(url);
   if (!match) return null;
-  return { mediaType: match[1] ?? "application/octet-stream", base64: match[3]! };
+  return { mediaType: match[1] ?? "application/octet-stream", base64: match[3] };
 }
 
 function filePart(url: string, fallbackMediaType: string): LanguageModelV4FilePart | null {
@@ -162,13 +162,14 @@ export function toModelPrompt(messages: readonly ChatMessage[]): LanguageModelV4
     const role = message.role;
     if (role === "tool") {
       const id = typeof message.tool_call_id === "string" ? message.tool_call_id : "";
-      if (!open.has(id)) {
+      const openName = open.get(id);
+      if (openName === undefined) {
         closeOpenCalls();
         const name = typeof message.name === "string" ? ` from '${message.name}'` : "";
         prompt.push({ role: "user", content: [{ type: "text", text: `[tool result${name} without a matching call]\n${textOf(message.content)}` }] });
         continue;
       }
-      const name = typeof message.name === "string" && message.name ? message.name : open.get(id)!;
+      const name = typeof message.name === "string" && message.name ? message.name : openName;
       open.delete(id);
       const part = toolResultPart(id, name, message.content);
       const last = prompt[prompt.length - 1];
@@ -214,7 +215,7 @@ export function withAnthropicCacheControl(prompt: LanguageModelV4Prompt): Langua
   if (system) system.providerOptions = { ...system.providerOptions, ...EPHEMERAL };
   let remaining = 2;
   for (let index = marked.length - 1; index >= 0 && remaining > 0; index--) {
-    const message = marked[index]!;
+    const message = marked[index];
     if (message.role === "system") continue;
     message.providerOptions = { ...message.providerOptions, ...EPHEMERAL };
     remaining--;

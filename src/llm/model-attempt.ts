@@ -38,12 +38,13 @@ export async function* streamAttempt(on: AttemptTarget, request: ModelCallReques
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) controller.abort(request.signal.reason);
   const timeoutSeconds = settings.model_timeout_seconds;
-  let timedOut = false;
+  // Set when the call ran out of time: the error the attempt then ends with.
+  let timedOut: BubError | null = null;
   const timer =
     timeoutSeconds !== null && timeoutSeconds !== undefined && timeoutSeconds > 0
       ? setTimeout(() => {
-          timedOut = true;
-          controller.abort(modelTimeoutError(candidate, timeoutSeconds));
+          timedOut = modelTimeoutError(candidate, timeoutSeconds);
+          controller.abort(timedOut);
         }, timeoutSeconds * 1000)
       : null;
   let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | null = null;
@@ -102,7 +103,7 @@ export async function* streamAttempt(on: AttemptTarget, request: ModelCallReques
     }
     throw new BubError("provider", `${candidate}: the response stream ended without a finish event.`, { details: { model: candidate } });
   } catch (error) {
-    if (timedOut) throw modelTimeoutError(candidate, timeoutSeconds!);
+    if (timedOut) throw timedOut;
     throw error;
   } finally {
     if (timer) clearTimeout(timer);

@@ -25,7 +25,7 @@ const ANTHROPIC_VERSION = "2023-06-01";
 const MAX_PAGES = 20;
 
 function headersFor(target: ModelTarget): Record<string, string> {
-  const args = target.clientArgs as Record<string, unknown>;
+  const args = target.clientArgs;
   const headers: Record<string, string> = {};
   for (const extra of [args.default_headers, args.headers]) {
     if (typeof extra === "object" && extra !== null) for (const [key, value] of Object.entries(extra)) headers[key] = String(value);
@@ -85,13 +85,13 @@ export async function listProviderModels(
       }
       throw new BubError("provider", `Provider '${provider}' answered HTTP ${response.status} to GET ${base}/models.`, { details });
     }
-    const body = (await response.json().catch(() => null)) as { data?: unknown; has_more?: unknown; last_id?: unknown } | null;
-    if (!body || !Array.isArray(body.data)) throw new BubError("provider", `Provider '${provider}' sent a models list that is not '{"data": [...]}' (GET ${base}/models).`, { details: { provider } });
+    const body: unknown = await response.json().catch(() => null);
+    if (typeof body !== "object" || body === null || !("data" in body) || !Array.isArray(body.data)) throw new BubError("provider", `Provider '${provider}' sent a models list that is not '{"data": [...]}' (GET ${base}/models).`, { details: { provider } });
     for (const item of body.data) {
-      const id = typeof item === "object" && item !== null ? (item as { id?: unknown }).id : undefined;
+      const id = typeof item === "object" && item !== null && "id" in item ? item.id : undefined;
       if (typeof id === "string" && id !== "") ids.add(id);
     }
-    if (target.family !== "anthropic" || body.has_more !== true || typeof body.last_id !== "string") break;
+    if (target.family !== "anthropic" || !("has_more" in body) || body.has_more !== true || !("last_id" in body) || typeof body.last_id !== "string") break;
     after = body.last_id;
   }
   return [...ids].sort((left, right) => left.localeCompare(right));
@@ -130,7 +130,7 @@ export async function checkModelId(
     available = await list(ref.provider);
   } catch (error) {
     const status = statusOf(error);
-    if (status === 401 || status === 403) return { status: "invalid", message: (error as Error).message };
+    if (status === 401 || status === 403) return { status: "invalid", message: error instanceof Error ? error.message : String(error) };
     const why = BubError.isInstance(error) && error.kind === "not_found" ? `${ref.provider} does not list its models` : `the model list could not be read: ${describeError(error)}`;
     return { status: "ok", id: ref.id, note: `not checked: ${why}` };
   }

@@ -98,6 +98,20 @@ export type ModelStepStream = AsyncStreamEvents & {
   readonly outcome: ModelStepOutcome | null;
 };
 
+/** The events of one step, and its outcome once they have ended. */
+class ModelStepEvents extends AsyncStreamEvents implements ModelStepStream {
+  readonly #outcome: () => ModelStepOutcome | null;
+
+  constructor(source: AsyncIterable<StreamEvent>, state: StreamState, outcome: () => ModelStepOutcome | null) {
+    super(source, state);
+    this.#outcome = outcome;
+  }
+
+  get outcome(): ModelStepOutcome | null {
+    return this.#outcome();
+  }
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -160,9 +174,7 @@ export function runModelStep<TTape = unknown>(options: ModelStepOptions<TTape>):
   };
   // Everything the step writes, its tools included, carries this call's id (issue 19).
   const modelCallId = newCorrelationId();
-  const stream = new AsyncStreamEvents(correlated({ modelCallId }, stepEvents(options, modelCallId, finish)), streamState);
-  Object.defineProperty(stream, "outcome", { get: () => outcome, enumerable: true });
-  return stream as ModelStepStream;
+  return new ModelStepEvents(correlated({ modelCallId }, stepEvents(options, modelCallId, finish)), streamState, () => outcome);
 }
 
 async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId: string, finish: (outcome: ModelStepOutcome) => void): AsyncGenerator<StreamEvent, void, undefined> {
@@ -172,19 +184,19 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
   const runId = (options.runId ?? generateRunId)();
   const systemPrompt = options.systemPrompt ? options.systemPrompt : null;
   const newMessages: ChatMessage[] = [...(options.steering ?? []).map((content) => ({ role: "user", content })), { role: "user", content: options.prompt }];
-  const base = {
+  const base: Omit<ModelStepOutcome, "status"> = {
     runId,
     modelCallId,
     text: "",
-    toolCalls: [] as ChatToolCall[],
-    toolResults: [] as unknown[],
+    toolCalls: [],
+    toolResults: [],
     toolError: null,
     usage: null,
     error: null,
     contextLengthExceeded: false,
     model: options.model,
     finishReason: null,
-  } satisfies Omit<ModelStepOutcome, "status">;
+  };
   const emptyRecord = {
     runId,
     systemPrompt,
@@ -336,11 +348,11 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
   const invocations: ToolInvocation[] = [];
   decoded.forEach((args, index) => {
     if (BubError.isInstance(args)) {
-      log.warn(`tool.call.invalid_arguments name=${toolCalls[index]!.function.name} run_id=${runId}`);
+      log.warn(`tool.call.invalid_arguments name=${toolCalls[index].function.name} run_id=${runId}`);
       return;
     }
-    const name = toolCalls[index]!.function.name;
-    invocations.push({ tool: byName.get(name) ?? unknownTool(name, byName.keys()), arguments: args, callId: toolCalls[index]!.id });
+    const name = toolCalls[index].function.name;
+    invocations.push({ tool: byName.get(name) ?? unknownTool(name, byName.keys()), arguments: args, callId: toolCalls[index].id });
   });
   yield { kind: "tool_call", data: { tool_calls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })) } };
   const executor = options.executor ?? createToolExecutor<TTape>({ hooks });

@@ -108,33 +108,51 @@ interface ProviderModules {
   "openai-compatible": CompatibleModule;
 }
 
-const LOADERS: { [F in ProviderFamily]: () => Promise<ProviderModules[F]> } = {
-  openrouter: () => import("@openrouter/ai-sdk-provider"),
-  openai: () => import("@ai-sdk/openai"),
-  anthropic: () => import("@ai-sdk/anthropic"),
-  "openai-compatible": () => import("@ai-sdk/openai-compatible"),
+/** A package imported on first use, once; a failed import is tried again on the next use. */
+class LazyModule<T> {
+  readonly #load: () => Promise<T>;
+  #pending: Promise<T> | null = null;
+
+  constructor(load: () => Promise<T>) {
+    this.#load = load;
+  }
+
+  get loaded(): boolean {
+    return this.#pending !== null;
+  }
+
+  get(): Promise<T> {
+    if (this.#pending) return this.#pending;
+    const pending = this.#load();
+    this.#pending = pending;
+    pending.catch(() => {
+      if (this.#pending === pending) this.#pending = null;
+    });
+    return pending;
+  }
+}
+
+const MODULES: { [F in ProviderFamily]: LazyModule<ProviderModules[F]> } = {
+  openrouter: new LazyModule(() => import("@openrouter/ai-sdk-provider")),
+  openai: new LazyModule(() => import("@ai-sdk/openai")),
+  anthropic: new LazyModule(() => import("@ai-sdk/anthropic")),
+  "openai-compatible": new LazyModule(() => import("@ai-sdk/openai-compatible")),
 };
 
-const moduleCache = new Map<ProviderFamily, Promise<unknown>>();
+const FAMILIES: readonly ProviderFamily[] = ["openrouter", "openai", "anthropic", "openai-compatible"];
 
 /** Imports a provider package once; a failed import is retried on the next call. */
 export function loadProviderModule<F extends ProviderFamily>(family: F): Promise<ProviderModules[F]> {
-  let pending = moduleCache.get(family) as Promise<ProviderModules[F]> | undefined;
-  if (!pending) {
-    pending = LOADERS[family]();
-    moduleCache.set(family, pending);
-    pending.catch(() => moduleCache.delete(family));
-  }
-  return pending;
+  return MODULES[family].get();
 }
 
 /** Provider packages loaded so far (for tests of lazy loading). */
 export function loadedProviderFamilies(): ProviderFamily[] {
-  return [...moduleCache.keys()];
+  return FAMILIES.filter((family) => MODULES[family].loaded);
 }
 
 function factoryOptions(target: ModelTarget, fetch: FetchFunction | undefined): Record<string, unknown> {
-  const { default_headers: defaultHeaders, headers, ...rest } = target.clientArgs as Record<string, unknown>;
+  const { default_headers: defaultHeaders, headers, ...rest } = target.clientArgs;
   const options: Record<string, unknown> = { ...(fetch ? { fetch } : {}), ...rest };
   const mergedHeaders = { ...(isRecord(defaultHeaders) ? defaultHeaders : {}), ...(isRecord(headers) ? headers : {}) };
   if (Object.keys(mergedHeaders).length > 0) options.headers = mergedHeaders;
@@ -166,19 +184,19 @@ export async function createLanguageModel(target: ModelTarget, fetch?: FetchFunc
       const { createOpenRouter } = await loadProviderModule("openrouter");
       // As for openai and anthropic: a server of one's own may need no key.
       if (!target.apiKey && target.baseURL) options.apiKey = "";
-      return createOpenRouter({ compatibility: "strict", ...options }).chat(target.ref.model) as LanguageModelV4;
+      return createOpenRouter({ compatibility: "strict", ...options }).chat(target.ref.model);
     }
     case "openai": {
       const { createOpenAI } = await loadProviderModule("openai");
       // An explicit key stops the SDK from reading OPENAI_API_KEY; a custom server may need none.
       if (!target.apiKey && target.baseURL) options.apiKey = "";
       const provider = createOpenAI(options);
-      return (target.baseURL ? provider.chat(target.ref.model) : provider(target.ref.model)) as LanguageModelV4;
+      return target.baseURL ? provider.chat(target.ref.model) : provider(target.ref.model);
     }
     case "anthropic": {
       const { createAnthropic } = await loadProviderModule("anthropic");
       if (!target.apiKey && target.baseURL) options.apiKey = "";
-      return createAnthropic(options)(target.ref.model) as LanguageModelV4;
+      return createAnthropic(options)(target.ref.model);
     }
     case "openai-compatible": {
       const { createOpenAICompatible } = await loadProviderModule("openai-compatible");
@@ -186,11 +204,11 @@ export async function createLanguageModel(target: ModelTarget, fetch?: FetchFunc
         includeUsage: true,
         // Gemini takes audio and video as `file` parts (./gemini-media.ts).
         transformRequestBody: isGeminiProvider(target.ref.provider) ? (body: Record<string, unknown>) => geminiMediaBody(alignChatRequestBody(body)) : alignChatRequestBody,
-        ...(options as Record<string, unknown>),
+        ...options,
         name: target.ref.provider,
         baseURL: String(options.baseURL ?? ""),
       });
-      return provider.chatModel(target.ref.model) as LanguageModelV4;
+      return provider.chatModel(target.ref.model);
     }
   }
 }

@@ -78,8 +78,8 @@ export async function createModelTransport(options: ModelTransportOptions): Prom
     const set = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"].filter((name) => options.env[name]);
     throw new BubError("config", `The proxy settings cannot be used (${describeError(error)}): check ${set.join(", ") || "HTTPS_PROXY and HTTP_PROXY"}.`, { cause: error });
   }
-  // The global `fetch` accepts undici's `dispatcher` option; `RequestInit`'s type does not list it.
+  // The global `fetch` takes undici's `dispatcher` option (Node's `RequestInit` declares it).
   const fetchWithDispatcher = (input: Parameters<FetchFunction>[0], init?: Parameters<FetchFunction>[1]) =>
-    globalThis.fetch(input, { ...init, dispatcher } as RequestInit);
+    globalThis.fetch(input, { ...init, dispatcher });
   return { fetch: fetchWithDispatcher, close: () => dispatcher.close() };
 }

@@ -67,7 +67,7 @@ export async function readAuthFile(path: string): Promise<Record<string, unknown
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return {};
     throw new BubError("config", `Cannot read ${path} (${describeError(error)}). Check its permissions, or run \`bub login openai\` again.`, { cause: error });
   }
   try {

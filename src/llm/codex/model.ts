@@ -45,7 +45,7 @@ export function codexBaseUrl(base: string): string {
 }
 
 export function isCodexTarget(target: ModelTarget): target is CodexModelTarget {
-  return "codex" in target && typeof (target as CodexModelTarget).codex === "object";
+  return "codex" in target && typeof target.codex === "object";
 }
 
 /**
@@ -142,8 +142,8 @@ export async function createCodexLanguageModel(target: CodexModelTarget, fetch?:
     // The real token is set per request by codexFetch (it may be refreshed between calls).
     apiKey: "",
     baseURL: target.codex.baseURL,
-    ...(isRecord(headers) ? { headers: headers as Record<string, string> } : {}),
+    ...(isRecord(headers) ? { headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)])) } : {}),
     fetch: codexFetch(target, send),
   });
-  return provider.responses(target.ref.model) as LanguageModelV4;
+  return provider.responses(target.ref.model);
 }

@@ -39,12 +39,15 @@ export const codexSettings = defineSettings<typeof codexSchema>({
 
 /** `settings` with every missing or empty value taken from {@link CODEX_DEFAULTS}. */
 export function withCodexDefaults(settings: Partial<CodexSettings> | null | undefined): CodexSettings {
-  const merged: CodexSettings = { ...CODEX_DEFAULTS };
-  for (const key of Object.keys(CODEX_DEFAULTS) as (keyof CodexSettings)[]) {
-    const value = settings?.[key];
-    if (typeof value === "string" && value.trim() !== "") merged[key] = value.trim();
-  }
-  return merged;
+  const given = (value: string | null | undefined): string | null => (typeof value === "string" && value.trim() !== "" ? value.trim() : null);
+  return {
+    home: given(settings?.home) ?? CODEX_DEFAULTS.home,
+    authorize_url: given(settings?.authorize_url) ?? CODEX_DEFAULTS.authorize_url,
+    token_url: given(settings?.token_url) ?? CODEX_DEFAULTS.token_url,
+    base_url: given(settings?.base_url) ?? CODEX_DEFAULTS.base_url,
+    redirect_uri: given(settings?.redirect_uri) ?? CODEX_DEFAULTS.redirect_uri,
+    client_id: given(settings?.client_id) ?? CODEX_DEFAULTS.client_id,
+  };
 }
 
 /** The folder holding `auth.json`: the `home` setting, else `$CODEX_HOME`, else `~/.codex`. */
