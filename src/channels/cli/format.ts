@@ -58,7 +58,7 @@ export function formatToolFailure(error: unknown, elapsedMs: number): { status: 
     error instanceof Error
       ? { type: error.name || error.constructor.name, message: error.message }
       : typeof error === "object" && error !== null && "message" in error
-        ? { type: String((error as { kind?: unknown; type?: unknown }).type ?? (error as { kind?: unknown }).kind ?? "Error"), message: String((error as { message: unknown }).message) }
+        ? { type: String(("type" in error ? error.type : undefined) ?? ("kind" in error ? error.kind : undefined) ?? "Error"), message: String(error.message) }
         : { type: "Error", message: String(error) };
   const detail = truncate(json(payload, 2), MAX_TOOL_PAYLOAD_CHARS)
     .split("\n")

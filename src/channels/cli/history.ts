@@ -34,7 +34,7 @@ export async function loadHistory(file: string): Promise<string[]> {
   try {
     return parseHistory(await readFile(file, "utf8"));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return [];
     throw error;
   }
 }

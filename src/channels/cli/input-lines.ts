@@ -128,7 +128,10 @@ export class SerialMessages {
 
   /** Sends waiting messages while the previous one is done (a `,thinking` starts no turn). */
   drain(): void {
-    while (this.#waiting.length > 0 && this.#idle()) this.#send(this.#waiting.shift()!);
+    while (this.#waiting.length > 0 && this.#idle()) {
+      const next = this.#waiting.shift();
+      if (next !== undefined) this.#send(next);
+    }
   }
 
   /** Sends every waiting message, each once the one before it is done, until `stopped()`. */

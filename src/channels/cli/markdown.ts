@@ -2,23 +2,33 @@
  * Markdown to terminal text with marked + marked-terminal, imported on first use (they
  * cost ~150 ms to load, which only `bub chat` should pay).
  */
+import type { Marked as MarkedInstance, MarkedExtension } from "marked";
 
 /** Renders a Markdown document for a terminal `width` columns wide. */
 export type MarkdownRenderer = (markdown: string, width: number) => string;
 
 let loading: Promise<MarkdownRenderer> | null = null;
 
+/**
+ * marked-terminal 7 returns a marked extension (`{ renderer, useNewRenderer }`), while its
+ * typings, written for version 6, promise a Renderer: this checks the part marked reads.
+ */
+function isMarkedExtension(value: unknown): value is MarkedExtension {
+  return typeof value === "object" && value !== null && "renderer" in value && typeof value.renderer === "object" && value.renderer !== null;
+}
+
 /** The shared renderer, loaded once. */
 export function loadMarkdownRenderer(): Promise<MarkdownRenderer> {
   loading ??= (async () => {
     const [{ Marked }, { markedTerminal }] = await Promise.all([import("marked"), import("marked-terminal")]);
-    const byWidth = new Map<number, InstanceType<typeof Marked>>();
+    const byWidth = new Map<number, MarkedInstance>();
     return (markdown: string, width: number): string => {
       let marked = byWidth.get(width);
       if (!marked) {
         marked = new Marked();
-        // marked-terminal's typings describe an older extension shape than marked 18 accepts.
-        marked.use(markedTerminal({ width, reflowText: true, tab: 2 }) as unknown as Parameters<typeof marked.use>[0]);
+        const extension: unknown = markedTerminal({ width, reflowText: true, tab: 2 });
+        if (!isMarkedExtension(extension)) throw new TypeError("marked-terminal did not return a marked extension");
+        marked.use(extension);
         byWidth.set(width, marked);
       }
       const rendered = String(marked.parse(markdown, { async: false }));
@@ -45,7 +55,7 @@ export function finishedPrefixLength(markdown: string): number {
       if (!inFence) {
         inFence = true;
         fence = marker;
-      } else if (marker.startsWith(fence[0]!) && marker.length >= fence.length) inFence = false;
+      } else if (marker.startsWith(fence[0]) && marker.length >= fence.length) inFence = false;
     } else if (!inFence && trimmed === "" && end <= markdown.length) cut = end;
     offset = end;
   }

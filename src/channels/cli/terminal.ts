@@ -39,22 +39,35 @@ const SHOW_CURSOR = "\u001B[?25h";
 
 type LiveUpdate = ((text: string) => void) & { clear(): void; done(): void; persist(text: string): void };
 
+type WriteCallback = (error?: Error | null) => void;
+
 /** Forwards readline's writes to the real output unless muted (while the live region owns the screen). */
-class MutableOutput extends EventEmitter {
+class MutableOutput extends EventEmitter implements NodeJS.WritableStream {
   muted = false;
+  writable = true;
   readonly #target: TerminalOutput;
 
   constructor(target: TerminalOutput) {
     super();
     this.#target = target;
-    (target as unknown as EventEmitter).on?.("resize", () => this.emit("resize"));
+    target.on?.("resize", () => this.emit("resize"));
   }
 
-  write(chunk: string | Uint8Array, encoding?: unknown, callback?: unknown): boolean {
-    if (!this.muted) this.#target.write(chunk as string);
+  write(chunk: string | Uint8Array, encoding?: BufferEncoding | WriteCallback, callback?: WriteCallback): boolean {
+    if (!this.muted) this.#target.write(chunk);
     const done = typeof encoding === "function" ? encoding : callback;
-    if (typeof done === "function") (done as () => void)();
+    done?.();
     return true;
+  }
+
+  /** readline never ends its output, and ending this view must leave the terminal open: only a callback runs. */
+  end(cb?: () => void): this;
+  end(data: string | Uint8Array, cb?: () => void): this;
+  end(str: string, encoding?: BufferEncoding, cb?: () => void): this;
+  end(...args: unknown[]): this {
+    const done = args.find((arg) => typeof arg === "function");
+    if (typeof done === "function") done();
+    return this;
   }
 
   get isTTY(): boolean {
@@ -112,7 +125,7 @@ export class Terminal {
     this.#promptVisible = terminal || (options.input.isTTY === true && !this.interactive);
     this.#rl = createInterface({
       input: options.input,
-      output: this.#readlineOutput as unknown as NodeJS.WritableStream,
+      output: this.#readlineOutput,
       terminal,
       completer: options.completer,
       history: [...(options.history ?? [])],
@@ -138,7 +151,7 @@ export class Terminal {
   async prepare(): Promise<void> {
     if (!this.interactive || this.#live) return;
     const { createLogUpdate } = await import("log-update");
-    this.#live = createLogUpdate(this.output, { showCursor: true }) as LiveUpdate;
+    this.#live = createLogUpdate(this.output, { showCursor: true });
   }
 
   /** The readline interface: `line`, `SIGINT` and `close` events. */

@@ -4,6 +4,7 @@
  * is waiting for the model.
  */
 import { stripVTControlCharacters } from "node:util";
+import { isRecord } from "../../config/config-data.ts";
 import type { StreamEvent } from "../../kernel/stream.ts";
 import type { ToolCallReporter } from "../../tools/reporting.ts";
 import { formatToolCall, formatToolFailure, formatToolSuccess } from "./format.ts";
@@ -27,11 +28,11 @@ export interface TurnPrinterOptions {
 export const SPINNER_LABEL = "Generating";
 
 function parseArguments(raw: unknown): Record<string, unknown> {
-  if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) return raw as Record<string, unknown>;
+  if (isRecord(raw)) return raw;
   if (typeof raw === "string" && raw.trim() !== "") {
     try {
       const parsed: unknown = JSON.parse(raw);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+      if (isRecord(parsed)) return parsed;
     } catch {
       return { arguments: raw };
     }
@@ -40,7 +41,7 @@ function parseArguments(raw: unknown): Record<string, unknown> {
 }
 
 function toolCallOf(call: Record<string, unknown>): { name: string; args: Record<string, unknown> } {
-  const fn = (typeof call.function === "object" && call.function !== null ? call.function : call) as Record<string, unknown>;
+  const fn = isRecord(call.function) ? call.function : call;
   return { name: String(fn.name ?? call.name ?? "tool"), args: parseArguments(fn.arguments ?? call.arguments ?? call.args) };
 }
 
