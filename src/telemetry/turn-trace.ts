@@ -27,7 +27,7 @@ function isCancellation(error: unknown): boolean {
 /** `kind` of a BubError, else the error's name: the span's `error.type`. */
 function errorType(error: unknown): string {
   if (typeof error === "object" && error !== null) {
-    const kind = (error as { kind?: unknown }).kind;
+    const kind = "kind" in error ? error.kind : undefined;
     if (typeof kind === "string" && kind !== "") return kind;
     if (error instanceof Error) return error.name || "Error";
   }
@@ -44,13 +44,6 @@ export function recordError(span: Span, error: unknown, time: number): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message });
   span.setAttribute("error.type", errorType(error));
   span.addEvent("exception", { "exception.type": errorType(error), "exception.message": message }, time);
-}
-
-/** A string id the correlation ids put on the turn state, if any (`turn_id`, or the runtime's `_runtime_turn_id`). */
-function stateId(state: TurnState | null, key: string): string | null {
-  if (!state) return null;
-  const found = state[key] ?? state[`_runtime_${key}`];
-  return typeof found === "string" && found !== "" ? found : null;
 }
 
 /** `provider:model` split into the provider name and the model the provider knows. */
@@ -85,7 +78,8 @@ export class TurnTrace {
   #ended = false;
   readonly #wall = Date.now();
   readonly #monotonic = performance.now();
-  state: TurnState | null = null;
+  /** The turn's context, once the pipeline has one: its id and whether a comma command failed. */
+  context: TurnContext | null = null;
 
   constructor(tracer: Tracer, start: TurnStart, captureContent: boolean) {
     this.#tracer = tracer;
@@ -128,8 +122,7 @@ export class TurnTrace {
     const attributes: Attributes = { "gen_ai.operation.name": "chat", "gen_ai.request.model": model, "bub.run_id": request.runId };
     if (provider) attributes["gen_ai.provider.name"] = provider;
     if (typeof request.maxTokens === "number") attributes["gen_ai.request.max_tokens"] = request.maxTokens;
-    const callId = (request as { modelCallId?: unknown }).modelCallId;
-    if (typeof callId === "string") attributes["bub.model_call_id"] = callId;
+    if (typeof request.modelCallId === "string") attributes["bub.model_call_id"] = request.modelCallId;
     const span = this.#child(`chat ${model}`, SpanKind.CLIENT, attributes, startTime);
     if (this.#captureContent) span.setAttribute("gen_ai.input.messages", json(inputMessages(request.messages)));
     this.#chats.get(request.runId)?.end(this.now());
@@ -203,11 +196,11 @@ export class TurnTrace {
     this.#chats.clear();
     this.#tools.clear();
     if (error !== undefined) this.fail(error);
-    const turnId = stateId(this.state, "turn_id");
+    const turnId = this.context?.turnId;
     if (turnId) this.span.setAttribute("bub.turn_id", turnId);
     let outcome: TurnOutcome = "ok";
     if (this.#failed) outcome = isCancellation(this.#failure) ? "cancelled" : "error";
-    else if (this.state?._runtime_command_failed === true) outcome = "error";
+    else if (this.context?.commandFailed === true) outcome = "error";
     this.span.setAttribute("bub.turn.outcome", outcome);
     if (outcome === "error" && this.#failed) recordError(this.span, this.#failure, this.now());
     else if (outcome === "error") this.span.setStatus({ code: SpanStatusCode.ERROR, message: "the command failed" });
