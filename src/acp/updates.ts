@@ -80,7 +80,7 @@ export interface StreamedCall {
 /** The calls of a `tool_call` event. */
 export function streamedCalls(event: StreamEvent & { kind: "tool_call" }): StreamedCall[] {
   return event.data.tool_calls.map((call, index) => {
-    const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
+    const fn = isRecord(call.function) ? call.function : {};
     return { id: String(call.id ?? `call_${index}`), name: String(fn.name ?? call.name ?? ""), args: callArguments(fn.arguments ?? call.arguments) };
   });
 }
