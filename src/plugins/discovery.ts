@@ -5,7 +5,9 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, basename, extname } from "node:path";
 import { createRequire } from "node:module";
+import { isRecord } from "../config/config-data.ts";
 import { expandHome } from "../config/paths.ts";
+import { errorMessage, toError } from "../config/thrown.ts";
 import type { PluginApiField } from "../kernel/plugin-api.ts";
 
 /** Where a discovered plugin came from. */
@@ -46,10 +48,28 @@ export type PackageJson = {
   name?: string;
   bub?: { plugins?: Record<string, unknown>; api?: unknown };
   peerDependencies?: Record<string, unknown>;
-  dependencies?: Record<string, string>;
-  optionalDependencies?: Record<string, string>;
-  devDependencies?: Record<string, string>;
+  dependencies?: Record<string, unknown>;
+  optionalDependencies?: Record<string, unknown>;
+  devDependencies?: Record<string, unknown>;
 };
+
+/** The fields of {@link PackageJson} read from parsed package.json data; null when the data is no object. */
+export function packageJsonOf(data: unknown): PackageJson | null {
+  if (!isRecord(data)) return null;
+  const mapping = (value: unknown) => (isRecord(value) ? value : undefined);
+  const bub = mapping(data.bub);
+  return {
+    name: typeof data.name === "string" ? data.name : undefined,
+    bub: bub ? { plugins: mapping(bub.plugins), api: bub.api } : undefined,
+    peerDependencies: mapping(data.peerDependencies),
+    dependencies: mapping(data.dependencies),
+    optionalDependencies: mapping(data.optionalDependencies),
+    devDependencies: mapping(data.devDependencies),
+  };
+}
+
+/** A candidate declared by a package, so always named. */
+type DeclaredCandidate = PluginCandidate & { readonly name: string };
 
 /** A package.json as an object; null when the file cannot be read or holds no object. */
 async function readPackageJson(file: string): Promise<PackageJson | null> {
@@ -60,10 +80,9 @@ async function readPackageJson(file: string): Promise<PackageJson | null> {
     return null;
   }
   try {
-    const data: unknown = JSON.parse(text);
-    return typeof data === "object" && data !== null ? (data as PackageJson) : null;
+    return packageJsonOf(JSON.parse(text));
   } catch (error) {
-    throw new Error(`${file} is not valid JSON: ${(error as Error).message}`);
+    throw new Error(`${file} is not valid JSON: ${errorMessage(error)}`);
   }
 }
 
@@ -84,7 +103,7 @@ function declaredRequirement(pkg: PackageJson): { requires?: PluginRequirement }
   return requires ? { requires } : {};
 }
 
-function declaredPlugins(pkg: PackageJson, dir: string, source: PluginOrigin): PluginCandidate[] {
+function declaredPlugins(pkg: PackageJson, dir: string, source: PluginOrigin): DeclaredCandidate[] {
   const plugins = pkg.bub?.plugins;
   if (!plugins || typeof plugins !== "object") return [];
   const requirement = declaredRequirement(pkg);
@@ -111,12 +130,12 @@ async function nearestPackageJson(file: string): Promise<PackageJson | null> {
  * in each package.json), sorted by plugin name.
  */
 async function discoverInPackageRoot(root: string, source: PluginOrigin, problems: Discovery["problems"]): Promise<PluginCandidate[]> {
-  const found: PluginCandidate[] = [];
+  const found: DeclaredCandidate[] = [];
   let rootPkg: PackageJson | null;
   try {
     rootPkg = await readPackageJson(join(root, "package.json"));
   } catch (error) {
-    problems.push({ name: `${source}:${root}`, source, error: error as Error });
+    problems.push({ name: `${source}:${root}`, source, error: toError(error) });
     return found;
   }
   if (!rootPkg) return found;
@@ -124,7 +143,7 @@ async function discoverInPackageRoot(root: string, source: PluginOrigin, problem
     try {
       found.push(...declaredPlugins(pkg, dir, source));
     } catch (error) {
-      problems.push({ name: pkg.name ?? dir, source, error: error as Error });
+      problems.push({ name: pkg.name ?? dir, source, error: toError(error) });
     }
   };
   collect(rootPkg, root);
@@ -139,13 +158,13 @@ async function discoverInPackageRoot(root: string, source: PluginOrigin, problem
       try {
         return { dir, pkg: await readPackageJson(join(dir, "package.json")) };
       } catch (error) {
-        problems.push({ name: dep, source, error: error as Error });
+        problems.push({ name: dep, source, error: toError(error) });
         return { dir, pkg: null };
       }
     }),
   );
   for (const { dir, pkg } of packages) if (pkg?.bub) collect(pkg, dir);
-  return found.sort((a, b) => (a.name! < b.name! ? -1 : a.name! > b.name! ? 1 : 0));
+  return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** Splits `BUB_PLUGINS` (comma separated) into specifiers. */
@@ -180,7 +199,7 @@ async function resolveListed(specifier: string, workspace: string, projectDir: s
       try {
         return declaredPlugins(pkg, dir, "config");
       } catch (error) {
-        problems.push({ name: specifier, source: "config", error: error as Error });
+        problems.push({ name: specifier, source: "config", error: toError(error) });
         return [];
       }
     }

@@ -6,6 +6,7 @@
 import { dirname, isAbsolute } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire, registerHooks } from "node:module";
+import { errorCode } from "../config/thrown.ts";
 
 /** This running copy's library entry, ../index.(ts|js) next to this module (what `import "bub-ts"` in a plugin gets). */
 export function selfIndexUrl(): URL {
@@ -43,7 +44,7 @@ function installSelfAlias(): void {
       try {
         return nextResolve(specifier, context);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw error;
+        if (errorCode(error) !== "ERR_MODULE_NOT_FOUND") throw error;
         return nextResolve(specifier, { ...context, parentURL: import.meta.url });
       }
     },
@@ -75,15 +76,16 @@ const TS_FALLBACK_CODES = new Set(["ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING"
 export async function importPluginModule(module: string): Promise<unknown> {
   installSelfAlias();
   const url = isAbsolute(module) ? pathToFileURL(module).href : module;
-  let namespace: Record<string, unknown>;
+  let namespace: unknown;
   try {
-    namespace = (await import(url)) as Record<string, unknown>;
+    namespace = await import(url);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    if (!/\.(c|m)?ts$/.test(module) || !TS_FALLBACK_CODES.has(code)) throw error;
+    const code = errorCode(error);
+    if (!/\.(c|m)?ts$/.test(module) || typeof code !== "string" || !TS_FALLBACK_CODES.has(code)) throw error;
     const { createJiti } = await import("jiti");
     const jiti = createJiti(import.meta.url, { moduleCache: false, alias: { "bub-ts": fileURLToPath(selfIndexUrl()), ...hostZodAlias(module) } });
-    namespace = (await jiti.import(module)) as Record<string, unknown>;
+    namespace = await jiti.import(module);
   }
-  return namespace.default !== undefined ? namespace.default : namespace;
+  if ((typeof namespace === "object" || typeof namespace === "function") && namespace !== null && "default" in namespace && namespace.default !== undefined) return namespace.default;
+  return namespace;
 }

@@ -1,9 +1,15 @@
 import type { BubFramework } from "../kernel/framework.ts";
+import type { PluginExport } from "../kernel/plugin-export.ts";
 import { discoverPlugins, nameFromModule, parsePluginList, type PluginCandidate } from "./discovery.ts";
 import { importPluginModule } from "./load.ts";
 import { checkPluginRequirement, type RunningVersions } from "./api-check.ts";
 
 /** Where {@link registerDiscoveredPlugins} looks. */
+/** True for what a plugin module may export: an object, or a function the framework calls (or constructs) for one. */
+function isPluginExport(value: unknown): value is PluginExport {
+  return typeof value === "function" || (typeof value === "object" && value !== null);
+}
+
 export interface DiscoveryOptions {
   /** The managed plugin project (`BUB_PROJECT`, default `<BUB_HOME>/bub-project`). */
   readonly projectDir: string;
@@ -83,8 +89,8 @@ export async function registerDiscoveredPlugins(framework: BubFramework, options
     const undo = candidate.name === null && typeof exported === "function" && options.checkpoint ? await options.checkpoint() : () => {};
     let clashName: string | null = null;
     try {
-      if (typeof exported !== "function" && (typeof exported !== "object" || exported === null)) throw new TypeError(`module exports ${typeof exported}, expected a plugin object or factory`);
-      await framework.registerPlugin(exported as Parameters<BubFramework["registerPlugin"]>[0], candidate.name, { origin: candidate.source, fallbackName, from, beforeRegister: (name) => {
+      if (!isPluginExport(exported)) throw new TypeError(`module exports ${typeof exported}, expected a plugin object or factory`);
+      await framework.registerPlugin(exported, candidate.name, { origin: candidate.source, fallbackName, from, beforeRegister: (name) => {
         if (!taken(name)) return;
         clashName = name;
         throw clashError(name, framework, candidate.source, from);
