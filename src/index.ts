@@ -30,10 +30,11 @@ export { defineSettings } from "./kernel/settings-contract.ts";
 export { z } from "zod";
 export type { ConfigFile, SettingsOf, SettingsSchema, SettingsSection, SettingsStore } from "./kernel/settings-contract.ts";
 
-export { contentOf, fieldOf, normalizeEnvelope, unpackBatch, isEmptyPrompt } from "./kernel/envelope.ts";
-export type { Envelope, Prompt, PromptPart } from "./kernel/envelope.ts";
+export { envelopeToJson, isEmptyPrompt, isEnvelope, replyChannelOf, toEnvelope, unpackBatch } from "./kernel/envelope.ts";
+export type { Envelope, EnvelopeInput, EnvelopeKind, MediaItem, Prompt, PromptPart, TurnLifespan } from "./kernel/envelope.ts";
+export { childTurnContext, createTurnContext, type TurnContext } from "./kernel/turn-context.ts";
 export { ChannelMessage } from "./channels/message.ts";
-export type { ChannelMessageInit, MediaItem } from "./channels/message.ts";
+export type { ChannelMessageInit } from "./channels/message.ts";
 
 export { BubError, ErrorKind, describeError, toErrorKind } from "./kernel/errors.ts";
 export type { BubErrorData } from "./kernel/errors.ts";
@@ -41,7 +42,7 @@ export { ConfigError } from "./config/settings.ts";
 
 export { isAdmitDecision } from "./kernel/types.ts";
 export type { ApprovalAnswer, ApprovalAsker, ApprovalRequest } from "./kernel/approval.ts";
-export type { AdmitDecision, Channel, ChannelKind, ChannelRouter, MessageHandler, ModelChoice, ModelOptions, SteeringInbox, TurnResult, TurnSnapshot, TurnState } from "./kernel/types.ts";
+export type { AdmitDecision, Channel, ChannelKind, ChannelRouter, MessageHandler, ModelChoice, ModelOptions, SteeringInbox, SteeringTarget, TurnResult, TurnSnapshot, TurnState } from "./kernel/types.ts";
 export { LAST_ANCHOR, isTapeContext } from "./kernel/tape-contract.ts";
 export type { ChatMessage, ContextSelector, NewTapeEntry, TapeContext, TapeEntry, TapeHandle, TapeQuery, TapeSidecar, TapeStore } from "./kernel/tape-contract.ts";
 /** What a plugin writes to and reads from a tape: entry constructors, the query builder, the default context. */

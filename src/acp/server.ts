@@ -11,7 +11,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { ChannelMessage } from "../channels/message.ts";
 import { emptySessionTurns, runInTurn, TurnTask } from "../channels/session-turns.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
-import { fieldOf, type Envelope } from "../kernel/envelope.ts";
+import type { Envelope } from "../kernel/envelope.ts";
 import { describeError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { createLogger } from "../kernel/log.ts";
@@ -70,7 +70,7 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
   const running = new Set<Promise<unknown>>();
   let client: acp.AgentContext | null = null;
 
-  const sessionOf = (message: Envelope): Session | undefined => sessions.get(String(fieldOf(message, "session_id") ?? ""));
+  const sessionOf = (message: Envelope): Session | undefined => sessions.get(message.sessionId ?? "");
   const notify = async (sessionId: string, update: acp.SessionUpdate) => {
     try {
       await client?.notify(acp.methods.client.session.update, { sessionId, update });
@@ -83,9 +83,8 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
     async dispatchOutput(message) {
       const session = sessionOf(message);
       if (!session) return false;
-      const context = fieldOf(message, "context");
       // Errors a turn failed with come from onError, which puts the error in the context.
-      if (fieldOf(message, "kind") === "error" && typeof context === "object" && context !== null && "_error" in context) session.errors.push(String(fieldOf(message, "content") ?? ""));
+      if (message.kind === "error" && "_error" in message.context) session.errors.push(message.content);
       return true;
     },
     wrapStream(message, stream) {

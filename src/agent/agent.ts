@@ -3,10 +3,9 @@
  * tools, steering, automatic handoff) on a fork of the session tape, or runs a comma
  * command. Spec §6.2–6.4, with the departures listed in ARCHITECTURE.md.
  */
-import { join, resolve } from "node:path";
-import { expandHome } from "../config/paths.ts";
+import { join } from "node:path";
 import type { Envelope, Prompt } from "../kernel/envelope.ts";
-import { contentOf, isEmptyPrompt } from "../kernel/envelope.ts";
+import { isEmptyPrompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { interruptSignalOf } from "./interrupt.ts";
@@ -16,6 +15,7 @@ import { correlated, currentCorrelation, newCorrelationId } from "../kernel/corr
 import type { Sandbox } from "../kernel/sandbox.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
+import { childTurnContext, type TurnContext } from "../kernel/turn-context.ts";
 import { contextOverflowError } from "../llm/errors.ts";
 import { createModelClient, type ModelClient, type ModelClientOptions } from "../llm/model-client.ts";
 import { runModelStep } from "../llm/model-step.ts";
@@ -90,13 +90,13 @@ export class Agent implements RuntimeAgent {
   #client: { settings: ModelSettings; client: ModelClient } | null = null;
   /** Hash of the system prompt last written per tape name (§15.5: written when it changes). */
   readonly #systemPrompts = new SystemPromptRecorder();
-  readonly #interceptors: AgentHooks;
+  /** The fork each open run writes, by its turn context (what `afterToolCall` spills into). */
+  readonly #turnTapes = new WeakMap<TurnContext, Tape>();
 
   constructor(options: AgentOptions) {
     this.#options = options;
     this.framework = options.framework;
     this.tools = options.tools;
-    this.#interceptors = new AgentHooks(options.framework.runtime);
   }
 
   /** The tapes over the current scope's store. */
@@ -113,11 +113,6 @@ export class Agent implements RuntimeAgent {
       this.#tapes.set(store, tapes);
     }
     return tapes;
-  }
-
-  workspaceOf(state: TurnState): string {
-    const workspace = state._runtime_workspace;
-    return typeof workspace === "string" && workspace.trim() !== "" ? resolve(expandHome(workspace.trim())) : process.cwd();
   }
 
   configValue(path: string): unknown {
@@ -140,9 +135,26 @@ export class Agent implements RuntimeAgent {
   }
 
   /** The session tape as persisted (not a fork), read through the given state's context. */
-  sessionTape(sessionId: string, state: TurnState): Tape {
+  sessionTape(sessionId: string, workspace: string, state: TurnState): Tape {
     const tapes = this.tapes;
-    return tapes.sessionTape(sessionId, this.workspaceOf(state), { ...tapes.context, state });
+    return tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
+  }
+
+  /** The tape a turn's run writes (a fork of its session tape), while the run is open. */
+  turnTape(context: TurnContext): Tape | null {
+    return this.#turnTapes.get(context) ?? null;
+  }
+
+  /**
+   * The context of a run: the caller's when it is for the same session, a child of it for
+   * another session (a subagent), else a new one from the framework.
+   */
+  #turnContext(sessionId: string, turnId: string, options: RunStreamOptions): TurnContext {
+    const parent = options.context;
+    const signal = options.signal ?? parent?.signal ?? new AbortController().signal;
+    if (parent && parent.sessionId === sessionId && signal === parent.signal) return parent;
+    if (parent) return childTurnContext(parent, sessionId, signal);
+    return this.framework.turnContext({ turnId, sessionId, signal });
   }
 
   #clientFor(settings: ModelSettings): ModelClient {
@@ -161,12 +173,13 @@ export class Agent implements RuntimeAgent {
     state.session_id ??= sessionId;
     // One id per turn (issue 19): the framework's when it started the turn, else a new one.
     const turnId = (state.turn_id ||= currentCorrelation()?.turnId || newCorrelationId());
-    state._runtime_agent = this;
+    const turn = this.#turnContext(sessionId, turnId, options);
+    turn.agent = this;
     const settings = await this.#options.settings();
     rememberSettingsSecrets(this.framework.settings); // kept out of the tape, the logs and tool environments
     // Resolve allowed tools before touching the tape: unknown names fail the call.
     const allowedTools = options.allowedTools ? this.tools.resolveToolNames(options.allowedTools) : null;
-    const workspace = this.workspaceOf(state);
+    const workspace = turn.workspace;
     // Asked once per turn: every tool call of the turn runs in the same place.
     const sandbox = await turnSandboxOf(this.framework.runtime, sessionId, workspace, () => this.configValue("tool_env_passthrough"));
     const tapes = this.tapes;
@@ -175,13 +188,13 @@ export class Agent implements RuntimeAgent {
     const streamState = createStreamState();
     if (typeof state.context === "string") streamState.context = state.context;
     const pending: PendingPrompts = { prompts: [] };
-    // The hooks and tools of the run always get a signal; one nobody aborts when the caller gave none.
-    const signal = options.signal ?? new AbortController().signal;
+    turn.tape = fork.tape;
+    this.#turnTapes.set(turn, fork.tape);
     const body =
       isCommand(prompt) && this.#options.runCommand
-        ? this.#command(prompt, fork.tape, state, sandbox, signal)
-        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, signal }, pending);
-    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, this.#interruptible(body, fork.tape, pending, signal))), streamState);
+        ? this.#command(prompt, fork.tape, state, sandbox, turn)
+        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, turn }, pending);
+    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, this.#interruptible(body, fork.tape, pending, turn.signal))), streamState);
   }
 
   /**
@@ -212,13 +225,14 @@ export class Agent implements RuntimeAgent {
   }
 
   /** Runs `body` with the fork open; merges (or discards) it when the stream ends. */
-  async *#onFork(fork: TapeFork, body: AsyncGenerator<StreamEvent, void, undefined>): AsyncGenerator<StreamEvent, void, undefined> {
+  async *#onFork(fork: TapeFork, turn: TurnContext, body: AsyncGenerator<StreamEvent, void, undefined>): AsyncGenerator<StreamEvent, void, undefined> {
     let completed = false;
     try {
       await fork.tape.ensureBootstrapAnchor();
       yield* body;
       completed = true;
     } finally {
+      this.#turnTapes.delete(turn);
       if (fork.mergeBack) {
         try {
           await fork.merge();
@@ -230,35 +244,34 @@ export class Agent implements RuntimeAgent {
     }
   }
 
-  async *#command(line: string, tape: Tape, state: TurnState, sandbox: Sandbox, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
-    const context: ToolContext<Tape> = { tape, runId: "run_command", state, sandbox, signal };
-    const { ok, output } = await this.#options.runCommand!(line.trim(), { tools: this.tools, context });
-    if (!ok) state._runtime_command_failed = true;
+  async *#command(line: string, tape: Tape, state: TurnState, sandbox: Sandbox, turn: TurnContext): AsyncGenerator<StreamEvent, void, undefined> {
+    const context: ToolContext<Tape> = { tape, runId: "run_command", state, turn, agent: this, sandbox, signal: turn.signal };
+    const run = this.#options.runCommand;
+    const { ok, output } = run ? await run(line.trim(), { tools: this.tools, context }) : { ok: false, output: "comma commands are not available" };
+    if (!ok) turn.commandFailed = true;
     yield { kind: "text", data: { delta: output } };
     yield { kind: "final", data: { ok, text: output } };
   }
 
-  async #systemPrompt(prompt: Prompt, state: TurnState, allowedTools: ReadonlySet<string> | null, allowedSkills: ReadonlySet<string> | null): Promise<string> {
+  async #systemPrompt(prompt: Prompt, state: TurnState, turn: TurnContext, allowedTools: ReadonlySet<string> | null, allowedSkills: ReadonlySet<string> | null): Promise<string> {
     const blocks = [systemPromptOf(this.framework.runtime, prompt, state), this.tools.renderPrompt(allowedTools)];
     if (this.#options.skillsPrompt) {
-      blocks.push(await this.#options.skillsPrompt({ promptText: promptText(prompt), state, workspace: this.workspaceOf(state), allowedSkills }));
+      blocks.push(await this.#options.skillsPrompt({ promptText: promptText(prompt), state, workspace: turn.workspace, allowedSkills }));
     }
     return blocks.filter((block) => block.length > 0).join("\n\n");
   }
 
   /** Steering messages waiting for this turn, turned into prompts. */
-  async #drainSteering(state: TurnState, signal: AbortSignal): Promise<Prompt[]> {
-    const inbox = state._runtime_steering_inbox;
-    if (!inbox) return [];
+  async #drainSteering(state: TurnState, turn: TurnContext): Promise<Prompt[]> {
+    if (!turn.steering) return [];
     const prompts: Prompt[] = [];
-    for (const message of inbox.drainMessages(state)) prompts.push(await this.#steeringPrompt(message, state, signal));
+    for (const message of turn.steering.drainMessages(turn)) prompts.push(await this.#steeringPrompt(message, state, turn));
     return prompts;
   }
 
-  async #steeringPrompt(message: Envelope, state: TurnState, signal: AbortSignal): Promise<Prompt> {
-    const sessionId = String(state.session_id ?? "");
-    const built = await this.framework.runtime.callFirst("buildPrompt", { message, sessionId, state, signal });
-    return isEmptyPrompt(built) ? contentOf(message) : (built as Prompt);
+  async #steeringPrompt(message: Envelope, state: TurnState, turn: TurnContext): Promise<Prompt> {
+    const built = await this.framework.runtime.callFirst("buildPrompt", { message, sessionId: turn.sessionId, state, context: turn, signal: turn.signal });
+    return isEmptyPrompt(built) ? message.content : built;
   }
 
   /** Ends the loop on a step that cannot recover: the error on the tape, then an error and a failed final event. */
@@ -276,7 +289,7 @@ export class Agent implements RuntimeAgent {
     state: TurnState,
     settings: ModelSettings,
     streamState: StreamState,
-    options: Omit<RunStreamOptions, "allowedTools" | "signal"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox; signal: AbortSignal },
+    options: Omit<RunStreamOptions, "allowedTools" | "signal" | "context"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox; turn: TurnContext },
     pending: PendingPrompts,
   ): AsyncGenerator<StreamEvent, void, undefined> {
     const model = options.model ?? settings.model;
@@ -284,7 +297,7 @@ export class Agent implements RuntimeAgent {
     if (allowedSkills) state.allowed_skills = [...allowedSkills];
     await tape.appendEvent("loop.start", {
       model,
-      prompt: prompt as never,
+      prompt,
       allowed_skills: allowedSkills ? [...allowedSkills] : null,
       allowed_tools: options.allowedTools ? [...options.allowedTools] : null,
     });
@@ -302,25 +315,27 @@ export class Agent implements RuntimeAgent {
     let current: Prompt = prompt;
     for (let step = 1; step <= maxSteps; step++) {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
-      await tape.appendEvent("loop.step.start", { step, prompt: current as never });
+      await tape.appendEvent("loop.step.start", { step, prompt: current });
       const started = performance.now();
-      const steering = await this.#drainSteering(state, options.signal);
+      const steering = await this.#drainSteering(state, options.turn);
       pending.prompts = [...steering, current];
       const stepStream = runModelStep<Tape>({
         client,
         model,
-        systemPrompt: await this.#systemPrompt(current, state, options.allowedTools, allowedSkills),
+        systemPrompt: await this.#systemPrompt(current, state, options.turn, options.allowedTools, allowedSkills),
         history: () => tape.readMessages(),
         prompt: current,
         steering,
         tools,
         maxTokens: settings.max_tokens,
         state,
-        hooks: this.#interceptors,
+        hooks: new AgentHooks(this.framework.runtime, options.turn),
         tape,
         sandbox: options.sandbox,
         record,
-        signal: options.signal,
+        signal: options.turn.signal,
+        turn: options.turn,
+        agent: this,
       });
       // A step's failure events are held back until we know whether the loop recovers.
       const held: StreamEvent[] = [];
@@ -361,7 +376,7 @@ export class Agent implements RuntimeAgent {
         return;
       }
       let more = outcome.toolCalls.length > 0 || outcome.toolResults.length > 0;
-      if (!more && state._runtime_steering_inbox) more = state._runtime_steering_inbox.messageCount(state) > 0;
+      if (!more && options.turn.steering) more = options.turn.steering.messageCount(options.turn) > 0;
       if (!more && !wroteText && outcome.status === "ok" && outcome.text.trim() === "") {
         // A reply with neither text nor tool calls would leave the person with nothing.
         const error = new BubError("provider", `The model ${outcome.model} returned an empty reply. Try again, or pick another model with BUB_MODEL.`);
@@ -372,7 +387,7 @@ export class Agent implements RuntimeAgent {
         await tape.appendEvent("loop.step", { step, elapsed_ms, status: "ok", date: utcIso() });
         return;
       }
-      current = await continuePromptOf(this.framework.runtime, current, tape, streamState, options.signal);
+      current = await continuePromptOf(this.framework.runtime, current, tape, streamState, options.turn);
       await tape.appendEvent("loop.step", { step, elapsed_ms, status: "continue", date: utcIso() });
     }
     const error = new BubError("unknown", `max_steps_reached=${settings.max_steps}: the agent stopped after ${settings.max_steps} steps. Raise BUB_MAX_STEPS (max_steps in config.yml, default 100) if the task needs more steps.`);

@@ -9,6 +9,7 @@ import type { Sandbox } from "../kernel/sandbox.ts";
 import type { StreamState } from "../kernel/stream.ts";
 import { isTapeContext, type TapeContext, type TapeHandle, type TapeSidecar } from "../kernel/tape-contract.ts";
 import type { ModelOptions, TurnState } from "../kernel/types.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 import { createHostSandbox } from "../tools/sandbox-host.ts";
 
 /** The system prompt: every plugin's fragment, lowest precedence first, joined by a blank line. */
@@ -34,8 +35,8 @@ export function tapeContextOf(runtime: HookRuntime): TapeContext {
 }
 
 /** The prompt that continues the agent loop; a plugin must answer with a string. */
-export async function continuePromptOf(runtime: HookRuntime, prompt: Prompt, tape: TapeHandle, state: StreamState, signal: AbortSignal): Promise<string> {
-  const answer = await runtime.callFirst("continuePrompt", { prompt, tape, state, signal });
+export async function continuePromptOf(runtime: HookRuntime, prompt: Prompt, tape: TapeHandle, state: StreamState, context: TurnContext): Promise<string> {
+  const answer = await runtime.callFirst("continuePrompt", { prompt, tape, state, context, signal: context.signal });
   if (typeof answer !== "string") throw new TypeError("hook.continuePrompt must return string");
   return answer;
 }

@@ -7,7 +7,6 @@
  * `approval: ask`; a plugin registered later runs before it and may decide first.
  */
 import { currentTurnMessage } from "../channels/session-turns.ts";
-import { fieldOf } from "../kernel/envelope.ts";
 import { describeError } from "../kernel/errors.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { BubFramework } from "../kernel/framework.ts";
@@ -50,7 +49,7 @@ async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<A
   const message = currentTurnMessage();
   const router = framework.router;
   const askApproval = router?.askApproval?.bind(router);
-  const channel = message ? String(fieldOf(message, "channel") ?? "?") : null;
+  const channel = message ? message.channel || "?" : null;
   if (!message || !askApproval) return deny(approvalErrors.nobody(call.tool, channel ? `the ${channel} channel cannot ask, as in \`bub run\`` : "no channel runs this turn"));
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
   const signal = AbortSignal.any([turnSignal, timeout]);
@@ -89,13 +88,13 @@ async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<A
 export function createApprovalPlugin(framework: ApprovalFramework): BubPlugin {
   return {
     name: "approval",
-    async beforeToolCall({ call, state, signal }) {
+    async beforeToolCall({ call, state, context, signal }) {
       try {
         const settings = await framework.settings.load(approvalSettings);
         if (settings.approval !== "ask") return null;
-        const need = await approvalNeed(call, workspaceOf(state) ?? framework.workspace);
+        const need = await approvalNeed(call, workspaceOf({ turn: context }) ?? framework.workspace);
         if (!need) return null;
-        const sessionId = typeof state.session_id === "string" ? state.session_id : "";
+        const sessionId = context.sessionId;
         return await ask(framework, call, { tool: call.tool, arguments: call.arguments, summary: need.summary, reason: need.reason, sessionId }, settings.approval_timeout_seconds, signal);
       } catch (error) {
         log.warn(`approval.failed tool=${call.tool}: ${describeError(error)}`);

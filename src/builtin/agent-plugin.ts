@@ -6,10 +6,10 @@
 import { Agent, type AgentOptions } from "../agent/agent.ts";
 import { closeToolNames } from "../agent/tool-names.ts";
 import { closestToolNames } from "../tools/suggest.ts";
-import { ChannelMessage, formatContext, mediaUrl, type MediaItem } from "../channels/message.ts";
-import { contentOf, fieldOf, type Envelope, type Prompt, type PromptPart } from "../kernel/envelope.ts";
+import { formatContext, mediaUrl, type MediaItem } from "../channels/message.ts";
+import type { Envelope, Prompt, PromptPart } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import type { BubPlugin } from "../kernel/hooks.ts";
+import type { BubHooks } from "../kernel/hooks.ts";
 import { replace } from "../kernel/interception.ts";
 import type { TurnState } from "../kernel/types.ts";
 import type { ModelSettings } from "../llm/settings.ts";
@@ -27,8 +27,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** `k=v|k=v` of a message's context (keys starting with `_` left out). */
 export function contextStringOf(message: Envelope): string {
-  const context = fieldOf(message, "context");
-  return isRecord(context) ? formatContext(context) : "";
+  return formatContext(message.context);
 }
 
 /** Now as local ISO-8601 with the UTC offset, seconds precision: `2026-11-22T10:05:00+01:00`. */
@@ -54,26 +53,25 @@ async function mediaPart(item: MediaItem): Promise<PromptPart | null> {
   if (item.type === "image") return { type: "image_url", image_url: { url } };
   if (item.type === "video") return { type: "video_url", video_url: { url } };
   if (item.type === "audio") {
-    const match = /^data:audio\/([\w.+-]+);base64,(.*)$/s.exec(url);
-    if (!match) return null;
-    const format = match[1]!.toLowerCase().replace(/^x-/, "").replace("mpeg", "mp3");
-    return { type: "input_audio", input_audio: { data: match[2], format } };
+    const match = /^data:audio\/(?<format>[\w.+-]+);base64,(?<data>.*)$/s.exec(url);
+    if (!match?.groups) return null;
+    const format = String(match.groups.format).toLowerCase().replace(/^x-/, "").replace("mpeg", "mp3");
+    return { type: "input_audio", input_audio: { data: match.groups.data, format } };
   }
   return null;
 }
 
 /** The prompt of a channel message: context and date line, then content; media as parts. */
 export async function buildChannelPrompt(message: Envelope): Promise<Prompt> {
-  const content = contentOf(message);
+  const content = message.content;
   if (content.trim().startsWith(",")) {
-    if (isRecord(message)) message.kind = "command";
+    if (!Object.isFrozen(message)) message.kind = "command";
     return content;
   }
   const context = contextStringOf(message);
   const text = context ? `${context}\n---Date: ${localIsoNow()}---\n${content}` : content;
-  const media = fieldOf(message, "media");
-  if (!Array.isArray(media) || media.length === 0) return text;
-  const parts = (await Promise.all((media as MediaItem[]).map(mediaPart))).filter((part) => part !== null);
+  if (message.media.length === 0) return text;
+  const parts = (await Promise.all(message.media.map(mediaPart))).filter((part) => part !== null);
   return parts.length > 0 ? [{ type: "text", text }, ...parts] : text;
 }
 
@@ -85,51 +83,53 @@ async function sessionSwitches(tape: Tape): Promise<Partial<Record<(typeof SWITC
   const found: Partial<Record<(typeof SWITCHES)[keyof typeof SWITCHES], string>> = {};
   // Matched by name, newest first (a text search would render every event to compare it).
   const events = await tape.search(tape.query().kinds("event"));
-  for (let index = events.length - 1; index >= 0; index--) {
-    const entry = events[index]!;
-    const key = Object.hasOwn(SWITCHES, entry.payload.name as string) ? SWITCHES[entry.payload.name as keyof typeof SWITCHES] : undefined;
+  for (const entry of events.toReversed()) {
+    const name = entry.payload.name;
+    const key = name === "model_switch" || name === "reasoning_effort_switch" ? SWITCHES[name] : undefined;
     const value = key && isRecord(entry.payload.data) ? entry.payload.data[key] : undefined;
     if (key && found[key] === undefined && typeof value === "string" && value !== "") found[key] = value;
   }
   return found;
 }
 
+/** The builtin hooks the agent answers. */
+export type AgentHooks = Pick<
+  Required<BubHooks>,
+  "loadState" | "saveState" | "buildPrompt" | "runModelStream" | "continuePrompt" | "provideTapeSidecar" | "provideModelOptions" | "beforeToolCall" | "afterToolCall"
+>;
+
 /** Hooks wiring the agent into the builtin plugin, plus the agent itself. */
-export function createAgentHooks(framework: BubFramework, options: Pick<AgentOptions, "tools" | "runCommand" | "skillsPrompt">): { agent: Agent; hooks: BubPlugin } {
+export function createAgentHooks(framework: BubFramework, options: Pick<AgentOptions, "tools" | "runCommand" | "skillsPrompt">): { agent: Agent; hooks: AgentHooks } {
   // Sidecars and the tape store are built by sync hooks, so their sections load first.
   /** The agent settings with the `codex` section, the same object while neither changes (the agent keeps its model client per object). */
   let withCodex: { model: ModelSettings; codex: CodexSettings; merged: ModelSettings } | null = null;
   const ready = async () => {
     await framework.settings.load(spillSettings);
     await framework.settings.load(channelSettings);
-    const model = (await framework.settings.load(agentSettings)) as ModelSettings;
+    const model = await framework.settings.load(agentSettings);
     const codex = await framework.settings.load(codexSettings);
     if (withCodex?.model !== model || withCodex.codex !== codex) withCodex = { model, codex, merged: { ...model, codex } };
     return withCodex.merged;
   };
   const agent = new Agent({ framework, settings: ready, ...options });
 
-  const hooks: BubPlugin = {
-    async loadState({ message, sessionId }) {
-      const lifespan = fieldOf(message, "lifespan") as ChannelMessage["lifespan"] | undefined;
-      if (lifespan) await lifespan.enter();
+  const hooks: AgentHooks = {
+    async loadState({ message, sessionId, context }) {
+      if (message.lifespan) await message.lifespan.enter();
       await ready();
-      const state: TurnState = { session_id: sessionId, _runtime_agent: agent };
-      const context = contextStringOf(message);
-      if (context) state.context = context;
-      const tape = agent.sessionTape(sessionId, { ...state, _runtime_workspace: framework.workspace });
+      context.agent = agent;
+      const state: TurnState = { session_id: sessionId };
+      const formatted = contextStringOf(message);
+      if (formatted) state.context = formatted;
+      const tape = agent.sessionTape(sessionId, context.workspace, state);
       Object.assign(state, await sessionSwitches(tape));
-      const messageContext = fieldOf(message, "context");
-      if (isRecord(messageContext)) {
-        if (typeof messageContext.model === "string" && messageContext.model !== "") state.model = messageContext.model;
-        if (messageContext.thread_id !== undefined && messageContext.thread_id !== null) state._runtime_thread_id = String(messageContext.thread_id);
-      }
+      const model = message.context.model;
+      if (typeof model === "string" && model !== "") state.model = model;
       return state;
     },
 
     async saveState({ message, error }) {
-      const lifespan = fieldOf(message, "lifespan") as ChannelMessage["lifespan"] | undefined;
-      if (lifespan) await lifespan.exit(error);
+      if (message.lifespan) await message.lifespan.exit(error);
       return undefined;
     },
 
@@ -137,13 +137,13 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       return buildChannelPrompt(message);
     },
 
-    runModelStream({ prompt, sessionId, state, signal }) {
+    runModelStream({ prompt, sessionId, state, context }) {
       // The turn's signal cancels the model call and every tool call (Ctrl-C in chat, quit, shutdown).
-      return agent.runStream(sessionId, prompt, state, { model: typeof state.model === "string" ? state.model : null, signal });
+      return agent.runStream(sessionId, prompt, state, { model: typeof state.model === "string" ? state.model : null, context });
     },
 
     continuePrompt({ tape }) {
-      const context = (tape as Partial<Tape>).context?.state?.context;
+      const context = tape.context.state.context;
       return typeof context === "string" && context !== "" ? `${CONTINUE_PROMPT} [context: ${context}]` : CONTINUE_PROMPT;
     },
 
@@ -169,10 +169,10 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       return replace(`Tool \`${call.tool}\` does not exist. No tools are available.`);
     },
 
-    async afterToolCall({ call, result, state }) {
+    async afterToolCall({ call, result, context }) {
       if (result.error || typeof result.result !== "string") return;
       if (call.tool === SPILL_READ_TOOL_NAME || call.tool === SPILL_READ_MODEL_NAME) return;
-      const tape = state._runtime_tape as Tape | undefined;
+      const tape = agent.turnTape(context);
       const spill = tape?.sidecars.find(isSpillSidecar);
       if (tape && spill) result.result = await spill.spillToolResult(tape, result.result, { tool: call.tool, runId: call.runId });
     },

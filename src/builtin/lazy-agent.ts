@@ -10,10 +10,13 @@ import { createDefaultTapeContext } from "../tape/context.ts";
 import type { createAgentHooks } from "./agent-plugin.ts";
 
 type AgentPart = ReturnType<typeof createAgentHooks>;
-type Hooks = Required<BubHooks>;
+
+/** The builtin hooks the agent part answers, always present. */
+export type LazyAgentHooks = Pick<Required<BubHooks>, "loadState" | "saveState" | "buildPrompt" | "runModelStream" | "continuePrompt" | "provideModelOptions" | "beforeToolCall" | "afterToolCall"> &
+  Pick<BubPlugin, "provideTapeStore" | "provideTapeSidecar" | "buildTapeContext">;
 
 /** Hooks that forward to the agent part, importing it on first call. */
-export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
+export function createLazyAgentHooks(framework: BubFramework): LazyAgentHooks {
   let loaded: AgentPart | null = null;
   let loading: Promise<AgentPart> | null = null;
   const part = (): Promise<AgentPart> =>
@@ -25,30 +28,30 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
       ]);
       registerScheduleTools(framework);
       const config = (path: string) => framework.settings.getValue(path, undefined);
+      const maxBytes = () => {
+        const value = config("skill_max_bytes");
+        return typeof value === "number" ? value : undefined;
+      };
       loaded = createAgentHooks(framework, {
         tools: toolsOf(framework),
         // Comma commands load their parser with the first command; skill discovery (and the
         // YAML parser for SKILL.md) with the first model call.
         runCommand: async (line, options) => (await import("../tools/commands.ts")).runCommaCommand(line, options),
         skillsPrompt: async ({ promptText, workspace, allowedSkills }) =>
-          await (await import("../skills/prompt.ts")).buildSkillsPrompt(promptText, { workspace, allowedSkills, config, maxBytes: config("skill_max_bytes") as number | undefined }),
+          await (await import("../skills/prompt.ts")).buildSkillsPrompt(promptText, { workspace, allowedSkills, config, maxBytes: maxBytes() }),
       });
       return loaded;
     })());
-  const forward =
-    <K extends keyof Hooks>(name: K) =>
-    async (args: Parameters<Hooks[K]>[0]) =>
-      ((await part()).hooks[name] as (args: Parameters<Hooks[K]>[0]) => unknown)(args);
 
   return {
-    loadState: forward("loadState") as Hooks["loadState"],
-    saveState: forward("saveState") as Hooks["saveState"],
-    buildPrompt: forward("buildPrompt") as Hooks["buildPrompt"],
-    runModelStream: forward("runModelStream") as Hooks["runModelStream"],
-    continuePrompt: forward("continuePrompt") as Hooks["continuePrompt"],
-    provideModelOptions: forward("provideModelOptions") as Hooks["provideModelOptions"],
-    beforeToolCall: forward("beforeToolCall") as Hooks["beforeToolCall"],
-    afterToolCall: forward("afterToolCall") as Hooks["afterToolCall"],
+    loadState: async (args) => (await part()).hooks.loadState(args),
+    saveState: async (args) => (await part()).hooks.saveState(args),
+    buildPrompt: async (args) => (await part()).hooks.buildPrompt(args),
+    runModelStream: async (args) => (await part()).hooks.runModelStream(args),
+    continuePrompt: async (args) => (await part()).hooks.continuePrompt(args),
+    provideModelOptions: async (args) => (await part()).hooks.provideModelOptions(args),
+    beforeToolCall: async (args) => (await part()).hooks.beforeToolCall(args),
+    afterToolCall: async (args) => (await part()).hooks.afterToolCall(args),
     provideTapeStore() {
       return (async function* () {
         const [{ channelSettings }, { createTapeStoreFromSettings }] = await Promise.all([import("./settings.ts"), import("../tape/store-from-settings.ts")]);
@@ -62,7 +65,7 @@ export function createLazyAgentHooks(framework: BubFramework): BubPlugin {
       })();
     },
     provideTapeSidecar() {
-      return loaded ? loaded.hooks.provideTapeSidecar!({}) : undefined;
+      return loaded ? loaded.hooks.provideTapeSidecar({}) : undefined;
     },
     buildTapeContext() {
       return createDefaultTapeContext();

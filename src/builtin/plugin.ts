@@ -2,7 +2,7 @@ import { createLogger } from "../kernel/log.ts";
 import { describeError } from "../kernel/errors.ts";
 import { currentCorrelation } from "../kernel/correlation.ts";
 import { interruptSignalOf } from "../agent/interrupt.ts";
-import { fieldOf } from "../kernel/envelope.ts";
+import { replyChannelOf } from "../kernel/envelope.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { ChannelMessage } from "../channels/message.ts";
@@ -17,10 +17,6 @@ const log = createLogger("bub:builtin");
 
 /** onError stages the framework has logged before telling the observers. */
 const LOGGED_STAGES = new Set(["turn", "save_state", "dispatch_outbound"]);
-
-function text(value: unknown, fallback: string): string {
-  return value === undefined || value === null || value === "" ? fallback : String(value);
-}
 
 /**
  * The builtin plugin: registered first, so every other plugin can replace any of its hooks.
@@ -39,32 +35,31 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
     async loadState(args) {
       // AGENTS.md is read here, off the event loop, for the synchronous systemPrompt hook below.
       await agentsFiles.refresh(framework.workspace);
-      return agentHooks.loadState!(args);
+      return agentHooks.loadState(args);
     },
 
     resolveSession({ message }) {
-      const own = fieldOf(message, "session_id");
-      if (typeof own === "string" && own.trim() !== "") return own;
-      return `${text(fieldOf(message, "channel"), "default")}:${text(fieldOf(message, "chat_id"), "default")}`;
+      if (message.sessionId !== undefined && message.sessionId.trim() !== "") return message.sessionId;
+      return `${message.channel || "default"}:${message.chatId || "default"}`;
     },
 
-    renderOutbound({ message, sessionId, state, modelOutput }) {
+    renderOutbound({ message, sessionId, modelOutput, context }) {
       return new ChannelMessage({
         sessionId,
-        channel: text(fieldOf(message, "channel"), "default"),
-        chatId: text(fieldOf(message, "chat_id"), "default"),
+        channel: message.channel || "default",
+        chatId: message.chatId || "default",
         content: modelOutput,
         // Replies go back where the inbound came from (the reference says "default", which no channel takes).
-        outputChannel: text(fieldOf(message, "output_channel"), text(fieldOf(message, "channel"), "default")),
+        outputChannel: replyChannelOf(message) ?? "default",
         // A failed comma command answers with an error outbound (§15.7).
-        kind: state._runtime_command_failed === true ? "error" : (text(fieldOf(message, "kind"), "normal") as ChannelMessage["kind"]),
+        kind: context.commandFailed ? "error" : message.kind,
       });
     },
 
     async dispatchOutbound({ message }) {
-      if (fieldOf(message, "output_channel") !== "cli") {
+      if (message.outputChannel !== "cli") {
         // At debug: the reply's text does not belong in a log file kept at the default level.
-        log.debug(`session.run.outbound session_id=${String(fieldOf(message, "session_id"))} content=${JSON.stringify(fieldOf(message, "content") ?? "")}`);
+        log.debug(`session.run.outbound session_id=${message.sessionId ?? "?"} content=${JSON.stringify(message.content)}`);
       }
       return framework.dispatchViaChannelRouter(message);
     },
@@ -73,13 +68,13 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       if (message === null || message === undefined) return;
       // A turn a signal interrupted is reported once, by the command that got the signal.
       if (interruptSignalOf(error) !== null) return;
-      const sessionId = text(fieldOf(message, "session_id"), "unknown");
+      const sessionId = message.sessionId || "unknown";
       // The framework logged these already: a failure the turn threw, and failing saveState / dispatchOutbound hooks.
       if (!LOGGED_STAGES.has(stage)) log.error(`turn.error stage=${stage} session_id=${sessionId} turn_id=${currentCorrelation()?.turnId ?? "-"}`, error);
       const outbound = new ChannelMessage({
         sessionId,
-        channel: text(fieldOf(message, "channel"), "default"),
-        chatId: text(fieldOf(message, "chat_id"), "default"),
+        channel: message.channel || "default",
+        chatId: message.chatId || "default",
         content: `An error occurred at stage '${stage}': ${describeError(error)}`,
         kind: "error",
         // The error itself, for a command that prints it (`bub run`: one stderr line, causes with --verbose).
@@ -89,9 +84,8 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       for (const failure of await framework.runtime.callEachSettled("dispatchOutbound", { message: outbound })) log.warn(`turn.error_undelivered stage=${stage} session_id=${sessionId} turn_id=${currentCorrelation()?.turnId ?? "-"}`, failure);
     },
 
-    systemPrompt({ state }) {
-      const workspace = typeof state._runtime_workspace === "string" && state._runtime_workspace.trim() ? state._runtime_workspace : process.cwd();
-      return builtinSystemPrompt(workspace, agentsFiles);
+    systemPrompt() {
+      return builtinSystemPrompt(framework.workspace, agentsFiles);
     },
 
     registerCliCommands({ app, command }) {

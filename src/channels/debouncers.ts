@@ -2,7 +2,7 @@
  * Debounce for the channel manager: one {@link BufferedMessageHandler} per channel and
  * session, with windows from the manager's options or the settings.
  */
-import { fieldOf, type Envelope } from "../kernel/envelope.ts";
+import type { Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { BufferedMessageHandler, systemClock, type DebounceClock, type DebounceWindows } from "./debounce.ts";
 
@@ -42,7 +42,7 @@ export class ChannelDebouncers {
 
   /** Buffers a message of channel `channelName`. */
   handle(channelName: string, message: Envelope): void {
-    const key = `${channelName}\u0000${String(fieldOf(message, "session_id") ?? fieldOf(message, "chat_id") ?? "default")}`;
+    const key = `${channelName}\u0000${message.sessionId ?? (message.chatId || "default")}`;
     let debouncer = this.#debouncers.get(key);
     if (!debouncer) {
       debouncer = new BufferedMessageHandler(this.#forward, this.#windows(), this.#clock);

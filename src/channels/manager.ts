@@ -5,7 +5,7 @@
  * module; this one wires them into the framework's {@link ChannelRouter}.
  */
 import { createLogger } from "../kernel/log.ts";
-import { fieldOf, type Envelope } from "../kernel/envelope.ts";
+import { toEnvelope, type Envelope, type EnvelopeInput } from "../kernel/envelope.ts";
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
@@ -114,15 +114,16 @@ export class ChannelManager implements ChannelRouter {
   }
 
   /** Resolves once the message is admitted (started, queued, steered or dropped) or buffered by debounce. */
-  #receive(message: Envelope): Promise<void> {
-    const channelName = String(fieldOf(message, "channel") ?? "");
+  #receive(input: Envelope | EnvelopeInput): Promise<void> {
+    const message = toEnvelope(input);
+    const channelName = message.channel;
     const channel = this.channels.get(channelName);
     if (!channel) {
       log.warn(`channel.manager received a message for unknown channel '${channelName}'; ignored`);
       return Promise.resolve();
     }
     if (!this.#accepting) {
-      log.warn(`channel.manager is shutting down; message for session ${String(fieldOf(message, "session_id") ?? "?")} not taken`);
+      log.warn(`channel.manager is shutting down; message for session ${message.sessionId ?? "?"} not taken`);
       return Promise.resolve();
     }
     if (!channel.needsDebounce) return this.#queue.take(message);
@@ -169,7 +170,7 @@ export class ChannelManager implements ChannelRouter {
 
   /** The admission policy of the message's own channel, if it has one. */
   admitChannelMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
-    return channelOwnAdmission(this.channels.get(String(fieldOf(message, "channel") ?? "")), sessionId, message, turn);
+    return channelOwnAdmission(this.channels.get(message.channel), sessionId, message, turn);
   }
 
   /** Asks the person behind the request's turn, through the channel it came from (docs/security.md, "Approval for dangerous tools"). */

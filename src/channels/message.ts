@@ -1,15 +1,6 @@
-import type { Envelope } from "../kernel/envelope.ts";
-import { fieldOf } from "../kernel/envelope.ts";
+import type { Envelope, EnvelopeKind, MediaItem, TurnLifespan } from "../kernel/envelope.ts";
 
-/** A media attachment of a channel message. */
-export interface MediaItem {
-  type: "image" | "audio" | "video" | "document";
-  mimeType: string;
-  filename?: string;
-  url?: string;
-  /** Fetches the bytes on demand (e.g. a Telegram file download). */
-  dataFetcher?: () => Promise<Uint8Array | null>;
-}
+export type { MediaItem } from "../kernel/envelope.ts";
 
 /** The URL of a media item: its own, else a `data:` URL of its fetched bytes, else null. */
 export async function mediaUrl(item: MediaItem): Promise<string | null> {
@@ -35,16 +26,11 @@ export interface ChannelMessageInit {
   content: string;
   chatId?: string;
   isActive?: boolean;
-  kind?: "normal" | "command" | "error";
+  kind?: EnvelopeKind;
   context?: Record<string, unknown>;
   media?: MediaItem[];
-  /**
-   * Entered when the turn loads its state, exited when it saves it (e.g. a typing indicator).
-   * `settled`, when the channel manager runs the turn, is told once the turn is over with
-   * its replies dispatched (`done`, also after a failure that was reported), or that the
-   * shutdown cancelled it (`cancelled`).
-   */
-  lifespan?: { enter(): Promise<void> | void; exit(error?: unknown): Promise<void> | void; settled?(outcome: "done" | "cancelled"): void } | null;
+  /** See {@link TurnLifespan}. */
+  lifespan?: TurnLifespan | null;
   outputChannel?: string;
 }
 
@@ -52,17 +38,18 @@ export interface ChannelMessageInit {
  * The envelope channels produce and consume. Its `context` always carries
  * `channel: "$<channel>"` and `chat_id`, and `outputChannel` defaults to `channel`.
  */
-export class ChannelMessage {
+export class ChannelMessage implements Envelope {
   sessionId: string;
   channel: string;
   content: string;
   chatId: string;
   isActive: boolean;
-  kind: "normal" | "command" | "error";
+  kind: EnvelopeKind;
   context: Record<string, unknown>;
   media: MediaItem[];
-  lifespan: ChannelMessageInit["lifespan"];
+  lifespan: TurnLifespan | null;
   outputChannel: string;
+  [extension: string]: unknown;
 
   constructor(init: ChannelMessageInit) {
     this.sessionId = init.sessionId;
@@ -94,10 +81,5 @@ export class ChannelMessage {
     const last = batch.at(-1);
     if (!last) throw new Error("Batch cannot be empty");
     return last.with({ content: batch.map((message) => message.content).join("\n"), media: batch.flatMap((message) => message.media) });
-  }
-
-  /** True for a ChannelMessage (or anything with its shape). */
-  static isInstance(value: Envelope): value is ChannelMessage {
-    return value instanceof ChannelMessage || (typeof value === "object" && value !== null && typeof fieldOf(value, "output_channel") === "string" && typeof fieldOf(value, "context") === "object");
   }
 }

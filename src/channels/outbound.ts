@@ -3,7 +3,7 @@
  * named by their `output_channel`, else their `channel`; one that no running channel takes is
  * logged as a warning naming the channel.
  */
-import { fieldOf, type Envelope } from "../kernel/envelope.ts";
+import { replyChannelOf, type Envelope } from "../kernel/envelope.ts";
 import { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { Channel } from "../kernel/types.ts";
@@ -18,28 +18,19 @@ const log = createLogger("bub:channels");
  * kind (`command`, `error`, else `normal`).
  */
 export function outboundMessage(channel: Channel, message: Envelope): ChannelMessage {
-  const context = fieldOf(message, "context");
-  const kind = fieldOf(message, "kind");
   return new ChannelMessage({
-    sessionId: String(fieldOf(message, "session_id") || `${channel.name}:default`),
+    sessionId: message.sessionId || `${channel.name}:default`,
     channel: channel.name,
-    chatId: String(fieldOf(message, "chat_id") || "default"),
-    content: String(fieldOf(message, "content") ?? ""),
-    context: typeof context === "object" && context !== null ? { ...(context as Record<string, unknown>) } : {},
-    kind: kind === "command" || kind === "error" ? kind : "normal",
+    chatId: message.chatId || "default",
+    content: message.content,
+    context: { ...message.context },
+    kind: message.kind,
   });
-}
-
-/** The channel name an outbound targets: its `output_channel` when a non-empty string, else its `channel`; null without either. */
-function targetName(message: Envelope): string | null {
-  const output = fieldOf(message, "output_channel");
-  const target = typeof output === "string" && output !== "" ? output : fieldOf(message, "channel");
-  return typeof target === "string" && target !== "" ? target : null;
 }
 
 /** The warning for an outbound no running channel takes: which channel, and why. */
 function undeliveredLine(message: Envelope, target: string | null, channels: ReadonlyMap<string, Channel>, isRunning: (channel: Channel) => boolean): string {
-  const session = String(fieldOf(message, "session_id") ?? "?");
+  const session = message.sessionId ?? "?";
   const running = [...channels.values()].filter(isRunning).map((channel) => channel.name).join(", ") || "none";
   if (target === null) return `channel.outbound undelivered session_id=${session}: the outbound names no channel (neither output_channel nor channel) — set one of them (running channels: ${running})`;
   const why = channels.has(target) ? `channel '${target}' is not running` : `no channel is named '${target}'`;
@@ -58,7 +49,7 @@ export class OutboundRouter {
 
   /** The running channel named by the message's `output_channel`, else its `channel`; null when there is none. */
   target(message: Envelope): Channel | null {
-    const target = targetName(message);
+    const target = replyChannelOf(message);
     if (target === null) return null;
     const channel = this.#channels.get(target);
     return channel && this.#isRunning(channel) ? channel : null;
@@ -72,7 +63,7 @@ export class OutboundRouter {
   async dispatch(message: Envelope): Promise<boolean> {
     const channel = this.target(message);
     if (!channel) {
-      log.warn(undeliveredLine(message, targetName(message), this.#channels, this.#isRunning));
+      log.warn(undeliveredLine(message, replyChannelOf(message), this.#channels, this.#isRunning));
       return false;
     }
     await channel.send(outboundMessage(channel, message));
@@ -84,8 +75,7 @@ export class OutboundRouter {
    * the answer goes); null when that channel is not running or cannot ask.
    */
   askApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | null> {
-    const name = fieldOf(request.message, "channel");
-    const channel = typeof name === "string" ? this.#channels.get(name) : undefined;
+    const channel = this.#channels.get(request.message.channel);
     if (!channel?.askApproval || !this.#isRunning(channel)) return Promise.resolve(null);
     return channel.askApproval(request, signal);
   }

@@ -6,19 +6,12 @@
 import { createLogger } from "../kernel/log.ts";
 import type { Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import type { AdmitDecision, TurnState } from "../kernel/types.ts";
-import { ChannelMessage } from "./message.ts";
+import type { AdmitDecision, SteeringTarget } from "../kernel/types.ts";
 import type { SessionTurns } from "./session-turns.ts";
-import { steerMessage, steeringStateOf } from "./steering.ts";
+import { steerMessage, steeringTargetOf } from "./steering.ts";
 import type { TurnRunner } from "./turn-runner.ts";
 
 const log = createLogger("bub:channels");
-
-function setSessionId(message: Envelope, sessionId: string): void {
-  if (typeof message !== "object" || message === null || Object.isFrozen(message)) return;
-  if (message instanceof ChannelMessage) message.sessionId = sessionId;
-  else (message as Record<string, unknown>).session_id = sessionId;
-}
 
 /**
  * Admits messages into a {@link TurnRunner}'s sessions.
@@ -60,24 +53,24 @@ export class TurnAdmission {
       await this.#framework.notifyError("resolve_session", error, message);
       return null;
     }
-    setSessionId(message, sessionId);
+    if (!Object.isFrozen(message)) message.sessionId = sessionId;
     const turns = this.#runner.sessionTurns(sessionId);
-    const state = steeringStateOf(sessionId, message);
+    const target = steeringTargetOf(sessionId, message);
     let decision: AdmitDecision | null;
     try {
-      decision = await this.#framework.admitMessage(sessionId, message, this.#runner.snapshot(turns, state));
+      decision = await this.#framework.admitMessage(sessionId, message, this.#runner.snapshot(turns, target));
     } catch (error) {
       log.error(`channel.manager admission failed for session ${sessionId}; processing the message`, error);
       await this.#framework.notifyError("admit_message", error, message);
       return turns;
     }
-    if (this.#apply(decision, turns, message, state)) return turns;
+    if (this.#apply(decision, turns, message, target)) return turns;
     this.#runner.dropIfIdle(turns);
     return null;
   }
 
   /** True when the message should start a turn now. */
-  #apply(decision: AdmitDecision | null, turns: SessionTurns, message: Envelope, state: TurnState): boolean {
+  #apply(decision: AdmitDecision | null, turns: SessionTurns, message: Envelope, target: SteeringTarget): boolean {
     if (decision === null) return true;
     const busy = turns.active.size > 0;
     switch (decision.action) {
@@ -87,7 +80,7 @@ export class TurnAdmission {
         log.info(`channel.manager admission drop session_id=${turns.sessionId}${decision.reason ? ` reason=${decision.reason}` : ""}`);
         return false;
       case "steer":
-        if (busy && steerMessage(this.#framework, message, turns.sessionId, state, decision.reason)) {
+        if (busy && steerMessage(this.#framework, message, target, decision.reason)) {
           log.info(`channel.manager admission steer session_id=${turns.sessionId}`);
           return false;
         }
@@ -96,7 +89,7 @@ export class TurnAdmission {
       case "follow_up":
         return this.#followUp(turns, message, busy);
       default:
-        log.warn(`channel.manager unknown admission action '${String((decision as { action: unknown }).action)}'; processing the message`);
+        log.warn(`channel.manager unknown admission action '${String(decision.action satisfies never)}'; processing the message`);
         return true;
     }
   }

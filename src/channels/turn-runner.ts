@@ -6,21 +6,19 @@
  * signal.
  */
 import { createLogger } from "../kernel/log.ts";
-import { fieldOf, type Envelope } from "../kernel/envelope.ts";
+import type { Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import type { TurnResult, TurnSnapshot, TurnState } from "../kernel/types.ts";
-import type { ChannelMessage } from "./message.ts";
+import type { SteeringTarget, TurnResult, TurnSnapshot } from "../kernel/types.ts";
 import { emptySessionTurns, enterTurn, isCurrentTurn, runInTurn, TurnTask, type SessionTurns } from "./session-turns.ts";
-import { steeringStateOf } from "./steering.ts";
+import { steeringTargetOf } from "./steering.ts";
 import { TurnSlots } from "./turn-slots.ts";
 
 const log = createLogger("bub:channels");
 
-/** Tells the message's lifespan (see ChannelMessage) how its turn ended; a failing callback is logged. */
+/** Tells the message's lifespan how its turn ended; a failing callback is logged. */
 function settleLifespan(message: Envelope, outcome: "done" | "cancelled"): void {
-  const lifespan = fieldOf(message, "lifespan") as ChannelMessage["lifespan"] | undefined;
   try {
-    lifespan?.settled?.(outcome);
+    message.lifespan?.settled?.(outcome);
   } catch (error) {
     log.error("channel.manager lifespan.settled failed", error);
   }
@@ -73,8 +71,8 @@ export class TurnRunner {
     if (turns.active.size === 0 && turns.pending.length === 0 && this.#sessions.get(turns.sessionId) === turns) this.#sessions.delete(turns.sessionId);
   }
 
-  /** The snapshot admission sees; `state` is the message's steering state. */
-  snapshot(turns: SessionTurns, state: TurnState): TurnSnapshot {
+  /** The snapshot admission sees; `target` is where the message would be steered. */
+  snapshot(turns: SessionTurns, target: SteeringTarget): TurnSnapshot {
     const inbox = this.#framework.steeringInbox;
     const runningCount = turns.active.liveCount();
     return {
@@ -82,13 +80,13 @@ export class TurnRunner {
       isRunning: runningCount > 0,
       runningCount,
       pendingCount: turns.pending.length,
-      steeringCount: inbox ? inbox.messageCount(state) : 0,
+      steeringCount: inbox ? inbox.messageCount(target) : 0,
     };
   }
 
   /** A session's current snapshot, known or not. */
   snapshotOf(sessionId: string): TurnSnapshot {
-    return this.snapshot(this.#sessions.get(sessionId) ?? emptySessionTurns(sessionId), { session_id: sessionId });
+    return this.snapshot(this.#sessions.get(sessionId) ?? emptySessionTurns(sessionId), { sessionId });
   }
 
   /**
@@ -138,15 +136,15 @@ export class TurnRunner {
       turn = Promise.reject(error);
     }
     task.settled = turn.then(
-      (result) => {
+      () => {
         slots.release();
         settleLifespan(task.message, "done");
-        runner.#finish(task, result.state);
+        runner.#finish(task);
       },
       () => {
         slots.release();
         settleLifespan(task.message, task.cancelled ? "cancelled" : "done");
-        runner.#finish(task, null);
+        runner.#finish(task);
       },
     );
   }
@@ -166,26 +164,23 @@ export class TurnRunner {
    * message. Always the last thing its promise job does (the end of #runTurn, or the
    * microtask #cancel queues), which #next relies on.
    */
-  #finish(task: TurnTask, resultState: TurnState | null): void {
+  #finish(task: TurnTask): void {
     if (!task.end()) return; // cancelled earlier; what it did after that is not waited for
     const turns = task.turns;
     turns.active.delete(task);
     try {
       if (task.cancelled) log.info(`channel.manager turn cancelled session_id=${turns.sessionId}`);
-      else this.#promoteSteering(turns, task.message, resultState);
+      else this.#promoteSteering(turns, task.message);
     } finally {
       this.#next(turns);
     }
   }
 
   /** Steering messages the turn left unread go to the front of the session's pending queue. */
-  #promoteSteering(turns: SessionTurns, message: Envelope, resultState: TurnState | null): void {
+  #promoteSteering(turns: SessionTurns, message: Envelope): void {
     const inbox = this.#framework.steeringInbox;
     if (!inbox) return;
-    let leftovers: Envelope[] = [];
-    if (resultState) leftovers = inbox.drainMessages(resultState.session_id === undefined || resultState.session_id === null ? { ...resultState, session_id: turns.sessionId } : resultState);
-    const unread = inbox.drainMessages(steeringStateOf(turns.sessionId, message));
-    if (unread.length > 0) leftovers = leftovers.length > 0 ? [...leftovers, ...unread] : unread;
+    const leftovers = inbox.drainMessages(steeringTargetOf(turns.sessionId, message));
     if (leftovers.length === 0) return;
     log.info(`channel.manager ${leftovers.length} unread steering message(s) queued as follow-ups session_id=${turns.sessionId}`);
     turns.pending.unshift(...leftovers);
@@ -194,9 +189,11 @@ export class TurnRunner {
   /** Starts the session's next pending message once nothing of it runs (called last in a promise job: see #finish). */
   #next(turns: SessionTurns): void {
     if (turns.active.size === 0 && turns.pending.length > 0) {
-      const next = turns.pending.shift()!;
-      this.schedule(turns, next, true);
-      return;
+      const next = turns.pending.shift();
+      if (next) {
+        this.schedule(turns, next, true);
+        return;
+      }
     }
     this.dropIfIdle(turns);
     this.#options.onSettled?.();
@@ -206,7 +203,7 @@ export class TurnRunner {
     task.cancelled = true;
     task.abort(reason);
     // Stop waiting for it at once (in a microtask, as a settled turn would).
-    queueMicrotask(() => this.#finish(task, null));
+    queueMicrotask(() => this.#finish(task));
   }
 
   /** Forgets a session's pending messages and cancels its running turns (except the caller's own). */

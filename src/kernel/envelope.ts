@@ -1,9 +1,9 @@
 /**
- * An envelope is whatever a channel hands the runtime: usually a plain object or a
- * `ChannelMessage`, but any value is accepted. Read it with {@link fieldOf} and
- * {@link contentOf} rather than assuming a shape.
+ * The envelope: what a channel hands the runtime and what a turn sends back. Channels and
+ * `processInbound` build it once, at the edge ({@link toEnvelope}); every hook of a turn
+ * then reads typed fields. On the wire and on the tape it keeps the reference's snake_case
+ * JSON shape ({@link envelopeToJson}).
  */
-export type Envelope = unknown;
 
 /** A prompt: plain text, or a list of content parts (text, images, audio). */
 export type Prompt = string | PromptPart[];
@@ -11,59 +11,180 @@ export type Prompt = string | PromptPart[];
 /** One content part of a multimodal prompt, in the OpenAI chat shape. */
 export type PromptPart = { type: string; [key: string]: unknown };
 
-const camelCases = new Map<string, string>();
+/** What kind of message an envelope carries. */
+export type EnvelopeKind = "normal" | "command" | "error";
 
-function camelCase(key: string): string {
-  let alias = camelCases.get(key);
-  if (alias === undefined) {
-    alias = key.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-    if (camelCases.size < 1024) camelCases.set(key, alias);
-  }
-  return alias;
+/** A media attachment of a message. */
+export interface MediaItem {
+  type: "image" | "audio" | "video" | "document";
+  mimeType: string;
+  filename?: string;
+  url?: string;
+  /** Fetches the bytes on demand (e.g. a Telegram file download). */
+  dataFetcher?: () => Promise<Uint8Array | null>;
 }
 
 /**
- * Reads `key` from an envelope: a property of an object (or its camelCase alias, so
- * `fieldOf(m, "session_id")` also finds `m.sessionId`), else `fallback`.
+ * Entered when a turn loads its state and exited when it saves it (a typing indicator, say).
+ * `settled`, when the channel manager runs the turn, is told once the turn is over with its
+ * replies dispatched (`done`, also after a failure that was reported), or that a shutdown
+ * cancelled it (`cancelled`).
+ */
+export interface TurnLifespan {
+  enter(): Promise<void> | void;
+  exit(error?: unknown): Promise<void> | void;
+  settled?(outcome: "done" | "cancelled"): void;
+}
+
+/**
+ * One message in or out of a turn. The named fields are the ones the pipeline and the
+ * builtin channels use; a plugin adds its own under other keys, read with brackets
+ * (`envelope["myPlugin.priority"]`), so a misspelt field is a compile error for a plugin
+ * built with `noPropertyAccessFromIndexSignature` (the `bub plugin new` template sets it).
+ */
+export interface Envelope {
+  /** The text of the message (`""` when it has none). */
+  content: string;
+  /** The channel it came from (`""` when it names none). */
+  channel: string;
+  /** The chat within that channel (`""` when it names none). */
+  chatId: string;
+  /** The session it belongs to; set by `processInbound` once resolved. */
+  sessionId?: string;
+  kind: EnvelopeKind;
+  media: MediaItem[];
+  /**
+   * The message's metadata (the reference calls it `context`): rendered `k=v|k=v` into the
+   * prompt, keys starting with `_` left out.
+   */
+  context: Record<string, unknown>;
+  /** The channel replies go to, when not the one it came from. */
+  outputChannel?: string;
+  /** Whether the message addresses the bot (a mention, a private chat). */
+  isActive?: boolean;
+  lifespan?: TurnLifespan | null;
+  [extension: string]: unknown;
+}
+
+/** What {@link toEnvelope} accepts: a typed envelope, a partial one in camelCase or the reference's snake_case, or plain text. */
+export type EnvelopeInput = Partial<Envelope> | Readonly<Record<string, unknown>> | string;
+
+const KINDS: ReadonlySet<string> = new Set<EnvelopeKind>(["normal", "command", "error"]);
+const MEDIA_TYPES: ReadonlySet<string> = new Set<MediaItem["type"]>(["image", "audio", "video", "document"]);
+
+/** Wire (snake_case) names of the typed fields, and the typed name each one fills. */
+const WIRE_NAMES = {
+  session_id: "sessionId",
+  chat_id: "chatId",
+  output_channel: "outputChannel",
+  is_active: "isActive",
+} as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isKind(value: unknown): value is EnvelopeKind {
+  return typeof value === "string" && KINDS.has(value);
+}
+
+function isMediaItem(value: unknown): value is MediaItem {
+  return isRecord(value) && typeof value.type === "string" && MEDIA_TYPES.has(value.type) && typeof value.mimeType === "string";
+}
+
+function isLifespan(value: unknown): value is TurnLifespan {
+  return isRecord(value) && typeof value.enter === "function" && typeof value.exit === "function";
+}
+
+/** True when `value` already has every field of an {@link Envelope} with its type. */
+export function isEnvelope(value: unknown): value is Envelope {
+  return (
+    isRecord(value) &&
+    typeof value.content === "string" &&
+    typeof value.channel === "string" &&
+    typeof value.chatId === "string" &&
+    isKind(value.kind) &&
+    Array.isArray(value.media) &&
+    isRecord(value.context)
+  );
+}
+
+function text(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "";
+  if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") return String(value);
+  return JSON.stringify(value);
+}
+
+/**
+ * The typed envelope of what a channel or caller hands the runtime, built once at the edge.
+ * An envelope is returned as it is (the same object); anything else becomes a new one:
+ * plain text is its content, an object's fields are read in camelCase or snake_case
+ * (`chat_id` fills `chatId`), missing fields get their defaults (`""`, `normal`, no media,
+ * an empty context), and the object's other keys are kept as extensions.
  *
  * ```ts
- * fieldOf({ chat_id: "42" }, "chat_id"); // "42"
+ * toEnvelope({ channel: "cli", chat_id: "local", content: "hi" }).chatId; // "local"
  * ```
  */
-export function fieldOf(envelope: Envelope, key: string, fallback?: unknown): unknown {
-  if (typeof envelope !== "object" || envelope === null) return fallback;
-  const record = envelope as Record<string, unknown>;
-  if (record[key] !== undefined) return record[key];
-  const alias = camelCase(key);
-  if (alias !== key && record[alias] !== undefined) return record[alias];
-  return fallback;
-}
-
-/** The text content of an envelope as a string (`""` when it has none; `123` → `"123"`). */
-export function contentOf(envelope: Envelope): string {
-  const content = fieldOf(envelope, "content", "");
-  return typeof content === "string" ? content : String(content ?? "");
+export function toEnvelope(input: EnvelopeInput | Envelope): Envelope {
+  if (isEnvelope(input)) return input;
+  if (!isRecord(input)) return { content: text(input), channel: "", chatId: "", kind: "normal", media: [], context: {} };
+  const fields: Record<string, unknown> = { ...input };
+  for (const [wire, typed] of Object.entries(WIRE_NAMES)) {
+    if (!(wire in fields)) continue;
+    if (fields[typed] === undefined) fields[typed] = fields[wire];
+    delete fields[wire];
+  }
+  const { content, channel, chatId, sessionId, kind, media, context, outputChannel, isActive, lifespan, ...extensions } = fields;
+  const envelope: Envelope = {
+    ...extensions,
+    content: text(content),
+    channel: text(channel),
+    chatId: text(chatId),
+    kind: isKind(kind) ? kind : "normal",
+    media: Array.isArray(media) ? media.filter(isMediaItem) : [],
+    context: isRecord(context) ? { ...context } : {},
+  };
+  if (sessionId !== undefined && sessionId !== null && sessionId !== "") envelope.sessionId = text(sessionId);
+  if (typeof outputChannel === "string" && outputChannel !== "") envelope.outputChannel = outputChannel;
+  if (typeof isActive === "boolean") envelope.isActive = isActive;
+  if (isLifespan(lifespan)) envelope.lifespan = lifespan;
+  return envelope;
 }
 
 /**
- * A plain-object copy of an envelope: objects are shallow-copied (own enumerable fields),
- * anything else becomes `{ content: String(value) }`.
+ * The envelope as the reference's snake_case JSON object (for the wire, `bub run --json`
+ * and logs): typed fields under their wire names, extensions as they are; the lifespan and
+ * media fetchers, which are not data, are left out.
  */
-export function normalizeEnvelope(envelope: Envelope): Record<string, unknown> {
-  if (typeof envelope === "object" && envelope !== null && !Array.isArray(envelope)) {
-    return { ...(envelope as Record<string, unknown>) };
-  }
-  return { content: String(envelope) };
+export function envelopeToJson(envelope: Envelope): Record<string, unknown> {
+  const { content, channel, chatId, sessionId, kind, media, context, outputChannel, isActive, lifespan: _lifespan, ...extensions } = envelope;
+  const json: Record<string, unknown> = { ...extensions, content, channel, chat_id: chatId, kind, context };
+  if (sessionId !== undefined) json.session_id = sessionId;
+  if (outputChannel !== undefined) json.output_channel = outputChannel;
+  if (isActive !== undefined) json.is_active = isActive;
+  if (media.length > 0) json.media = media.map(({ dataFetcher: _fetcher, ...item }) => item);
+  return json;
+}
+
+/** The channel replies to an envelope go to: its `outputChannel`, else its `channel`; null with neither. */
+export function replyChannelOf(envelope: Envelope): string | null {
+  const target = envelope.outputChannel || envelope.channel;
+  return target === "" ? null : target;
 }
 
 /** Flattens a hook's outbound result: nothing → `[]`, an array → its items, else `[value]`. */
-export function unpackBatch(batch: Envelope | readonly Envelope[] | null | undefined): Envelope[] {
+export function unpackBatch<T extends object>(batch: T | readonly T[] | null | undefined): T[] {
   if (batch === null || batch === undefined) return [];
-  if (Array.isArray(batch)) return [...batch];
-  return [batch];
+  return isList(batch) ? [...batch] : [batch];
+}
+
+function isList<T>(value: T | readonly T[]): value is readonly T[] {
+  return Array.isArray(value);
 }
 
 /** True when a prompt carries nothing: `""`, `[]`, `null` or `undefined`. */
-export function isEmptyPrompt(prompt: unknown): boolean {
+export function isEmptyPrompt(prompt: Prompt | null | undefined): prompt is "" | [] | null | undefined {
   return prompt === null || prompt === undefined || prompt === "" || (Array.isArray(prompt) && prompt.length === 0);
 }

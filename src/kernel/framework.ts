@@ -3,15 +3,23 @@ import { runModel, runModelStream } from "./model-adapters.ts";
 import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { newCorrelationId, withCorrelation } from "./correlation.ts";
 import { BubError, toErrorKind } from "./errors.ts";
-import { contentOf, fieldOf, isEmptyPrompt, type Envelope, type Prompt } from "./envelope.ts";
+import { isEmptyPrompt, toEnvelope, unpackBatch, type Envelope, type EnvelopeInput, type Prompt } from "./envelope.ts";
+import { createTurnContext, seedCompatView, type TurnContext } from "./turn-context.ts";
 import type { SettingsStore } from "./settings-contract.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
 import type { TapeStore } from "./tape-contract.ts";
 import { isAdmitDecision, type AdmitDecision, type ChannelRouter, type SteeringInbox, type TurnResult, type TurnSnapshot, type TurnState } from "./types.ts";
-import type { HookArgs } from "./hooks.ts";
+import type { HookArgs, HookValue } from "./hooks.ts";
 import { instantiatePlugin, type PluginExport, type PluginOrigin, type PluginStatus } from "./plugin-export.ts";
 
 const log = createLogger("bub:framework");
+const turnLog = createLogger("bub:turn");
+
+/** The `context.thread_id` of a message, when it names one. */
+function threadIdOf(message: Envelope): string | null {
+  const thread = message.context.thread_id;
+  return thread === undefined || thread === null || thread === "" ? null : String(thread);
+}
 
 /** Options for {@link BubFramework}; `createBub()` fills them from `BUB_*` settings and config.yml. */
 export interface BubFrameworkOptions {
@@ -42,12 +50,6 @@ export interface ProcessInboundOptions {
 export type TurnWrapper = (inbound: Envelope, turn: () => Promise<TurnResult>) => Promise<TurnResult>;
 
 export type { PluginExport, PluginOrigin, PluginStatus } from "./plugin-export.ts";
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 /**
  * The hook-first kernel: owns the plugins and the turn pipeline. Everything that does real
@@ -177,15 +179,30 @@ export class BubFramework {
   // ---- the turn pipeline -------------------------------------------------------------
 
   /**
-   * The session id of an inbound message (the hook's answer, else its own `session_id`, else
-   * `channel:chat_id`); `signal` is the turn's, when a turn asks.
+   * The session id of an inbound message (the hook's answer, else its own `sessionId`, else
+   * `channel:chatId`, each `default` when empty); `signal` is the turn's, when a turn asks.
    */
   async resolveSession(message: Envelope, signal?: AbortSignal): Promise<string> {
     const answer = await this.runtime.callFirst("resolveSession", signal ? { message, signal } : { message });
     if (answer) return String(answer);
-    const own = fieldOf(message, "session_id");
-    if (own !== undefined && own !== null) return String(own);
-    return `${String(fieldOf(message, "channel") ?? "default")}:${String(fieldOf(message, "chat_id") ?? "default")}`;
+    if (message.sessionId !== undefined) return message.sessionId;
+    return `${message.channel || "default"}:${message.chatId || "default"}`;
+  }
+
+  /**
+   * A {@link TurnContext} for a turn of `sessionId` (the framework builds one per turn; the
+   * agent builds one for a run nobody started through {@link processInbound}).
+   */
+  turnContext(init: { turnId: string; sessionId: string; signal: AbortSignal; threadId?: string | null }): TurnContext {
+    return createTurnContext({
+      threadId: null,
+      ...init,
+      workspace: this.workspace,
+      settings: this.settings,
+      tapes: this.tapeStore,
+      log: turnLog,
+      steering: this.steeringInbox,
+    });
   }
 
   /**
@@ -195,8 +212,11 @@ export class BubFramework {
    * `saveState` or `dispatchOutbound` implementation does not stop the others or the turn:
    * it is reported (`onError` with stage `save_state` / `dispatch_outbound`) once the
    * replies are out. `options.signal` cancels the turn: every hook gets it as `signal`.
+   * The message is made an {@link Envelope} first ({@link toEnvelope}: an envelope stays
+   * the same object).
    */
-  processInbound(inbound: Envelope, options: ProcessInboundOptions = {}): Promise<TurnResult> {
+  processInbound(input: EnvelopeInput | Envelope, options: ProcessInboundOptions = {}): Promise<TurnResult> {
+    const inbound = toEnvelope(input);
     // One id per turn, on `state.turn_id` and on every tape entry the turn writes (issue 19).
     const turnId = newCorrelationId();
     return withCorrelation({ turnId }, () => {
@@ -229,44 +249,46 @@ export class BubFramework {
     const runtime = this.runtime;
     try {
       const sessionId = await this.resolveSession(inbound, signal);
-      if (isPlainObject(inbound) && inbound.session_id === undefined) inbound.session_id = sessionId;
+      inbound.sessionId ??= sessionId;
 
-      const state: TurnState = { _runtime_workspace: this.workspace, _runtime_steering_inbox: this.steeringInbox, turn_id: turnId };
-      const loaded = await runtime.callMany("loadState", { message: inbound, sessionId, signal });
+      const context = this.turnContext({ turnId, sessionId, signal, threadId: threadIdOf(inbound) });
+      const state: TurnState = { turn_id: turnId };
+      seedCompatView(state, context);
+      const loaded = await runtime.callMany("loadState", { message: inbound, sessionId, context, signal });
       for (const partial of loaded.reverse()) {
         if (typeof partial === "object" && partial !== null && !Array.isArray(partial)) Object.assign(state, partial);
       }
 
-      const built = await runtime.callFirst("buildPrompt", { message: inbound, sessionId, state, signal });
-      const prompt: Prompt = isEmptyPrompt(built) ? contentOf(inbound) : built!;
+      const built = await runtime.callFirst("buildPrompt", { message: inbound, sessionId, state, context, signal });
+      const prompt: Prompt = isEmptyPrompt(built) ? inbound.content : built;
 
       let modelOutput = "";
       let failure: unknown;
       let saveErrors: unknown[] = [];
       try {
-        modelOutput = await this.#runModel(inbound, { prompt, sessionId, state, signal }, streamOutput);
+        modelOutput = await this.#runModel(inbound, { prompt, sessionId, state, context, signal }, streamOutput);
       } catch (error) {
         failure = error;
         throw error;
       } finally {
-        const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput, signal };
+        const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput, context, signal };
         if (failure !== undefined) saveArgs.error = failure;
         // Every saveState runs; one that fails is reported, after the reply when there is one.
         saveErrors = await runtime.callEachSettled("saveState", saveArgs);
         if (failure !== undefined) await this.#report("save_state", saveErrors, inbound);
       }
 
-      const rendered = await runtime.callMany("renderOutbound", { message: inbound, sessionId, state, modelOutput, signal });
+      const rendered = await runtime.callMany("renderOutbound", { message: inbound, sessionId, state, modelOutput, context, signal });
       const outbounds = this.#outboundsOf(rendered, inbound, sessionId, modelOutput);
       const dispatchErrors: unknown[] = [];
-      for (const message of outbounds) dispatchErrors.push(...(await runtime.callEachSettled("dispatchOutbound", { message, signal })));
+      for (const message of outbounds) dispatchErrors.push(...(await runtime.callEachSettled("dispatchOutbound", { message, context, signal })));
       await this.#report("save_state", saveErrors, inbound);
       await this.#report("dispatch_outbound", dispatchErrors, inbound);
-      return { sessionId, prompt, modelOutput, outbounds, state };
+      return { sessionId, prompt, modelOutput, outbounds, state, context };
     } catch (error) {
       // A cancelled turn (Ctrl-C, SIGINT/SIGTERM, quit) is not an error to report on stderr.
       if (error instanceof Error && error.name === "AbortError") log.info("Turn cancelled", error);
-      else log.error(`turn.failed session_id=${String(fieldOf(inbound, "session_id") ?? "?")} turn_id=${turnId}`, error);
+      else log.error(`turn.failed session_id=${inbound.sessionId ?? "?"} turn_id=${turnId}`, error);
       await runtime.notifyError("turn", error, inbound);
       throw error;
     }
@@ -283,7 +305,7 @@ export class BubFramework {
     if (output !== null) return output;
     const prompt = args.prompt;
     await this.runtime.notifyError("run_model", new Error("no model skill returned output"), inbound);
-    return typeof prompt === "string" ? prompt : contentOf(inbound);
+    return typeof prompt === "string" ? prompt : inbound.content;
   }
 
   /** The streaming model path: text deltas joined, error events reported; null when no model answered. */
@@ -308,21 +330,16 @@ export class BubFramework {
    */
   async #report(stage: "save_state" | "dispatch_outbound", errors: readonly unknown[], inbound: Envelope): Promise<void> {
     for (const error of errors) {
-      log.error(`turn.${stage}_failed session_id=${String(fieldOf(inbound, "session_id") ?? "?")}`, error);
+      log.error(`turn.${stage}_failed session_id=${inbound.sessionId ?? "?"}`, error);
       await this.runtime.notifyError(stage, error, inbound);
     }
   }
 
-  /** Flattens rendered batches; when nothing rendered, one fallback outbound for the inbound's chat. */
-  #outboundsOf(batches: readonly unknown[], message: Envelope, sessionId: string, modelOutput: string): Envelope[] {
-    const outbounds = batches.flatMap((batch) => (batch === null || batch === undefined ? [] : Array.isArray(batch) ? (batch as Envelope[]) : [batch]));
+  /** Rendered batches flattened and made envelopes; when nothing rendered, one fallback outbound for the inbound's chat. */
+  #outboundsOf(batches: readonly (HookValue<"renderOutbound"> | undefined)[], message: Envelope, sessionId: string, modelOutput: string): Envelope[] {
+    const outbounds = batches.flatMap((batch) => unpackBatch(batch)).map(toEnvelope);
     if (outbounds.length > 0) return outbounds;
-    const fallback: Record<string, unknown> = { content: modelOutput, session_id: sessionId };
-    const channel = fieldOf(message, "channel");
-    if (channel !== undefined && channel !== null) fallback.channel = channel;
-    const chatId = fieldOf(message, "chat_id");
-    if (chatId !== undefined && chatId !== null) fallback.chat_id = chatId;
-    return [fallback];
+    return [{ content: modelOutput, sessionId, channel: message.channel, chatId: message.chatId, kind: "normal", media: [], context: {} }];
   }
 
   // ---- running() scope ----------------------------------------------------------------

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { Envelope, Prompt } from "./envelope.ts";
+import type { TurnContext } from "./turn-context.ts";
 import type { Sandbox } from "./sandbox.ts";
 import type { AsyncStreamEvents, StreamState } from "./stream.ts";
 import type { TurnState, ModelOptions, AdmitDecision, TurnSnapshot, SteeringInbox, Channel, MessageHandler } from "./types.ts";
@@ -15,6 +16,12 @@ import type {
 
 /** A value or a promise of it: what ordinary (async-capable) hooks may return. */
 export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * What `renderOutbound` answers: a typed envelope, or a partial one (at least its content)
+ * that the framework completes with `toEnvelope`'s defaults (snake_case keys included).
+ */
+export type OutboundInit = Partial<Envelope> & { content: string };
 
 /** "No answer": a firstresult hook returning this lets the next plugin answer. */
 export type NoResult = null | undefined;
@@ -32,7 +39,8 @@ export type ErrorStage = "turn" | "run_model" | "save_state" | "dispatch_outboun
 /**
  * Every hook of the runtime: its single argument object and its return type.
  *
- * The hooks of a turn get the turn's `signal`: it aborts when the turn is cancelled (Ctrl-C
+ * The hooks of a turn get its typed {@link TurnContext} (`context`: the workspace, the
+ * settings, the tapes, a logger, the steering inbox) and its `signal`: it aborts when the turn is cancelled (Ctrl-C
  * in `bub chat`, `quit`, the end of a shutdown's grace period, an editor's cancel), and work
  * that takes time (a model call, a tool, a wait for a person) should stop when it does. The
  * caller of `processInbound` passes it; a turn nobody can cancel gets one that never aborts.
@@ -49,21 +57,22 @@ export interface BubHooks {
   /** firstresult — the session id of an inbound message. */
   resolveSession(args: { message: Envelope; /** Absent when a channel asks before admitting the message. */ signal?: AbortSignal }): MaybePromise<string | NoResult>;
   /** broadcast — state for the turn; results merged, higher precedence wins. */
-  loadState(args: { message: Envelope; sessionId: string; signal: AbortSignal }): MaybePromise<Record<string, unknown> | NoResult>;
+  loadState(args: { message: Envelope; sessionId: string; context: TurnContext; signal: AbortSignal }): MaybePromise<Record<string, unknown> | NoResult>;
   /** firstresult — the prompt for the model. A falsy answer falls back to the message content. */
-  buildPrompt(args: { message: Envelope; sessionId: string; state: TurnState; signal: AbortSignal }): MaybePromise<Prompt | NoResult>;
+  buildPrompt(args: { message: Envelope; sessionId: string; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<Prompt | NoResult>;
   /** firstresult — run the model, non-streaming. */
-  runModel(args: { prompt: Prompt; sessionId: string; state: TurnState; signal: AbortSignal }): MaybePromise<string | NoResult>;
+  runModel(args: { prompt: Prompt; sessionId: string; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<string | NoResult>;
   /** firstresult — run the model as a stream of events. */
-  runModelStream(args: { prompt: Prompt; sessionId: string; state: TurnState; signal: AbortSignal }): MaybePromise<AsyncStreamEvents | NoResult>;
+  runModelStream(args: { prompt: Prompt; sessionId: string; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<AsyncStreamEvents | NoResult>;
   /** firstresult — the prompt that continues the agent loop after a tool round. */
-  continuePrompt(args: { prompt: Prompt; tape: TapeHandle; state: StreamState; signal: AbortSignal }): MaybePromise<string | NoResult>;
+  continuePrompt(args: { prompt: Prompt; tape: TapeHandle; state: StreamState; context: TurnContext; signal: AbortSignal }): MaybePromise<string | NoResult>;
   /** broadcast — persist what the turn changed. Runs even when the model failed. */
   saveState(args: {
     sessionId: string;
     state: TurnState;
     message: Envelope;
     modelOutput: string;
+    context: TurnContext;
     /** The error the turn is failing with, if any. */
     error?: unknown;
     /** Already aborted when the turn was cancelled: save quickly, without waiting on it. */
@@ -75,10 +84,11 @@ export interface BubHooks {
     sessionId: string;
     state: TurnState;
     modelOutput: string;
+    context: TurnContext;
     signal: AbortSignal;
-  }): MaybePromise<Envelope | Envelope[] | NoResult>;
+  }): MaybePromise<OutboundInit | OutboundInit[] | NoResult>;
   /** broadcast — deliver one outbound envelope. */
-  dispatchOutbound(args: { message: Envelope; /** The turn's; absent for a message sent outside a turn. */ signal?: AbortSignal }): MaybePromise<boolean | void | NoResult>;
+  dispatchOutbound(args: { message: Envelope; /** The turn's; absent for a message sent outside a turn. */ context?: TurnContext; /** The turn's; absent for a message sent outside a turn. */ signal?: AbortSignal }): MaybePromise<boolean | void | NoResult>;
   /**
    * broadcast, **sync-only** — add commands to the `bub` command line. `command` names the
    * subcommand this run dispatches to when the arguments say so (absent for `bub --help`,
@@ -92,13 +102,13 @@ export interface BubHooks {
   /** observer — told of every failure; its own failures are logged and swallowed. */
   onError(args: { stage: ErrorStage; error: unknown; message: Envelope | null }): MaybePromise<void>;
   /** chained interceptor — change a model request, or `finish(text)` to skip the call. */
-  beforeLlmCall(args: { request: LlmCallRequest; state: TurnState; signal: AbortSignal }): MaybePromise<LlmCallRequest | LlmCallDecision | NoResult>;
+  beforeLlmCall(args: { request: LlmCallRequest; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<LlmCallRequest | LlmCallDecision | NoResult>;
   /** observer — once per real model call. */
-  afterLlmCall(args: { request: LlmCallRequest; result: LlmCallResult; state: TurnState; signal: AbortSignal }): MaybePromise<void>;
+  afterLlmCall(args: { request: LlmCallRequest; result: LlmCallResult; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<void>;
   /** chained interceptor — `proceed(args)`, `replace(result)` or `deny(message)`. */
-  beforeToolCall(args: { call: ToolCall; state: TurnState; signal: AbortSignal }): MaybePromise<ToolCallDecision | NoResult>;
+  beforeToolCall(args: { call: ToolCall; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<ToolCallDecision | NoResult>;
   /** observer — may assign `result.result` to change what the model sees. */
-  afterToolCall(args: { call: ToolCall; result: ToolCallResult; state: TurnState; signal: AbortSignal }): MaybePromise<void>;
+  afterToolCall(args: { call: ToolCall; result: ToolCallResult; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<void>;
   /** broadcast, **sync-only** — a fragment of the system prompt. */
   systemPrompt(args: { prompt: Prompt; state: TurnState }): string | NoResult;
   /** firstresult, **sync-only** — the tape store for a `running()` scope. */
@@ -184,7 +194,7 @@ export type PluginFactory<F = unknown> = (framework: F) => BubPlugin | Promise<B
  * ```ts
  * export default definePlugin({
  *   name: "shout",
- *   buildPrompt: ({ message }) => contentOf(message).toUpperCase(),
+ *   buildPrompt: ({ message }) => message.content.toUpperCase(),
  * });
  * ```
  */

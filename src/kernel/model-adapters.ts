@@ -1,10 +1,9 @@
 import { AsyncStreamEvents, collectText } from "./stream.ts";
 import type { HookRuntime } from "./runtime.ts";
-import type { Prompt } from "./envelope.ts";
-import type { TurnState } from "./types.ts";
+import type { HookArgs } from "./hooks.ts";
 
 /** The model hooks' arguments (the same for both paths). */
-type ModelArgs = { prompt: Prompt; sessionId: string; state: TurnState; signal: AbortSignal };
+type ModelArgs = HookArgs<"runModel">;
 
 function checkModelText(value: unknown): string | null {
   if (value === null || value === undefined) return null;

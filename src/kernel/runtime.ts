@@ -8,10 +8,28 @@ const log = createLogger("bub:hooks");
 /** Wraps one call of one hook implementation (see {@link HookRuntime.wrapCalls}). */
 export type HookCallWrapper = (hook: string, plugin: string, call: () => unknown) => unknown;
 
-/** One hook implementation of one plugin. */
-export interface HookImpl {
+/**
+ * One hook implementation of one plugin, as the runtime calls it: with hook `K`'s argument
+ * object (and `next` for a chained hook). What it answers is checked by the caller.
+ */
+export interface HookImpl<K extends HookName = HookName> {
   readonly plugin: string;
-  readonly call: (args: never) => unknown;
+  readonly call: (args: HookArgs<K>, next?: unknown) => unknown;
+}
+
+/** A plugin's implementation with any hook's arguments (how the runtime stores them). */
+interface StoredImpl {
+  readonly plugin: string;
+  readonly call: (args: unknown, next?: unknown) => unknown;
+}
+
+/**
+ * The one place the runtime takes a plugin's answer as its hook's declared type: TypeScript
+ * checks a plugin's hooks against {@link BubHooks} when it is compiled, and a JavaScript
+ * plugin is trusted (the callers that depend on an answer's shape check it at run time).
+ */
+function dispatch<K extends HookName>(_hook: K, value: unknown): HookValue<K> {
+  return value as never;
 }
 
 const KNOWN = new Set<string>(HOOK_NAMES);
@@ -25,7 +43,7 @@ const KNOWN = new Set<string>(HOOK_NAMES);
 export class HookRuntime {
   readonly #plugins: { name: string; plugin: BubPlugin }[] = [];
   /** Per hook, implementations in call order (latest registered first). Rebuilt on change. */
-  readonly #impls = new Map<string, HookImpl[]>();
+  readonly #impls = new Map<string, StoredImpl[]>();
   /** Hook names added with {@link addHookNames}. */
   readonly #extraHooks = new Set<string>();
 
@@ -75,13 +93,13 @@ export class HookRuntime {
     this.#impls.clear();
     for (const { name, plugin } of [...this.#plugins].reverse()) {
       for (const key of [...KNOWN, ...this.#extraHooks]) {
-        const fn = (plugin as Record<string, unknown>)[key];
+        const fn: unknown = Reflect.get(plugin, key);
         if (typeof fn !== "function") continue;
         let list = this.#impls.get(key);
         if (!list) this.#impls.set(key, (list = []));
-        const bound = fn.bind(plugin) as HookImpl["call"];
+        const call = (args: unknown, next?: unknown): unknown => Reflect.apply(fn, plugin, [args, next]);
         const wrapper = this.#callWrapper;
-        list.push({ plugin: name, call: wrapper ? (((...args: never[]) => wrapper(key, name, () => (bound as (...args: never[]) => unknown)(...args))) as HookImpl["call"]) : bound });
+        list.push({ plugin: name, call: wrapper ? (args, next) => wrapper(key, name, () => call(args, next)) : call });
       }
     }
   }
@@ -91,8 +109,12 @@ export class HookRuntime {
     return this.#plugins;
   }
 
+  #stored(hook: string): readonly StoredImpl[] {
+    return this.#impls.get(hook) ?? [];
+  }
+
   /** Implementations of a hook in call order. */
-  implementations(hook: string): readonly HookImpl[] {
+  implementations<K extends HookName>(hook: K): readonly HookImpl<K>[] {
     return this.#impls.get(hook) ?? [];
   }
 
@@ -103,13 +125,14 @@ export class HookRuntime {
    * implementation has called `next`, its own answer is final, even null; a second call
    * to `next` rejects.
    */
-  callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
-    return this.#chain(hook, this.implementations(hook), 0, args) as Promise<HookValue<K> | undefined>;
+  async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
+    const value = await this.#chain(hook, this.#impls.get(hook) ?? [], 0, args);
+    return value === undefined ? undefined : dispatch(hook, value);
   }
 
-  async #chain(hook: string, impls: readonly HookImpl[], from: number, args: unknown): Promise<unknown> {
-    for (let index = from; index < impls.length; index++) {
-      const impl = impls[index]!;
+  async #chain(hook: string, impls: readonly StoredImpl[], from: number, args: unknown): Promise<unknown> {
+    for (const [index, impl] of impls.entries()) {
+      if (index < from) continue;
       let called = false;
       const next = (nextArgs: unknown = args): Promise<unknown> => {
         if (called) return Promise.reject(new Error(`next() called more than once in ${hook}`));
@@ -130,15 +153,15 @@ export class HookRuntime {
   readonly #passedOn = new WeakSet<object>();
 
   /** Calls one implementation; what it throws (or rejects with) comes back as a {@link PluginHookError} naming it. */
-  async #invoke(impl: HookImpl, hook: string, args: unknown, next?: unknown): Promise<unknown> {
+  async #invoke(impl: StoredImpl, hook: string, args: unknown, next?: unknown): Promise<unknown> {
     try {
-      return await (impl.call as (args: unknown, next?: unknown) => unknown)(args, next);
+      return await impl.call(args, next);
     } catch (error) {
       throw this.#blame(impl, hook, error);
     }
   }
 
-  #blame(impl: HookImpl, hook: string, error: unknown): unknown {
+  #blame(impl: StoredImpl, hook: string, error: unknown): unknown {
     if (typeof error === "object" && error !== null && this.#passedOn.has(error)) return error;
     return blamesPlugin(impl.plugin, error) ? new PluginHookError(impl.plugin, hook, error) : error;
   }
@@ -146,13 +169,16 @@ export class HookRuntime {
   /** Every implementation's answer, in call order, null and undefined included. */
   async callMany<K extends HookName>(hook: K, args: HookArgs<K>): Promise<(HookValue<K> | undefined)[]> {
     const answers: (HookValue<K> | undefined)[] = [];
-    for (const impl of this.implementations(hook)) answers.push((await this.#invoke(impl, hook, args)) as HookValue<K>);
+    for (const impl of this.#stored(hook)) {
+      const value = await this.#invoke(impl, hook, args);
+      answers.push(value === undefined ? undefined : dispatch(hook, value));
+    }
     return answers;
   }
 
   /** Calls every implementation in call order, each awaited before the next, for hooks whose answers nobody reads. */
   async callEach<K extends HookName>(hook: K, args: HookArgs<K>): Promise<void> {
-    for (const impl of this.implementations(hook)) await this.#invoke(impl, hook, args);
+    for (const impl of this.#stored(hook)) await this.#invoke(impl, hook, args);
   }
 
   /**
@@ -161,7 +187,7 @@ export class HookRuntime {
    */
   async callEachSettled<K extends HookName>(hook: K, args: HookArgs<K>): Promise<unknown[]> {
     const errors: unknown[] = [];
-    for (const impl of this.implementations(hook)) {
+    for (const impl of this.#stored(hook)) {
       try {
         await this.#invoke(impl, hook, args);
       } catch (error) {
@@ -187,16 +213,16 @@ export class HookRuntime {
    * act on each answer before the next implementation runs. Promise answers are skipped.
    */
   *eachSync<K extends HookName>(hook: K, args: HookArgs<K>, options: { order?: "call" | "registration" } = {}): Generator<HookValue<K> | undefined> {
-    const impls = options.order === "registration" ? [...this.implementations(hook)].reverse() : this.implementations(hook);
+    const impls = options.order === "registration" ? [...this.#stored(hook)].reverse() : this.#stored(hook);
     for (const impl of impls) {
       let value: unknown;
       try {
-        value = impl.call(args as never);
+        value = impl.call(args);
       } catch (error) {
         throw this.#blame(impl, hook, error);
       }
       if (!isThenable(value)) {
-        yield value as HookValue<K>;
+        yield value === undefined ? undefined : dispatch(hook, value);
         continue;
       }
       // Swallow a late rejection: the answer is discarded, it must not crash the process.
@@ -207,9 +233,9 @@ export class HookRuntime {
 
   /** Tells every `onError` observer; an observer that throws is logged and the rest still run. */
   async notifyError(stage: string, error: unknown, message: Envelope | null = null): Promise<void> {
-    for (const impl of this.implementations("onError")) {
+    for (const impl of this.#stored("onError")) {
       try {
-        await impl.call({ stage, error, message } as never);
+        await impl.call({ stage, error, message });
       } catch (failure) {
         log.warn(`hook.on_error_failed stage=${stage} adapter=${impl.plugin}`, failure);
       }
@@ -231,11 +257,11 @@ export class HookRuntime {
   /** `{ hook: [plugin names in call order] }` for every hook with an implementation, sorted by hook. */
   hookReport(): Record<string, string[]> {
     const report: Record<string, string[]> = {};
-    for (const hook of [...this.#impls.keys()].sort()) report[hook] = this.#impls.get(hook)!.map((impl) => impl.plugin);
+    for (const [hook, impls] of [...this.#impls.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) report[hook] = impls.map((impl) => impl.plugin);
     return report;
   }
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as PromiseLike<unknown>).then === "function";
+  return (typeof value === "object" || typeof value === "function") && value !== null && "then" in value && typeof value.then === "function";
 }

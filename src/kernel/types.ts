@@ -1,12 +1,13 @@
 import type { AsyncStreamEvents, StreamEvent } from "./stream.ts";
-import type { Envelope, Prompt } from "./envelope.ts";
+import type { Envelope, EnvelopeInput, Prompt } from "./envelope.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "./approval.ts";
-import type { TapeHandle } from "./tape-contract.ts";
+import type { TurnContext } from "./turn-context.ts";
 
 /**
- * The mutable state shared by every stage of one turn. Keys starting with `_` are the
- * runtime's own (`_runtime_workspace`, `_runtime_steering_inbox`, ...), everything else is
- * free for plugins.
+ * The mutable state shared by every stage of one turn: what `loadState` answered, merged,
+ * plus what plugins add. The services of the turn are in its typed context
+ * (`TurnContext`); the reference's `_runtime_*` keys still read them, for plugins written
+ * against that contract (see `seedCompatView`).
  */
 export interface TurnState {
   session_id?: string;
@@ -21,10 +22,6 @@ export interface TurnState {
   model?: string;
   reasoning_effort?: string;
   allowed_skills?: string[];
-  _runtime_workspace?: string;
-  _runtime_steering_inbox?: SteeringInbox | null;
-  /** The session tape of the tool call in progress: set before `beforeToolCall` runs, so tool hooks can read and write it. */
-  _runtime_tape?: TapeHandle;
   [key: string]: unknown;
 }
 
@@ -35,6 +32,8 @@ export interface TurnResult {
   readonly modelOutput: string;
   readonly outbounds: readonly Envelope[];
   readonly state: TurnState;
+  /** The turn's typed context (its id, whether a comma command failed, its services). */
+  readonly context: TurnContext;
 }
 
 /** A model a session may use. */
@@ -61,7 +60,7 @@ const ADMIT_ACTIONS = new Set(["process", "drop", "follow_up", "steer"]);
 
 /** True for a well-formed {@link AdmitDecision}. */
 export function isAdmitDecision(value: unknown): value is AdmitDecision {
-  return typeof value === "object" && value !== null && ADMIT_ACTIONS.has((value as { action?: string }).action ?? "");
+  return typeof value === "object" && value !== null && "action" in value && typeof value.action === "string" && ADMIT_ACTIONS.has(value.action);
 }
 
 /** The state of a session's turns at the moment a message arrives. */
@@ -73,15 +72,21 @@ export interface TurnSnapshot {
   readonly steeringCount: number;
 }
 
-/** Holds messages meant for a turn that is already running. */
-export interface SteeringInbox {
-  enqueueMessage(message: Envelope, state: TurnState): void;
-  drainMessages(state: TurnState): Envelope[];
-  messageCount(state: TurnState): number;
+/** Which running turn a steering message is for: a session, and a thread within it when the message names one. */
+export interface SteeringTarget {
+  readonly sessionId: string;
+  readonly threadId?: string | null;
 }
 
-/** Receives inbound envelopes from a channel. */
-export type MessageHandler = (message: Envelope) => Promise<void>;
+/** Holds messages meant for a turn that is already running, filed by {@link SteeringTarget}. */
+export interface SteeringInbox {
+  enqueueMessage(message: Envelope, target: SteeringTarget): void;
+  drainMessages(target: SteeringTarget): Envelope[];
+  messageCount(target: SteeringTarget): number;
+}
+
+/** Receives inbound messages from a channel: envelopes, or what `toEnvelope` makes one of (the handler does). */
+export type MessageHandler = (message: Envelope | EnvelopeInput) => Promise<void>;
 
 /** How a channel takes part in `bub gateway` / `bub chat`. */
 export type ChannelKind = "channel" | "interface" | "lifecycle";

@@ -12,6 +12,8 @@ import { correlated, newCorrelationId } from "../kernel/correlation.ts";
 import type { Sandbox } from "../kernel/sandbox.ts";
 import type { ChatMessage } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
+import type { RuntimeAgent } from "../tools/runtime-agent.ts";
 import { createToolExecutor, unknownTool, type ToolCallHooks, type ToolExecutor, type ToolInvocation } from "../tools/executor.ts";
 import { toModelTools, type Tool } from "../tools/tool.ts";
 import { classifyModelError, isContextLengthError } from "./errors.ts";
@@ -67,6 +69,10 @@ export interface ModelStepOptions<TTape = unknown> {
   readonly runId?: () => string;
   /** Cancels the model call and the tools. */
   readonly signal?: AbortSignal;
+  /** The turn the step belongs to, handed to context tools (absent: a step run by hand). */
+  readonly turn?: TurnContext;
+  /** The agent running the step, handed to context tools. */
+  readonly agent?: RuntimeAgent;
 }
 
 /** How a step ended; available on the stream once it is exhausted. */
@@ -356,7 +362,8 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
   });
   yield { kind: "tool_call", data: { tool_calls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })) } };
   const executor = options.executor ?? createToolExecutor<TTape>({ hooks });
-  const execution = await executor.execute(invocations, { tape: options.tape, runId, state, signal, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
+  const { turn, agent, sandbox } = options;
+  const execution = await executor.execute(invocations, { tape: options.tape, runId, state, signal: hookSignal, ...(turn ? { turn } : {}), ...(agent ? { agent } : {}), ...(sandbox ? { sandbox } : {}) });
   const toolResults: unknown[] = [];
   let toolError: BubError | null = null;
   let next = 0;

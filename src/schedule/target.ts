@@ -5,7 +5,7 @@
  */
 import { BubError } from "../kernel/errors.ts";
 import type { TurnState } from "../kernel/types.ts";
-import { assertSessionAllowed, isLocalTurn, crossSessionAllowed } from "../tools/builtin/session-access.ts";
+import { assertSessionAllowed, isLocalTurn, crossSessionAllowed, type SessionAccess } from "../tools/builtin/session-access.ts";
 
 /** Where a job's turn goes. */
 export interface ScheduleTarget {
@@ -35,7 +35,7 @@ export function currentTarget(state: TurnState): ScheduleTarget | null {
 /** `<channel>:<chat id>` as a target, or null for a session id of another shape. */
 function parseChatSession(sessionId: string): ScheduleTarget | null {
   const match = /^([A-Za-z][\w.-]*):(.+)$/s.exec(sessionId);
-  return match ? { sessionId, channel: match[1]!, chatId: match[2]! } : null;
+  return match ? { sessionId, channel: match[1], chatId: match[2] } : null;
 }
 
 /**
@@ -44,7 +44,8 @@ function parseChatSession(sessionId: string): ScheduleTarget | null {
  * `subagent_cross_session`), and refused for the local `cli` channel, which no gateway serves.
  * @throws BubError `invalid_input` or `tool` saying what to name instead.
  */
-export function resolveTarget(session: string | null | undefined, state: TurnState): ScheduleTarget {
+export function resolveTarget(session: string | null | undefined, access: SessionAccess): ScheduleTarget {
+  const { state } = access;
   const own = currentTarget(state);
   const wanted = session?.trim() ?? "";
   let target: ScheduleTarget | null;
@@ -52,10 +53,10 @@ export function resolveTarget(session: string | null | undefined, state: TurnSta
     target = own;
     if (!target) throw new BubError("invalid_input", "schedule.add: this turn has no channel and chat to deliver to; name a session such as telegram:<chat id>");
   } else {
-    assertSessionAllowed("schedule.add", wanted, state);
+    assertSessionAllowed("schedule.add", wanted, access);
     target = parseChatSession(wanted);
     if (!target) throw new BubError("invalid_input", `schedule.add: session '${wanted}' does not name a channel and chat; use <channel>:<chat id>, e.g. telegram:123456`);
-    if (!isLocalTurn(state) && !crossSessionAllowed(state)) {
+    if (!isLocalTurn(state) && !crossSessionAllowed(access)) {
       throw new BubError("tool", `schedule.add: outside the local CLI a turn may only schedule into its own session ('${own?.sessionId ?? "(none)"}')`);
     }
   }
@@ -69,12 +70,13 @@ export function resolveTarget(session: string | null | undefined, state: TurnSta
  * Whether this turn may see and remove `sessionId`'s jobs: a local CLI turn (or one with
  * `subagent_cross_session`) may touch every job, a channel turn only its own session's.
  */
-export function mayTouch(sessionId: string, state: TurnState): boolean {
-  if (seesAllSessions(state)) return true;
-  return typeof state.session_id === "string" && state.session_id.trim() === sessionId;
+export function mayTouch(sessionId: string, access: SessionAccess): boolean {
+  if (seesAllSessions(access)) return true;
+  const own = access.state.session_id;
+  return typeof own === "string" && own.trim() === sessionId;
 }
 
 /** A local CLI turn, or any turn with `subagent_cross_session` on: it may touch every session's jobs. */
-export function seesAllSessions(state: TurnState): boolean {
-  return isLocalTurn(state) || crossSessionAllowed(state);
+export function seesAllSessions(access: SessionAccess): boolean {
+  return isLocalTurn(access.state) || crossSessionAllowed(access);
 }

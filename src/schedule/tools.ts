@@ -57,10 +57,10 @@ export function scheduleTools(host: ScheduleToolsHost): Tool[] {
           session: z.string().nullable().optional().describe("Session to deliver to; default this one."),
         }),
       context: true,
-      async run(args, { state }) {
+      async run(args, context) {
         const given = [args.cron, args.at, args.delay_seconds].filter((value) => value !== undefined && value !== null && value !== "");
         if (given.length !== 1) throw new BubError("invalid_input", "schedule.add: give exactly one of cron, at and delay_seconds");
-        const target = resolveTarget(args.session, state);
+        const target = resolveTarget(args.session, context);
         const now = new Date();
         let cron: string | null = null;
         let at: Date | null = null;
@@ -76,7 +76,9 @@ export function scheduleTools(host: ScheduleToolsHost): Tool[] {
           }
         } else {
           if (timezone) throw new BubError("invalid_input", "schedule.add: timezone applies to cron only; give 'at' with its UTC offset instead");
-          at = args.at ? new Date(args.at) : new Date(now.getTime() + args.delay_seconds! * 1000);
+          if (args.at) at = new Date(args.at);
+          else if (typeof args.delay_seconds === "number") at = new Date(now.getTime() + args.delay_seconds * 1000);
+          else throw new BubError("invalid_input", "schedule.add: give exactly one of cron, at and delay_seconds");
           if (Number.isNaN(at.getTime())) throw new BubError("invalid_input", `schedule.add: '${args.at}' is not an ISO time such as 2026-05-01T09:00:00+02:00`);
           if (at <= now) throw new BubError("invalid_input", `schedule.add: ${at.toISOString()} has passed (now ${now.toISOString()}); give a future time`);
           next = at;
@@ -101,8 +103,9 @@ export function scheduleTools(host: ScheduleToolsHost): Tool[] {
       description: "List scheduled turns: this session's, or with all=true every session's (local CLI only).",
       parameters: () => z.object({ all: z.boolean().default(false).describe("Every session's schedules, not only this one's.") }),
       context: true,
-      async run({ all }, { state }) {
-        if (all && !seesAllSessions(state)) throw new BubError("tool", "schedule.list: outside the local CLI a turn may only list its own session's schedules");
+      async run({ all }, context) {
+        const { state } = context;
+        if (all && !seesAllSessions(context)) throw new BubError("tool", "schedule.list: outside the local CLI a turn may only list its own session's schedules");
         const own = typeof state.session_id === "string" ? state.session_id.trim() : "";
         const jobs = (await store().list()).filter((job) => (all ? true : job.session_id === own));
         if (jobs.length === 0) return all ? "(no schedules)" : `(no schedules for session ${own || "(none)"})`;
@@ -115,10 +118,10 @@ export function scheduleTools(host: ScheduleToolsHost): Tool[] {
       description: "Remove a scheduled turn by its id (from schedule.add or schedule.list).",
       parameters: () => z.object({ id: z.string().describe("The schedule id, e.g. sch-1a2b3c4d.") }),
       context: true,
-      async run({ id }, { state }) {
+      async run({ id }, context) {
         const wanted = id.trim();
         const job = isJobId(wanted) ? await store().get(wanted) : null;
-        if (!job || !mayTouch(job.session_id, state)) throw new BubError("invalid_input", `schedule.remove: no schedule '${wanted}' in this session; schedule.list shows the ids`);
+        if (!job || !mayTouch(job.session_id, context)) throw new BubError("invalid_input", `schedule.remove: no schedule '${wanted}' in this session; schedule.list shows the ids`);
         await store().remove(wanted);
         return `removed ${wanted}`;
       },

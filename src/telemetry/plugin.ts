@@ -10,11 +10,10 @@
  * the turn's async context.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { fieldOf } from "../kernel/envelope.ts";
 import { createLogger } from "../kernel/log.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
-import type { TurnState } from "../kernel/types.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { TracingSettings } from "./settings.ts";
 import type { TracerHandle } from "./tracer.ts";
@@ -34,15 +33,10 @@ const log = createLogger("bub:tracing");
 export const PLUGIN_NAME = "tracing";
 
 /** Where `loadState` leaves the turn's trace on the turn state. */
-const TURN = Symbol("bub.tracing.turn");
 
 interface Loaded {
   readonly handle: TracerHandle;
   readonly TurnTrace: typeof TurnTrace;
-}
-
-function text(value: unknown): string | null {
-  return value === undefined || value === null || value === "" ? null : String(value);
 }
 
 function isObject(value: unknown): value is object {
@@ -79,17 +73,19 @@ export function createTracingPlugin(settings: TracingSettings, options: TracingP
         return { handle, TurnTrace };
       })());
     const current = new AsyncLocalStorage<TurnTrace>();
-    const turnOf = (state: TurnState | null | undefined): TurnTrace | null => {
-      const turn = ((state as Record<symbol, unknown> | null | undefined)?.[TURN] as TurnTrace | undefined) ?? current.getStore();
+    /** Each turn's trace by its context: the hooks of a turn find it there, whichever async context they run in. */
+    const traces = new WeakMap<TurnContext, TurnTrace>();
+    const turnOf = (context: TurnContext): TurnTrace | null => {
+      const turn = traces.get(context) ?? current.getStore();
       return turn && !turn.ended ? turn : null;
     };
 
     const unwrapTurns = framework.wrapTurns(async (inbound, run) => {
       const { handle, TurnTrace } = await load();
-      const turn = new TurnTrace(handle.tracer, { channel: text(fieldOf(inbound, "channel")), chatId: text(fieldOf(inbound, "chat_id")), sessionId: text(fieldOf(inbound, "session_id")) }, settings.captureContent);
+      const turn = new TurnTrace(handle.tracer, { channel: inbound.channel || null, chatId: inbound.chatId || null, sessionId: inbound.sessionId || null }, settings.captureContent);
       try {
         const result = await current.run(turn, run);
-        turn.state ??= result.state;
+        turn.context ??= result.context;
         turn.end();
         return result;
       } catch (error) {
@@ -113,17 +109,19 @@ export function createTracingPlugin(settings: TracingSettings, options: TracingP
     return {
       name: PLUGIN_NAME,
 
-      loadState({ sessionId }) {
+      loadState({ sessionId, context }) {
         const turn = current.getStore();
         if (!turn) return undefined;
         turn.setSession(sessionId);
-        return { [TURN]: turn } as Record<string, unknown>;
+        turn.context = context;
+        traces.set(context, turn);
+        return undefined;
       },
 
-      saveState({ state, error }) {
-        const turn = turnOf(state);
+      saveState({ context, error }) {
+        const turn = turnOf(context);
         if (!turn) return;
-        turn.state = state;
+        turn.context = context;
         if (error !== undefined) turn.fail(error);
       },
 
@@ -132,29 +130,29 @@ export function createTracingPlugin(settings: TracingSettings, options: TracingP
         current.getStore()?.fail(error);
       },
 
-      beforeLlmCall({ request, state }) {
-        turnOf(state)?.startChat(request);
+      beforeLlmCall({ request, context }) {
+        turnOf(context)?.startChat(request);
         return undefined;
       },
 
-      afterLlmCall({ request, result, state }) {
-        turnOf(state)?.endChat(request, result);
+      afterLlmCall({ request, result, context }) {
+        turnOf(context)?.endChat(request, result);
       },
 
-      beforeToolCall({ call, state }) {
-        turnOf(state)?.startTool(call);
+      beforeToolCall({ call, context }) {
+        turnOf(context)?.startTool(call);
         return undefined;
       },
 
-      afterToolCall({ call, result, state }) {
-        turnOf(state)?.endTool(call, result);
+      afterToolCall({ call, result, context }) {
+        turnOf(context)?.endTool(call, result);
       },
     };
   };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return isObject(value) && typeof (value as PromiseLike<unknown>).then === "function";
+  return isObject(value) && "then" in value && typeof value.then === "function";
 }
 
 /**

@@ -7,7 +7,7 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import { redactJsonText, redactSecrets } from "../config/redaction.ts";
 import type { LlmCallRequest, LlmCallResult, ToolCall, ToolCallResult } from "../kernel/interception.ts";
-import type { TurnState } from "../kernel/types.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 import { inputMessages, outputMessages } from "./content.ts";
 
 /** How a turn ended, as `bub.turn.outcome`. */

@@ -6,7 +6,6 @@
 import { z } from "zod";
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
 import type { ToolCall, ToolCallDecision, ToolCallResult } from "../kernel/interception.ts";
-import type { TapeHandle } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { withCorrelation } from "../kernel/correlation.ts";
 import { closestToolNames } from "./suggest.ts";
@@ -184,8 +183,6 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
     const state: TurnState = context?.state ?? {};
     // The hooks get the context's signal, else one nobody aborts.
     const signal = context?.signal ?? new AbortController().signal;
-    // The agent's contexts carry its session tape (a TapeHandle); the executor's tape type is generic only for tests.
-    if (hooks && context) state._runtime_tape = context.tape as TapeHandle;
     const started = performance.now();
 
     if (hooks) {

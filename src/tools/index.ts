@@ -32,7 +32,7 @@ export {
   withToolCallReporter,
   type ToolCallReporter,
 } from "./reporting.ts";
-export { runtimeAgentOf, type RunStreamOptions, type RuntimeAgent } from "./runtime-agent.ts";
+export type { RunStreamOptions, RuntimeAgent } from "./runtime-agent.ts";
 export { registerTool, toolsOf } from "./global.ts";
 export {
   COMMAND_RUN_ID,

@@ -1,11 +1,11 @@
 /**
- * What tools may ask of the agent that runs them. The builtin agent puts itself in the
- * turn state as `_runtime_agent`; tools read it with {@link runtimeAgentOf}. Defined here,
- * on the tools side, so tools never import the agent.
+ * What tools may ask of the agent that runs them: the agent hands itself to context tools
+ * as `ToolContext.agent`. Defined here, on the tools side, so tools never import the agent.
  */
 import type { Prompt } from "../kernel/envelope.ts";
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { TurnState } from "../kernel/types.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 import type { ToolRegistry } from "./registry.ts";
 
 /** What checking a model id found (the agent checks it with the model catalog, src/llm/model-catalog.ts). */
@@ -25,8 +25,13 @@ export interface RunStreamOptions {
   readonly allowedSkills?: readonly string[] | null;
   /** Runtime tool names the run may use (null: all). */
   readonly allowedTools?: readonly string[] | null;
-  /** Cancels the run. */
+  /** Cancels the run (default: the context's signal). */
   readonly signal?: AbortSignal;
+  /**
+   * The turn this run belongs to: used as it is for a run on the same session, as the
+   * parent of a new context for a run on another one (a subagent). Absent: a new turn.
+   */
+  readonly context?: TurnContext;
 }
 
 /** The agent as tools see it. */
@@ -39,16 +44,8 @@ export interface RuntimeAgent {
   quitSession(sessionId: string): Promise<void>;
   /** A configured value by dotted path (`telegram.token`), or undefined. */
   configValue(path: string): unknown;
-  /** The directory of the session's workspace. */
-  workspaceOf(state: TurnState): string;
   /** The model a turn with `state` uses, and the configured fallback models. */
   modelChoice?(state: TurnState): Promise<{ model: string; fallbacks: readonly string[] }>;
   /** Checks a `provider:model` id before a session switches to it (provider, key, listed model). */
   checkModel?(modelId: string, signal?: AbortSignal): Promise<ModelCheck>;
-}
-
-/** The agent recorded in a turn state, or null. */
-export function runtimeAgentOf(state: TurnState): RuntimeAgent | null {
-  const agent = state._runtime_agent;
-  return typeof agent === "object" && agent !== null && typeof (agent as RuntimeAgent).runStream === "function" ? (agent as RuntimeAgent) : null;
 }

@@ -5,6 +5,8 @@ import { z } from "zod";
 import type { TapeHandle } from "../kernel/tape-contract.ts";
 import type { Sandbox } from "../kernel/sandbox.ts";
 import type { TurnState } from "../kernel/types.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
+import type { RuntimeAgent } from "./runtime-agent.ts";
 
 /** What a context tool receives besides its arguments. */
 export interface ToolContext<TTape = TapeHandle> {
@@ -15,10 +17,14 @@ export interface ToolContext<TTape = TapeHandle> {
   /** The turn state, shared by reference with the rest of the turn. */
   readonly state: TurnState;
   /** Aborted when the turn is cancelled. */
-  readonly signal?: AbortSignal;
+  readonly signal: AbortSignal;
+  /** The turn's typed context (workspace, settings, logger, steering); absent for a context built by hand. */
+  readonly turn?: TurnContext;
+  /** The agent running the tool (its tools, model checks, subagent runs); absent outside an agent. */
+  readonly agent?: RuntimeAgent;
   /**
    * Where the session's shell and file tools run: what `provideSandbox` answered for the
-   * turn. Absent (a context built by hand): the host, in the state's workspace.
+   * turn. Absent (a context built by hand): the host, in the turn's workspace.
    */
   readonly sandbox?: Sandbox;
 }
@@ -109,7 +115,7 @@ export function toolInputSchema(parameters: z.ZodType): Record<string, unknown> 
  *   description: "Read a text file",
  *   parameters: z.object({ path: z.string(), limit: z.number().int().optional() }),
  *   context: true,
- *   run: async ({ path, limit }, { state }) => readText(path, limit, state._runtime_workspace),
+ *   run: async ({ path, limit }, { turn }) => readText(path, limit, turn?.workspace),
  * });
  * ```
  */

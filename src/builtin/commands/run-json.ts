@@ -11,7 +11,7 @@
  * {"type":"final","ok":true,"session_id":"cli:local","text":"...","usage":{"prompt_tokens":12,...}}
  * ```
  */
-import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
+import type { Envelope } from "../../kernel/envelope.ts";
 import { AsyncStreamEvents, type StreamEvent, type Usage } from "../../kernel/stream.ts";
 
 const ERROR_KINDS = new Set(["invalid_input", "config", "provider", "tool", "temporary", "timeout", "not_found", "unknown"]);
@@ -111,8 +111,8 @@ export class JsonTurnWriter {
     const answers: string[] = [];
     let failed = this.#errors > 0;
     for (const outbound of outbounds) {
-      const content = String(fieldOf(outbound, "content") ?? "");
-      if (fieldOf(outbound, "kind") !== "error") {
+      const content = outbound.content;
+      if (outbound.kind !== "error") {
         if (content !== "") answers.push(content);
         continue;
       }

@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { ChannelMessage } from "../../channels/message.ts";
 import { emptySessionTurns, runInTurn, TurnTask } from "../../channels/session-turns.ts";
-import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
+import type { Envelope } from "../../kernel/envelope.ts";
 import { modelOption } from "./model-option.ts";
 import { JsonTurnWriter } from "./run-json.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
@@ -27,21 +27,16 @@ export interface RunCommandOptions {
   verbose?: boolean;
 }
 
-function label(value: unknown, fallback: string): string {
-  return value === undefined || value === null || value === "" ? fallback : String(value);
-}
-
 /** `[<channel>:<chat_id>]\n<content>` for an outbound. */
 export function formatOutbound(message: Envelope): string {
-  const channel = label(fieldOf(message, "output_channel") ?? fieldOf(message, "channel"), "stdout");
-  const where = `[${channel === "default" ? label(fieldOf(message, "channel"), "stdout") : channel}:${label(fieldOf(message, "chat_id"), "local")}]`;
-  return `${where}\n${label(fieldOf(message, "content"), "")}\n`;
+  const channel = message.outputChannel || message.channel || "stdout";
+  const where = `[${channel === "default" ? message.channel || "stdout" : channel}:${message.chatId || "local"}]`;
+  return `${where}\n${message.content}\n`;
 }
 
 /** The error an `onError` outbound carries (see the builtin plugin), if any. */
 function errorOf(outbound: Envelope): unknown {
-  const context = fieldOf(outbound, "context");
-  return typeof context === "object" && context !== null ? (context as Record<string, unknown>)._error : undefined;
+  return outbound.context._error;
 }
 
 /** The line `bub run` prints on stderr when a signal interrupted the turn. */
@@ -84,7 +79,7 @@ export async function runOnce(
   const errors: Envelope[] = [];
   framework.bindChannelRouter({
     async dispatchOutput(outbound) {
-      if (fieldOf(outbound, "kind") === "error") errors.push(outbound);
+      if (outbound.kind === "error") errors.push(outbound);
       return false;
     },
     wrapStream: (_message, stream) => (json ? json.wrap(stream) : stream),
@@ -119,12 +114,12 @@ export async function runOnce(
     const printed = [...result.outbounds, ...errors.filter((outbound) => !result.outbounds.includes(outbound))];
     if (json) return json.finish(result.sessionId, printed);
     for (const outbound of printed) {
-      const content = label(fieldOf(outbound, "content"), "");
+      const content = outbound.content;
       if (content === "") continue;
-      if (fieldOf(outbound, "kind") === "error") err.write(errorLine(errorOf(outbound) ?? content, { verbose: options.verbose === true, kind: "tool" }));
+      if (outbound.kind === "error") err.write(errorLine(errorOf(outbound) ?? content, { verbose: options.verbose === true, kind: "tool" }));
       else out.write(formatOutbound(outbound));
     }
-    return printed.some((outbound) => fieldOf(outbound, "kind") === "error") ? 1 : 0;
+    return printed.some((outbound) => outbound.kind === "error") ? 1 : 0;
   } finally {
     signal?.removeEventListener("abort", forward);
     framework.bindChannelRouter(null);

@@ -6,7 +6,6 @@
 import { basename } from "node:path";
 import type { LogSink } from "../../kernel/log.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
-import { fieldOf } from "../../kernel/envelope.ts";
 import type { AsyncStreamEvents, StreamEvent } from "../../kernel/stream.ts";
 import type { AdmitDecision, Channel, MessageHandler, TurnSnapshot } from "../../kernel/types.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
@@ -309,9 +308,9 @@ export class CliChannel implements Channel {
   }
 
   async send(message: Envelope): Promise<void> {
-    if (fieldOf(message, "kind") !== "error") return;
+    if (message.kind !== "error") return;
     const terminal = this.#terminal;
-    const content = String(fieldOf(message, "content") ?? "");
+    const content = message.content;
     if (!terminal || content.trim() === "") return;
     this.#turns.failed();
     terminal.printError(content);
@@ -335,14 +334,14 @@ export class CliChannel implements Channel {
     const active = this.#turns.openStream(message);
     const markdown = await this.#rendering.ready(terminal);
     const printer = new TurnPrinter(terminal, {
-      kind: String(fieldOf(message, "kind") ?? "normal"),
+      kind: message.kind,
       expandThinking: this.#expandThinking,
       markdown,
       throttleMs: this.#options.throttleMs ?? 50,
       toolName: (name) => displayToolName(name, this.#options.toolNames?.() ?? []),
     });
     try {
-      yield* this.#turnModel.watch(String(fieldOf(message, "content") ?? ""), printTurn(printer, stream, active.controller.signal));
+      yield* this.#turnModel.watch(message.content, printTurn(printer, stream, active.controller.signal));
     } finally {
       this.#turns.closeStream(active);
     }

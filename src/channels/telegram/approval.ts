@@ -10,7 +10,6 @@ import { randomBytes } from "node:crypto";
 import type { Api, Context } from "grammy";
 import type { User } from "grammy/types";
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
-import { fieldOf } from "../../kernel/envelope.ts";
 import { createLogger } from "../../kernel/log.ts";
 import { TELEGRAM_TEXT_LIMIT } from "./split.ts";
 
@@ -45,9 +44,7 @@ interface OpenQuestion {
  * A debounced batch joins its messages' contents with newlines: the last one counts.
  */
 function senderOf(message: ApprovalRequest["message"]): string | null {
-  const content = fieldOf(message, "content");
-  if (typeof content !== "string") return null;
-  for (const line of content.split("\n").reverse()) {
+  for (const line of message.content.split("\n").reverse()) {
     if (!line.startsWith("{")) continue;
     try {
       const sender = (JSON.parse(line) as { sender_id?: unknown }).sender_id;
@@ -81,7 +78,7 @@ export class TelegramApprovals {
   /** Posts the question in the turn's chat and waits for a press that counts, or for `signal`. */
   async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
     const api = this.#context.api();
-    const chatId = String(fieldOf(request.message, "chat_id") ?? "");
+    const chatId = request.message.chatId;
     if (!api) return { approved: false, unavailable: "the Telegram channel is not running" };
     if (chatId === "") return { approved: false, unavailable: "the turn has no Telegram chat" };
     const id = randomBytes(8).toString("hex");

@@ -4,7 +4,7 @@
  */
 import type { Bot } from "grammy";
 import { createLogger } from "../../kernel/log.ts";
-import { contentOf, fieldOf, type Envelope } from "../../kernel/envelope.ts";
+import type { Envelope } from "../../kernel/envelope.ts";
 import { previewOf, splitMessage } from "./split.ts";
 
 const log = createLogger("bub:telegram");
@@ -27,7 +27,7 @@ export interface OutboundTarget {
 
 /** The text to send for an outbound: the `message` field of JSON content, else the content itself. */
 export function outboundText(message: Envelope): string {
-  const content = contentOf(message);
+  const content = message.content;
   const trimmed = content.trim();
   if (trimmed.startsWith("{")) {
     try {
@@ -50,8 +50,8 @@ export function outboundText(message: Envelope): string {
  * and its tape are unaffected).
  */
 export async function sendOutbound(message: Envelope, target: OutboundTarget): Promise<void> {
-  const sessionId = String(fieldOf(message, "session_id") ?? "?");
-  const chatId = String(fieldOf(message, "chat_id") ?? "");
+  const sessionId = message.sessionId ?? "?";
+  const chatId = message.chatId;
   const text = outboundText(message);
   if (!text.trim()) return;
   const { bot, describeError } = target;

@@ -7,7 +7,7 @@
 import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
 import { createLogger } from "../../kernel/log.ts";
-import { fieldOf, type Envelope } from "../../kernel/envelope.ts";
+import { toEnvelope, type Envelope, type EnvelopeInput } from "../../kernel/envelope.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
 import type { PollerElection } from "./poller-lock.ts";
@@ -196,7 +196,8 @@ export class DurableUpdates {
    * batch) started when it begins and done once its replies were sent. Chatter the bot
    * was not addressed in is done once handed over (it is context at most).
    */
-  handOver(message: Envelope, handler: MessageHandler): Promise<void> {
+  handOver(input: Envelope | EnvelopeInput, handler: MessageHandler): Promise<void> {
+    const message = toEnvelope(input);
     const handing = this.#handing;
     const journal = this.#journal;
     if (!handing || !journal || !(message instanceof ChannelMessage)) return handler(message);
@@ -242,9 +243,8 @@ export class DurableUpdates {
    * and being recorded (that one is sent again after the restart). Other sends go straight out.
    */
   async sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
-    const inbound = currentTurnMessage();
-    const lifespan = inbound === null ? undefined : fieldOf(inbound, "lifespan");
-    const claim = typeof lifespan === "object" && lifespan !== null ? this.#turnIds.get(lifespan) : undefined;
+    const lifespan = currentTurnMessage()?.lifespan;
+    const claim = lifespan ? this.#turnIds.get(lifespan) : undefined;
     const journal = this.#journal;
     if (!claim || !journal) return deliver(message);
     const previous = this.#replying;

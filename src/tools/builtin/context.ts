@@ -7,9 +7,7 @@ import { resolve } from "node:path";
 import { expandHome } from "../../config/paths.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { Sandbox } from "../../kernel/sandbox.ts";
-import type { TurnState } from "../../kernel/types.ts";
 import type { Tape } from "../../tape/index.ts";
-import { runtimeAgentOf } from "../runtime-agent.ts";
 import { createHostSandbox, resolveHostPath } from "../sandbox-host.ts";
 import type { ToolContext } from "../tool.ts";
 
@@ -25,17 +23,15 @@ export function tapeOf(context: ToolContext): Tape {
   return tape as Tape;
 }
 
-/** The session's workspace: `_runtime_workspace`, else what the runtime agent says, else null. */
-export function workspaceOf(state: TurnState): string | null {
-  const workspace = state._runtime_workspace;
-  if (typeof workspace === "string" && workspace.trim()) return resolve(expandHome(workspace.trim()));
-  const agent = runtimeAgentOf(state);
-  return agent ? agent.workspaceOf(state) : null;
+/** The session's workspace: the turn's, else null (a context built by hand). */
+export function workspaceOf(context: Pick<ToolContext, "turn">): string | null {
+  const workspace = context.turn?.workspace.trim();
+  return workspace ? resolve(expandHome(workspace)) : null;
 }
 
 /** The session's workspace, or the current directory when none is known. */
-export function workspaceOrCwd(state: TurnState): string {
-  return workspaceOf(state) ?? process.cwd();
+export function workspaceOrCwd(context: Pick<ToolContext, "turn">): string {
+  return workspaceOf(context) ?? process.cwd();
 }
 
 /**
@@ -44,18 +40,17 @@ export function workspaceOrCwd(state: TurnState): string {
  * are allowed. The builtin tools resolve through their sandbox instead ({@link sandboxOf}).
  * @throws BubError `invalid_input` for a relative path when no workspace is known.
  */
-export function resolveToolPath(state: TurnState, raw: string): string {
-  return resolveHostPath(workspaceOf(state), raw);
+export function resolveToolPath(context: Pick<ToolContext, "turn">, raw: string): string {
+  return resolveHostPath(workspaceOf(context), raw);
 }
 
 /**
  * Where a tool's files and shells are: the context's sandbox (what `provideSandbox`
- * answered), else the host in the state's workspace, keeping the variables the runtime
+ * answered), else the host in the turn's workspace, keeping the variables the runtime
  * agent's `tool_env_passthrough` names.
  */
 export function sandboxOf(context: ToolContext): Sandbox {
   if (context.sandbox) return context.sandbox;
-  const { state } = context;
-  const agent = runtimeAgentOf(state);
-  return createHostSandbox({ workspace: workspaceOf(state), ...(agent ? { envPassthrough: () => agent.configValue("tool_env_passthrough") } : {}) });
+  const { agent } = context;
+  return createHostSandbox({ workspace: workspaceOf(context), ...(agent ? { envPassthrough: () => agent.configValue("tool_env_passthrough") } : {}) });
 }

@@ -7,7 +7,7 @@
  */
 import { BubError } from "../../kernel/errors.ts";
 import type { TurnState } from "../../kernel/types.ts";
-import { runtimeAgentOf } from "../runtime-agent.ts";
+import type { ToolContext } from "../tool.ts";
 
 /** The channel of local turns (`bub run`, `bub chat`). */
 export const LOCAL_CHANNEL = "cli";
@@ -51,9 +51,12 @@ export function isLocalTurn(state: TurnState): boolean {
   return channels.length > 0 && channels.every((channel) => channel === LOCAL_CHANNEL);
 }
 
+/** Who asks to reach a session: the tool context's turn state and settings. */
+export type SessionAccess = Pick<ToolContext, "state" | "turn">;
+
 /** True when the `subagent_cross_session` setting is on. */
-export function crossSessionAllowed(state: TurnState): boolean {
-  const value = runtimeAgentOf(state)?.configValue(CROSS_SESSION_SETTING);
+export function crossSessionAllowed(access: SessionAccess): boolean {
+  const value = access.turn?.settings.getValue(CROSS_SESSION_SETTING, undefined);
   return value === true || (typeof value === "string" && ["1", "true", "yes", "on"].includes(value.trim().toLowerCase()));
 }
 
@@ -76,9 +79,10 @@ export function otherChatSession(sessionId: string, state: TurnState): string | 
  * `subagent_cross_session` is off; `tool` names the asking tool in the message.
  * @throws BubError `tool` naming the session and the setting.
  */
-export function assertSessionAllowed(tool: string, sessionId: string, state: TurnState): void {
+export function assertSessionAllowed(tool: string, sessionId: string, access: SessionAccess): void {
+  const { state } = access;
   const other = otherChatSession(sessionId, state);
-  if (other === null || isLocalTurn(state) || crossSessionAllowed(state)) return;
+  if (other === null || isLocalTurn(state) || crossSessionAllowed(access)) return;
   const current = typeof state.session_id === "string" && state.session_id ? `'${state.session_id}'` : "(none)";
   throw new BubError(
     "tool",

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
 import type { TurnState } from "../../kernel/types.ts";
 import type { ModelCheck } from "../runtime-agent.ts";
-import { runtimeAgentOf, type RuntimeAgent } from "../runtime-agent.ts";
+import type { RuntimeAgent } from "../runtime-agent.ts";
 import { closestToolNames } from "../suggest.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { tapeOf } from "./context.ts";
@@ -59,10 +59,10 @@ export function sessionTools(shells: ShellManager): Tool[] {
     description: "Stop the running tasks and background shells of this session.",
     context: true,
     agentUse: false,
-    async run(_args, { state }) {
+    async run(_args, { state, agent }) {
       const sessionId = typeof state.session_id === "string" ? state.session_id : "temp/unknown";
       await shells.terminateSession(sessionId);
-      await runtimeAgentOf(state)?.quitSession(sessionId);
+      await agent?.quitSession(sessionId);
       return "Session tasks stopped.";
     },
   });
@@ -74,8 +74,8 @@ export function sessionTools(shells: ShellManager): Tool[] {
     context: true,
     agentUse: false,
     async run({ model_id }, context) {
-      const agent = runtimeAgentOf(context.state);
-      if (!model_id) return describeModels(context.state, agent);
+      const { agent } = context;
+      if (!model_id) return describeModels(context.state, agent ?? null);
       const check = agent?.checkModel ? await agent.checkModel(model_id, context.signal) : null;
       if (check?.status === "invalid") throw new BubError("invalid_input", `${check.message} The session model is unchanged.`);
       if (check?.status === "unknown_model") throw new BubError("invalid_input", unknownModelText(check));

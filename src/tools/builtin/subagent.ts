@@ -8,7 +8,6 @@ import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
 import type { Prompt, PromptPart } from "../../kernel/envelope.ts";
 import type { TurnState } from "../../kernel/types.ts";
-import { runtimeAgentOf } from "../runtime-agent.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { assertSessionAllowed } from "./session-access.ts";
 
@@ -49,8 +48,8 @@ export function subagentTools(): Tool[] {
         allowed_skills: z.array(z.string()).nullable().optional().describe("Skill names the sub-agent may use; default all."),
       }),
       context: true,
-      async run(args, { state, signal }) {
-        const agent = runtimeAgentOf(state);
+      async run(args, context) {
+        const { state, signal, agent } = context;
         if (!agent) throw new BubError("tool", "no runtime agent found in tool context");
         const exclude = agent.tools.has(SUBAGENT_TOOL_NAME) ? [SUBAGENT_TOOL_NAME] : [];
         const requested = args.allowed_tools && args.allowed_tools.length > 0 ? args.allowed_tools : null;
@@ -58,7 +57,7 @@ export function subagentTools(): Tool[] {
         const allowedTools = [...agent.tools.resolveToolNames(requested, exclude)];
         const session = args.session.trim() || "temp";
         // In a channel turn another chat's `<channel>:<chat id>` is refused (docs/security.md).
-        if (session !== "temp" && session !== "inherit") assertSessionAllowed(SUBAGENT_TOOL_NAME, session, state);
+        if (session !== "temp" && session !== "inherit") assertSessionAllowed(SUBAGENT_TOOL_NAME, session, context);
         const sessionId = subagentSessionId(session, state);
         const childState: TurnState = { ...state, session_id: sessionId };
         const stream = await agent.runStream(sessionId, subagentPrompt(args.prompt), childState, {

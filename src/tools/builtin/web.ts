@@ -6,8 +6,7 @@ import { z } from "zod";
 import { isRecord } from "../../config/config-data.ts";
 import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
-import type { TurnState } from "../../kernel/types.ts";
-import { runtimeAgentOf } from "../runtime-agent.ts";
+import type { RuntimeAgent } from "../runtime-agent.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { parseAllowList, pinnedLookup, vetUrl, type AllowList, type Resolver } from "./web-guard.ts";
 
@@ -194,8 +193,7 @@ export async function fetchText(url: string, options: FetchTextOptions = {}): Pr
 }
 
 /** The allow list and byte limit from the agent's settings, else from the environment. */
-function fetchSettings(state: TurnState): { allowHosts: AllowList; maxBytesLimit: number | null } {
-  const agent = runtimeAgentOf(state);
+function fetchSettings(agent: RuntimeAgent | undefined): { allowHosts: AllowList; maxBytesLimit: number | null } {
   const allow = agent?.configValue("web_fetch_allow_hosts") ?? process.env.BUB_WEB_FETCH_ALLOW_HOSTS;
   const limit = agent?.configValue("web_fetch_max_bytes") ?? process.env.BUB_WEB_FETCH_MAX_BYTES;
   return { allowHosts: parseAllowList(allow), maxBytesLimit: positiveInt(limit) };
@@ -214,8 +212,8 @@ export function webTools(): Tool[] {
         max_bytes: z.number().int().positive().nullable().optional().describe("Most bytes of the body to read; default 10 MB, at most the configured limit."),
       }),
       context: true,
-      run: ({ url, headers, timeout, max_bytes }, { signal, state }) =>
-        fetchText(url, { headers, timeoutSeconds: timeout, maxBytes: max_bytes, signal, ...fetchSettings(state) }),
+      run: ({ url, headers, timeout, max_bytes }, { signal, agent }) =>
+        fetchText(url, { headers, timeoutSeconds: timeout, maxBytes: max_bytes, signal, ...fetchSettings(agent) }),
     }),
   ];
 }

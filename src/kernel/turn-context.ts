@@ -1,0 +1,79 @@
+/**
+ * The typed context of one turn: what every turn hook and every tool may use besides the
+ * message and the state. The reference runtime passes these services inside the turn state
+ * under `_runtime_*` keys; {@link seedCompatView} keeps those keys readable for plugins
+ * written against that contract, and nothing else in bub-ts reads them.
+ */
+import type { Logger } from "./log.ts";
+import type { SettingsStore } from "./settings-contract.ts";
+import type { TapeHandle, TapeStore } from "./tape-contract.ts";
+import type { SteeringInbox, SteeringTarget, TurnState } from "./types.ts";
+
+/** See the module comment. One per turn; the framework builds it once the session is known. */
+export interface TurnContext extends SteeringTarget {
+  /** The turn's id (a UUID v7), also `state.turn_id` and `meta.turn_id` on its tape entries. */
+  readonly turnId: string;
+  readonly sessionId: string;
+  /** The thread within the session the message belongs to (`context.thread_id`), if any. */
+  readonly threadId: string | null;
+  /** The directory the agent works in. */
+  readonly workspace: string;
+  /** Every plugin's settings, read with `settings.get(section)` once loaded. */
+  readonly settings: SettingsStore;
+  /** The tape store of the running scope (null outside `running()`). */
+  readonly tapes: TapeStore | null;
+  /** A logger for the turn (`bub:turn`), routed like the framework's others. */
+  readonly log: Logger;
+  /** Where messages for this running turn wait (`steer`); null when no plugin provides one. */
+  readonly steering: SteeringInbox | null;
+  /** Aborts when the turn is cancelled (Ctrl-C, `quit`, a steer that cancels, shutdown). */
+  readonly signal: AbortSignal;
+  /**
+   * The session tape the turn writes, once the agent opened it: a fork of the session's,
+   * merged back when the turn ends. Null before (and for turns no agent runs).
+   */
+  tape: TapeHandle | null;
+  /** The agent running the turn, once a plugin's `loadState` named it. Opaque to the kernel. */
+  agent: object | null;
+  /** Set when a comma command of the turn failed: its reply goes out as an error. */
+  commandFailed: boolean;
+}
+
+/** What {@link createTurnContext} needs; the rest starts empty. */
+export type TurnContextInit = Omit<TurnContext, "tape" | "agent" | "commandFailed"> & Partial<Pick<TurnContext, "tape" | "agent">>;
+
+/** A new {@link TurnContext}. */
+export function createTurnContext(init: TurnContextInit): TurnContext {
+  return { tape: null, agent: null, commandFailed: false, ...init };
+}
+
+/** A context for a nested run on another session (a subagent): the same services, its own tape. */
+export function childTurnContext(parent: TurnContext, sessionId: string, signal: AbortSignal = parent.signal): TurnContext {
+  return { ...parent, sessionId, threadId: null, signal, tape: null, commandFailed: false };
+}
+
+/** The reference's `_runtime_*` keys and the context field each one shows. */
+const COMPAT_KEYS = {
+  _runtime_workspace: (context: TurnContext) => context.workspace,
+  _runtime_steering_inbox: (context: TurnContext) => context.steering,
+  _runtime_thread_id: (context: TurnContext) => context.threadId ?? undefined,
+  _runtime_tape: (context: TurnContext) => context.tape ?? undefined,
+  _runtime_agent: (context: TurnContext) => context.agent ?? undefined,
+} as const;
+
+/**
+ * Makes the reference's documented `_runtime_*` keys of `state` show the turn's context:
+ * each is a getter (not enumerable, so the state's JSON stays as it was) that follows the
+ * context as it changes. Assigning one (a plugin's `loadState` answer, merged into the
+ * state) replaces the getter with the plain value, as in the reference.
+ */
+export function seedCompatView(state: TurnState, context: TurnContext): void {
+  for (const [key, read] of Object.entries(COMPAT_KEYS)) {
+    Object.defineProperty(state, key, {
+      configurable: true,
+      enumerable: false,
+      get: () => read(context),
+      set: (value: unknown) => Object.defineProperty(state, key, { value, writable: true, enumerable: true, configurable: true }),
+    });
+  }
+}
