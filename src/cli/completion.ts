@@ -4,7 +4,7 @@
  * the commands, each command's options, the values of options and arguments that have
  * fixed choices, and file names after an option that takes a value.
  */
-import type { Argument, Command, Option } from "commander";
+import type { Command, Option } from "commander";
 
 /** One option as the scripts need it. */
 interface OptionSpec {
@@ -44,7 +44,7 @@ function visibleOptions(command: Command): OptionSpec[] {
 function commandSpec(command: Command): CommandSpec {
   const help = command.createHelp();
   const subcommands = help.visibleCommands(command).filter((sub) => sub.name() !== "help");
-  const choices = (command.registeredArguments as readonly Argument[]).flatMap((argument) => argument.argChoices ?? []);
+  const choices = command.registeredArguments.flatMap((argument) => argument.argChoices ?? []);
   return {
     name: command.name(),
     description: command.summary() || command.description().split("\n")[0] || "",
@@ -115,7 +115,7 @@ function zshOption(option: OptionSpec): string {
   const flags = flagsOf(option);
   const value = option.takesValue ? (option.choices.length > 0 ? `:value:(${option.choices.map(zshText).join(" ")})` : ":value:_files") : "";
   const spec = (flag: string) => `'${flag}${option.takesValue && flag.startsWith("--") ? "=" : ""}[${zshText(option.description)}]${value}'`;
-  if (flags.length === 1) return spec(flags[0]!);
+  if (flags.length === 1) return spec(flags[0]);
   return `'(${flags.join(" ")})'{${flags.map((flag) => `'${flag}'`).join(",")}}'[${zshText(option.description)}]${value}'`;
 }
 

@@ -9,6 +9,7 @@
 import { open, rename, stat, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
+import { errorCode } from "../config/thrown.ts";
 
 /** Options of {@link RotatingLogFile}. */
 export interface RotatingLogFileOptions {
@@ -133,7 +134,7 @@ async function sizeOf(path: string): Promise<number> {
   try {
     return (await stat(path)).size;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    if (errorCode(error) === "ENOENT") return 0;
     throw error;
   }
 }

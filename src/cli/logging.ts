@@ -11,9 +11,18 @@ import { RotatingLogFile } from "./log-file.ts";
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+function isLogLevel(value: string): value is LogLevel {
+  return Object.hasOwn(ORDER, value);
+}
+
 function levelOf(value: string | undefined): LogLevel | null {
   const level = value?.trim().toLowerCase();
-  return level !== undefined && Object.hasOwn(ORDER, level) ? (level as LogLevel) : null;
+  return level !== undefined && isLogLevel(level) ? level : null;
+}
+
+/** The `cause` of a thrown value, when it has one. */
+function causeOf(error: unknown): unknown {
+  return typeof error === "object" && error !== null && "cause" in error ? error.cause : undefined;
 }
 
 /** What decides the log levels of one `bub` command. */
@@ -65,10 +74,10 @@ export function formatLogRecord(time: Date, level: LogLevel, namespace: string, 
   text += `: ${describe(error).replace(/\n/g, "\n    ")}`;
   const frames = error instanceof Error ? (error.stack?.split("\n").filter((line) => /^\s+at /.test(line)) ?? []) : [];
   for (const frame of frames) text += `\n    ${frame.trim()}`;
-  let cause = (error as { cause?: unknown } | null)?.cause;
+  let cause = causeOf(error);
   for (let depth = 0; cause !== undefined && cause !== null && depth < 8; depth++) {
     text += `\n  caused by: ${describe(cause).replace(/\n/g, "\n    ")}`;
-    cause = (cause as { cause?: unknown }).cause;
+    cause = causeOf(cause);
   }
   return `${text}\n`;
 }

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Argument, Command, type CommanderError, type OutputConfiguration } from "commander";
+import { Argument, Command, type OutputConfiguration } from "commander";
 import { createBub, type UntrustedWorkspace } from "../builtin/create.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { LogSink } from "../kernel/log.ts";
@@ -30,10 +30,16 @@ export function verboseFromArgs(argv: readonly string[]): boolean {
   return false;
 }
 
+/** The `commander.*` code of commander's exit (usage error, help, version), or null for any other failure. */
+function commanderCode(error: unknown): string | null {
+  if (typeof error !== "object" || error === null || !("exitCode" in error) || typeof error.exitCode !== "number") return null;
+  return "code" in error && typeof error.code === "string" && error.code.startsWith("commander.") ? error.code : null;
+}
+
 /** `-w/--workspace` must be known before plugins are discovered, so it is read ahead of commander. */
 function workspaceFromArgs(argv: readonly string[]): string | undefined {
   for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index]!;
+    const arg = argv[index];
     if (arg === "--") break;
     if ((arg === "-w" || arg === "--workspace") && argv[index + 1]) return argv[index + 1];
     if (arg.startsWith("--workspace=")) return arg.slice("--workspace=".length);
@@ -48,7 +54,7 @@ function workspaceFromArgs(argv: readonly string[]): string | undefined {
  */
 export function commandFromArgs(argv: readonly string[]): string | undefined {
   for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index]!;
+    const arg = argv[index];
     if (arg === "-w" || arg === "--workspace") index++;
     else if (arg.startsWith("--workspace=") || arg === "--verbose") continue;
     else if (arg.startsWith("-")) return undefined;
@@ -86,14 +92,15 @@ export function usageLine(text: string, commandPath: string): string {
  */
 export async function createProgram(framework: BubFramework, io: CliIO, argv?: readonly string[]): Promise<Command> {
   const app = new Command("bub");
-  const defaults = app.configureOutput() as OutputConfiguration;
+  const defaults = app.configureOutput();
   // commander's own help width and colour answers, except that they read `process.stdout`
   // only when stdout is not a plain file or pipe (where it is no TTY: no width, no colour).
   const output: OutputConfiguration = {
     writeOut: (text) => io.stdout.write(text),
     writeErr: (text) => io.stderr.write(text),
-    getOutHelpWidth: () => (stdoutIsPlain() ? undefined : defaults.getOutHelpWidth!()) as number,
-    getOutHasColors: () => (stdoutIsPlain() ? (colorFromEnv() ?? false) : defaults.getOutHasColors!()),
+    // No width is commander's 80 columns, as when it finds no terminal.
+    getOutHelpWidth: () => (stdoutIsPlain() ? undefined : defaults.getOutHelpWidth?.()) ?? 80,
+    getOutHasColors: () => (stdoutIsPlain() ? (colorFromEnv() ?? false) : (defaults.getOutHasColors?.() ?? false)),
   };
   app
     .description("Batteries-included, hook-first AI framework")
@@ -103,8 +110,8 @@ export async function createProgram(framework: BubFramework, io: CliIO, argv?: r
     .configureOutput({ ...output, outputError: (text, write) => write(usageLine(text, "bub")) })
     .exitOverride();
   app.hook("preAction", (command) => {
-    const workspace = command.opts().workspace as string | undefined;
-    if (workspace) framework.workspace = resolve(workspace);
+    const workspace: unknown = command.opts().workspace;
+    if (typeof workspace === "string" && workspace) framework.workspace = resolve(workspace);
   });
   const command = argv ? commandFromArgs(argv) : undefined;
   framework.runtime.callManySync("registerCliCommands", command === undefined ? { app } : { app, command });
@@ -237,9 +244,9 @@ async function runProgram(argv: readonly string[], io: CliIO, facts: StartFacts)
     await app.parseAsync([...argv], { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
   } catch (error) {
-    const commanderError = error as CommanderError;
-    if (typeof commanderError?.exitCode === "number" && typeof commanderError.code === "string" && commanderError.code.startsWith("commander.")) {
-      if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(commanderError.code)) return EXIT.ok;
+    const code = commanderCode(error);
+    if (code !== null) {
+      if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(code)) return EXIT.ok;
       return EXIT.usage;
     }
     io.stderr.write(formatFailure(error, verbose));

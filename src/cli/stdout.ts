@@ -8,6 +8,8 @@
  * anything else goes through `process.stdout`, and so does the rest of a write that fails
  * (EAGAIN on a non-blocking pipe, EPIPE), so Node's own handling applies.
  */
+import { EventEmitter } from "node:events";
+
 let plain: boolean | undefined;
 
 /** True when fd 1 is a regular file, or a pipe, socket or /dev/null on Linux (never a TTY). */
@@ -46,7 +48,7 @@ export function writeStdout(text: string): void {
 
 /** True for the error of a write to a pipe whose reader has gone (`bub hooks | head -1`). */
 export function isClosedPipe(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
   return code === "EPIPE" || code === "ERR_STREAM_DESTROYED";
 }
 
@@ -73,8 +75,8 @@ export function endQuietlyOnClosedStdout(): void {
     configurable: true,
     enumerable: descriptor.enumerable,
     get() {
-      const stream = create.call(process) as NodeJS.WriteStream;
-      if (!watched) {
+      const stream: unknown = create.call(process);
+      if (!watched && stream instanceof EventEmitter) {
         watched = true;
         stream.on("error", (error) => {
           if (isClosedPipe(error)) readerGone();

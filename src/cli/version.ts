@@ -2,5 +2,7 @@ import { readFileSync } from "node:fs";
 
 /** The package version, read from package.json two folders above this module (in src/ and dist/ alike). */
 export function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+  const data: unknown = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+  if (typeof data === "object" && data !== null && "version" in data && typeof data.version === "string") return data.version;
+  throw new Error("bub's package.json names no version");
 }
