@@ -15,11 +15,18 @@
  * const [upload] = await telegram.waitForCalls("sendDocument", 1);
  * // inline keyboard buttons: press one as a user (a callback_query update)
  * telegram.pressButton({ message: sentMessageCall, data: "yes", from: { id: 7 } });
+ * // once the bot called setWebhook, updates are POSTed to its URL (and resent until a 2xx)
+ * await telegram.webhook.delivered(1);
+ * await telegram.webhook.post("not json"); // one raw POST: resolves with the status
  * await telegram.close();
  * ```
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { FakeWebhook } from "./fake-telegram-webhook.ts";
+import { parseMultipart, type FakeDocument } from "./multipart.ts";
+
+export type { FakeDocument } from "./multipart.ts";
 
 /** One Bot API call the bot made. */
 export interface RecordedCall {
@@ -34,48 +41,6 @@ export interface RecordedCall {
  * (seconds), another error status (5xx, 400, ...), or a dropped connection.
  */
 export type FakeFailure = { status: 429; retryAfter: number } | { status: number; description?: string } | { network: true };
-
-/** A file the bot uploaded (multipart `attach://` part), as recorded in a call's payload. */
-export interface FakeDocument {
-  filename: string;
-  /** The file's bytes decoded as UTF-8. */
-  text: string;
-  size: number;
-}
-
-/**
- * Parses a multipart/form-data body as grammY sends it: plain fields become strings, and a
- * field `attach://<id>` is replaced by the uploaded part `<id>` as a {@link FakeDocument}.
- */
-function parseMultipart(body: Buffer, boundary: string): Record<string, unknown> {
-  const fields: Record<string, unknown> = {};
-  const files = new Map<string, FakeDocument>();
-  const delimiter = Buffer.from(`--${boundary}`);
-  let start = body.indexOf(delimiter);
-  while (start >= 0) {
-    const partStart = start + delimiter.length;
-    if (body.subarray(partStart, partStart + 2).toString() === "--") break;
-    const next = body.indexOf(delimiter, partStart);
-    if (next < 0) break;
-    // Each part sits between "\r\n" after the delimiter and "\r\n" before the next one.
-    const part = body.subarray(partStart + 2, next - 2);
-    const headerEnd = part.indexOf("\r\n\r\n");
-    const headers = part.subarray(0, headerEnd).toString("utf8");
-    const content = part.subarray(headerEnd + 4);
-    const name = /(?:^|[;:\s])name="([^"]*)"/i.exec(headers)?.[1];
-    const filename = /filename="?([^";\r\n]*)"?/i.exec(headers)?.[1];
-    if (name !== undefined) {
-      if (filename === undefined) fields[name] = content.toString("utf8");
-      else files.set(name, { filename, text: content.toString("utf8"), size: content.byteLength });
-    }
-    start = next;
-  }
-  for (const [key, value] of Object.entries(fields)) {
-    const file = typeof value === "string" && value.startsWith("attach://") ? files.get(value.slice("attach://".length)) : undefined;
-    if (file) fields[key] = file;
-  }
-  return fields;
-}
 
 /** A Telegram user as the fake sends it. */
 export interface FakeUser {
@@ -115,8 +80,13 @@ export interface FakeTelegram {
   readonly apiRoot: string;
   /** Every call except getUpdates, in order. */
   readonly calls: RecordedCall[];
-  /** Queues an update (assigning its update_id); a waiting getUpdates answers at once. */
+  /**
+   * Queues an update (assigning its update_id): a waiting getUpdates answers at once, or,
+   * while a webhook is set, it is POSTed to the webhook.
+   */
   pushUpdate(update: Record<string, unknown>): number;
+  /** The webhook a `setWebhook` call registered, and the deliveries to it. */
+  readonly webhook: FakeWebhook;
   /** Queues a message update and returns the message. */
   sendMessage(init: FakeMessageInit): Record<string, unknown>;
   /**
@@ -152,8 +122,9 @@ export interface FakeTelegram {
 }
 
 /** Starts a {@link FakeTelegram} on an ephemeral loopback port. */
-export async function startFakeTelegram(options: { token?: string } = {}): Promise<FakeTelegram> {
+export async function startFakeTelegram(options: { token?: string; webhookRetryMs?: number } = {}): Promise<FakeTelegram> {
   const token = options.token ?? "123:TEST";
+  const webhook = new FakeWebhook(options.webhookRetryMs ?? 50);
   const calls: RecordedCall[] = [];
   const updates: Record<string, unknown>[] = [];
   const files = new Map<string, { path: string; bytes: Uint8Array; size: number }>();
@@ -231,15 +202,18 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
       case "getMe":
         return ok(response, { ...FAKE_BOT, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
       case "deleteWebhook":
-        // Like Telegram: updates queued before the bot started are dropped on request.
-        if (payload.drop_pending_updates === true || payload.drop_pending_updates === "true") updates.length = 0;
-        return ok(response, true);
+      case "setWebhook":
+      case "getWebhookInfo": {
+        const answer = webhook.answer(method, payload, updates);
+        return json(response, answer.ok ? 200 : answer.error_code, answer);
+      }
       case "setMyCommands":
       case "sendChatAction":
       case "close":
         return ok(response, true);
       case "getUpdates": {
         getUpdatesCount++;
+        if (webhook.registration) return json(response, 409, { ok: false, error_code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" });
         if (polls.some((poll) => !poll.response.writableEnded && !poll.response.destroyed)) overlappingPolls++;
         const offset = Number(payload.offset ?? 0);
         // Confirmed updates are forgotten, as Telegram does.
@@ -340,8 +314,13 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     get overlappingPolls() {
       return overlappingPolls;
     },
+    webhook,
     pushUpdate(update) {
       const updateId = nextUpdateId++;
+      if (webhook.registration) {
+        webhook.push({ ...update, update_id: updateId });
+        return updateId;
+      }
       updates.push({ ...update, update_id: updateId });
       answerPolls();
       return updateId;
@@ -401,6 +380,7 @@ export async function startFakeTelegram(options: { token?: string } = {}): Promi
     callsOf,
     succeededOf: (method) => callsOf(method).filter((call) => call.status === 200),
     async close() {
+      await webhook.close();
       for (const poll of polls) {
         clearTimeout(poll.timer);
         ok(poll.response, []);
