@@ -21,6 +21,7 @@ import { sendOutbound } from "./outbound.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { apiSignal } from "./narrow.ts";
 import { DurableUpdates } from "./polling.ts";
+import type { WebhookServer } from "./webhook.ts";
 import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
 import { TypingIndicator } from "./typing.ts";
 
@@ -63,6 +64,7 @@ export class TelegramChannel implements Channel {
   #botInfo: User | null = null;
   #settings: TelegramSettings | null = null;
   #connection: TelegramConnection | null = null;
+  #webhook: WebhookServer | null = null;
   #describeError: (error: unknown) => string = describeError;
   #users = new Set<string>();
   #chats = new Set<string>();
@@ -120,10 +122,11 @@ export class TelegramChannel implements Channel {
   }
 
   /**
-   * Checks the configuration, connects (getMe) and starts long polling; resolves once
-   * polling runs. Polling stops when `signal` aborts.
+   * Checks the configuration, connects (getMe), runs again what the journal holds, and
+   * starts taking updates: long polling, or with `BUB_TELEGRAM_WEBHOOK_URL` a webhook
+   * (./webhook.ts). Resolves once updates are taken; that stops when `signal` aborts.
    *
-   * @throws BubError(config) when the token is missing, no allowlist is set (closed by default), the proxy is invalid or Telegram refuses the token.
+   * @throws BubError(config) when the token is missing, no allowlist is set (closed by default), the proxy is invalid, Telegram refuses the token or the webhook, or the webhook's address cannot be listened on.
    */
   async start(signal: AbortSignal): Promise<void> {
     const settings = await this.#framework.settings.load(telegramSettings);
@@ -131,11 +134,13 @@ export class TelegramChannel implements Channel {
     this.#users = parseAllowlist(settings.allow_users);
     this.#chats = parseAllowlist(settings.allow_chats);
     if (this.#users.size === 0 && this.#chats.size === 0 && !settings.allow_all) throw new BubError("config", CLOSED_BY_DEFAULT);
-    // With tapes in PostgreSQL several gateways may serve this bot: only the elected one polls.
+    // With tapes in PostgreSQL several gateways may serve this bot: only the elected one polls
+    // (a webhook needs no election: any process may take a request).
+    const webhook = settings.webhook_url.trim() !== "";
     const storeKind = String(this.#framework.settings.getValue("tape_store", "file")).trim().toLowerCase();
     const databaseUrl = String(this.#framework.settings.getValue("database_url", null) ?? "");
     let election: PollerElection | undefined;
-    if (storeKind === "postgres") {
+    if (storeKind === "postgres" && !webhook) {
       const { postgresPollerElection } = await import("./poller-lock.ts");
       // The token starts with the bot's id.
       const botId = settings.token.trim().replace(/:.*$/s, "");
@@ -180,22 +185,39 @@ export class TelegramChannel implements Channel {
     this.#bot = bot;
     this.#botInfo = bot.botInfo;
     try {
-      // Polling needs no webhook; what Telegram still holds for the bot is kept (not dropped).
-      await bot.api.deleteWebhook({ drop_pending_updates: false }, apiSignal(signal));
+      if (webhook) {
+        await this.#durable.resume(bot);
+        const { serveWebhook } = await import("./webhook.ts");
+        const server = await serveWebhook(bot, settings, (update) => this.#durable.accept(bot, [update]), signal, this.#describeError);
+        this.#webhook = server;
+        signal.addEventListener("abort", () => void server.close(), { once: true });
+        if (signal.aborted) await server.close();
+        log.info(`telegram.start serving the webhook ${settings.webhook_url.trim()} on ${settings.webhook_listen.trim()} (port ${server.port}) as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
+      } else {
+        // Polling needs no webhook; what Telegram still holds for the bot is kept (not dropped).
+        await bot.api.deleteWebhook({ drop_pending_updates: false }, apiSignal(signal));
+        await this.#durable.resume(bot);
+        this.#durable.startPolling(bot, signal, election);
+        log.info(`telegram.start ${election ? "serving (polling once elected)" : "polling"} as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
+      }
     } catch (error) {
       if (!signal.aborted) {
         await this.stop();
         throw error;
       }
     }
-    await this.#durable.resume(bot);
-    this.#durable.startPolling(bot, signal, election);
-    log.info(`telegram.start ${election ? "serving (polling once elected)" : "polling"} as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
     log.debug(`telegram.journal ${journalPath}`);
   }
 
-  /** Stops polling and every typing indicator. Replies can no longer be sent. */
+  /**
+   * Stops taking updates (polling, or the webhook server once the requests under way were
+   * answered; the webhook stays registered with Telegram) and every typing indicator.
+   * Replies can no longer be sent.
+   */
   async stop(): Promise<void> {
+    const webhook = this.#webhook;
+    this.#webhook = null;
+    await webhook?.close();
     await this.#durable.stop();
     this.#typing.stopAll();
     this.#bot = null;

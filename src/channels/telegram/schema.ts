@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { durationSeconds } from "../../config/duration.ts";
+import { DEFAULT_WEBHOOK_LISTEN, parseListen } from "./settings.ts";
 
 /** Telegram channel settings (YAML `telegram:`; env `BUB_TELEGRAM_*`). */
 export const telegramSchema = z.object({
@@ -20,4 +21,13 @@ export const telegramSchema = z.object({
   max_messages: z.number().int().min(1).default(5),
   /** With PostgreSQL, how often a gateway that is not the bot's poller tries to become it. */
   poller_retry_seconds: durationSeconds().default(3),
+  /** Serve updates on a webhook at this public URL instead of polling (empty: polling). */
+  webhook_url: z.union([z.literal(""), z.url({ protocol: /^https?$/, error: "expected an https:// URL such as https://example.com/bub/telegram" })]).default(""),
+  /** Where the webhook's HTTP server listens, `host:port` (a reverse proxy in front terminates TLS). */
+  webhook_listen: z
+    .string()
+    .refine((value) => parseListen(value) !== null, "expected host:port, such as 127.0.0.1:8788 or [::1]:8788")
+    .default(DEFAULT_WEBHOOK_LISTEN),
+  /** The token Telegram sends with every webhook request; empty: derived from the bot token. */
+  webhook_secret: z.string().regex(/^[A-Za-z0-9_-]{0,256}$/, "expected at most 256 of A-Z, a-z, 0-9, _ and -").default(""),
 });

@@ -27,3 +27,19 @@ export function parseAllowlist(value: string): Set<string> {
       .map((entry) => (/^-?\d+$/.test(entry) ? entry : entry.toLowerCase())),
   );
 }
+
+/** Where the Telegram webhook's server listens unless `BUB_TELEGRAM_WEBHOOK_LISTEN` says otherwise (`bub ui` takes 8787). */
+export const DEFAULT_WEBHOOK_LISTEN = "127.0.0.1:8788";
+
+/**
+ * `host:port` (an IPv6 host in brackets) as its parts, or null when it is not one. Port 0
+ * picks a free port.
+ */
+export function parseListen(value: string): { host: string; port: number } | null {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(value.trim());
+  if (!match) return null;
+  const port = Number(match[3]);
+  const host = match[1] ?? match[2];
+  if (host === undefined || port > 65535) return null;
+  return { host, port };
+}
