@@ -24,7 +24,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { printMachine, quantile, tempDir } from "../support/processes.ts";
-import { answerToken, cpuMs, FIRST_CHAT, gatewaysToRun, intArg, MODEL_MS, onSendMessage, passedThroughText, sendToken, startGateway, warmUp, type GatewayLabel } from "./support/gateway.ts";
+import { answerToken, cpuMs, gatewaysToRun, intArg, MODEL_MS, onSendMessage, passedThroughText, startGateway, warmUp, type GatewayLabel } from "./support/gateway.ts";
+import { steadyLoad } from "./support/workload.ts";
 
 const RATE = intArg(2, 200, 5000);
 const SECONDS = intArg(3, 30, 3600);
@@ -72,21 +73,7 @@ async function measure(label: GatewayLabel): Promise<void> {
     gateway.child.kill("SIGUSR2"); // loop-delay.ts: measure from here
     const cpuStart = cpuMs(gateway.pid);
     const start = performance.now();
-    let sent = 0;
-    while (sent < total) {
-      const now = performance.now();
-      const due = Math.min(total, Math.floor(((now - start) * RATE) / 1000) + 1);
-      for (; sent < due; sent++) {
-        lateMs = Math.max(lateMs, now - (start + (sent * 1000) / RATE));
-        const chat = FIRST_CHAT + (sent % CHATS);
-        const seq = Math.floor(sent / CHATS) + 1;
-        pushedAt.set(`q${chat}x${seq}`, performance.now());
-        sendToken(gateway.telegram, chat, seq);
-      }
-      lastPushAt = performance.now();
-      gateway.assertRunning("during the steady load");
-      await sleep(1);
-    }
+    ({ lateMs, lastPushAt } = await steadyLoad(gateway, { rate: RATE, seconds: SECONDS, chats: CHATS }, pushedAt));
     const deadline = performance.now() + 30_000;
     while (latencies.length < total && performance.now() < deadline) await sleep(10);
     steadyMs = performance.now() - start;

@@ -76,14 +76,20 @@ export function tail(text: string, max = 4000): string {
   return text.length > max ? `...${text.slice(-max)}` : text;
 }
 
-/** The fake model: answers after {@link MODEL_MS} with the last `q<chat>x<seq>` token of the newest user message. */
-export function scriptModel(openai: FakeOpenAI, count: number): void {
+/**
+ * The fake model: answers after {@link MODEL_MS} with the last `q<chat>x<seq>` token of the
+ * newest user message. `onRequest` is called with that token and the `performance.now()` at
+ * which the request had been read (the turn's first model call has started).
+ */
+export function scriptModel(openai: FakeOpenAI, count: number, onRequest?: (token: string | undefined, at: number) => void): void {
   for (let index = 0; index < count; index++)
     openai.script((request) => {
+      const at = performance.now();
       const user = request.body.messages.filter((message) => message.role === "user").at(-1);
       const text = typeof user?.content === "string" ? user.content : JSON.stringify(user?.content ?? "");
-      const tokens = text.match(/q\d+x\d+/g);
-      return reply.text(`answer ${tokens?.at(-1) ?? "none"} done`, { delayMs: MODEL_MS, usage: { prompt_tokens: 1000, completion_tokens: 4 } });
+      const token = text.match(/q\d+x\d+/g)?.at(-1);
+      onRequest?.(token, at);
+      return reply.text(`answer ${token ?? "none"} done`, { delayMs: MODEL_MS, usage: { prompt_tokens: 1000, completion_tokens: 4 } });
     });
 }
 
@@ -124,14 +130,22 @@ export interface StartOptions {
   modelReplies: number;
   /** Added to the gateway's environment (before {@link passedThrough}). */
   env?: Record<string, string>;
+  /** A Bot API several gateways share (bench/cluster); the caller closes it. Default: a fresh one. */
+  telegram?: FakeTelegram;
+  /** The working folder (several gateways sharing sessions need the same one). Default: its home. */
+  cwd?: string;
+  /** Passed to {@link scriptModel}. */
+  onModelRequest?: (token: string | undefined, at: number) => void;
+  /** Another installed `bub` to run instead of this checkout's (a build to compare with). */
+  bin?: string;
 }
 
 /** Starts a gateway on fresh fakes and resolves once it polls Telegram. */
 export async function startGateway(label: GatewayLabel, options: StartOptions): Promise<RunningGateway> {
-  const [command, args] = await gatewayCommand(label);
-  const telegram = await startFakeTelegram({ token: TOKEN });
+  const [command, args] = options.bin ? [options.bin, ["gateway"]] : await gatewayCommand(label);
+  const telegram = options.telegram ?? (await startFakeTelegram({ token: TOKEN }));
   const openai = await startFakeOpenAI();
-  scriptModel(openai, options.modelReplies);
+  scriptModel(openai, options.modelReplies, options.onModelRequest);
   const home = tempDir(label);
   const env = userEnv(home, {
     BUB_HOME: join(home, ".bub"),
@@ -145,7 +159,7 @@ export async function startGateway(label: GatewayLabel, options: StartOptions): 
     ...options.env,
     ...passedThrough,
   });
-  const child = spawn(command, args, { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, { cwd: options.cwd ?? home, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout = tail(stdout + chunk, 8000)));
@@ -170,7 +184,7 @@ export async function startGateway(label: GatewayLabel, options: StartOptions): 
       const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
       const code = await closed;
       clearTimeout(timer);
-      await telegram.close();
+      if (!options.telegram) await telegram.close();
       await openai.close();
       return code;
     },

@@ -22,11 +22,15 @@ export interface BurstResult {
   wallMs: number;
 }
 
+/** What a burst needs of its target: one gateway, or several sharing one Bot API (bench/cluster). */
+export type BurstTarget = Pick<RunningGateway, "telegram" | "exited" | "assertRunning">;
+
 /**
  * Runs the burst on `gateway` and resolves 250 ms after the last answer (tape writes after
- * the answer, late duplicates), or at the deadline: max(60 s, M x 15 s).
+ * the answer, late duplicates), or at the deadline: `deadlineMs` after the first message,
+ * by default max(60 s, M x 15 s).
  */
-export async function closedLoop(gateway: RunningGateway, chats: number, messages: number): Promise<BurstResult> {
+export async function closedLoop(gateway: BurstTarget, chats: number, messages: number, deadlineMs = Math.max(60_000, messages * 15_000)): Promise<BurstResult> {
   const { telegram } = gateway;
   const total = chats * messages;
   const next = new Map<number, number>(); // chat -> seq expected next (1-based)
@@ -42,7 +46,7 @@ export async function closedLoop(gateway: RunningGateway, chats: number, message
     next.set(FIRST_CHAT + index, 1);
     send(FIRST_CHAT + index, 1);
   }
-  const deadline = start + Math.max(60_000, messages * 15_000);
+  const deadline = start + deadlineMs;
   let scanned = telegram.calls.length; // calls before the burst (a warm-up) are not its answers
   while (result.answered < total && performance.now() < deadline && !gateway.exited()) {
     await sleep(5);
@@ -88,4 +92,33 @@ export function burstSummary(result: BurstResult, total: number): string {
     `wall ${(result.wallMs / 1000).toFixed(2)} s`,
     `other sendMessage ${result.otherMessages}`,
   ].join(" | ");
+}
+
+/**
+ * An open-loop steady load (latency.ts, bench/cluster/latency.ts): `rate` messages a second
+ * for `seconds`, message i to private chat FIRST_CHAT + (i mod `chats`) with seq
+ * floor(i / chats) + 1. Sets `pushedAt[q<chat>x<seq>]` to when each was pushed; resolves
+ * with how far behind schedule the generator fell at most and when it pushed the last one.
+ */
+export async function steadyLoad(target: BurstTarget, load: { rate: number; seconds: number; chats: number }, pushedAt: Map<string, number>): Promise<{ lateMs: number; lastPushAt: number }> {
+  const total = load.rate * load.seconds;
+  const start = performance.now();
+  let sent = 0;
+  let lateMs = 0;
+  let lastPushAt = start;
+  while (sent < total) {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor(((now - start) * load.rate) / 1000) + 1);
+    for (; sent < due; sent++) {
+      lateMs = Math.max(lateMs, now - (start + (sent * 1000) / load.rate));
+      const chat = FIRST_CHAT + (sent % load.chats);
+      const seq = Math.floor(sent / load.chats) + 1;
+      pushedAt.set(`q${chat}x${seq}`, performance.now());
+      sendToken(target.telegram, chat, seq);
+    }
+    lastPushAt = performance.now();
+    target.assertRunning("during the steady load");
+    await sleep(1);
+  }
+  return { lateMs, lastPushAt };
 }

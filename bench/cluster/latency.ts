@@ -1,0 +1,162 @@
+// What the shared inbound queue adds to a message's latency: a steady load of R messages a
+// second over C private chats for S seconds (open loop, bench/gateway's steadyLoad), model
+// answering in 20 ms, BUB_DEBOUNCE_SECONDS=0, on the installed package, in these setups:
+//   file      one gateway, file tapes, no database (no queue: the update goes from the
+//             inbound journal straight to its turn);
+//   queue x1  one gateway with BUB_DATABASE_URL: tapes in PostgreSQL, every update goes
+//             through the pg-boss queue (support/cluster.ts);
+//   queue x2  two gateways on the same database and bot: the poller queues, either runs;
+//   no-queue  only with BENCH_BASELINE_BIN=<an installed bub of a build before the queue>:
+//             one gateway with tapes in PostgreSQL and the same database settings, no queue.
+// Setups take turns, one after the other in each round (the first rotating), each on a fresh
+// database and bot; figures pool the rounds.
+//
+// Per message, from the fake servers: update -> turn start (the update pushed to the fake
+// Bot API, whose waiting getUpdates answers at once, to the turn's model request read by the
+// fake model) and update -> reply (to the sendMessage received). The queue's added p99 is
+// p99(update -> turn start) of a queue setup minus that of the baseline (no-queue when given,
+// else file: then it also holds the difference between the tape stores). For the queue
+// setups also pg-boss's own wait per job: started_on - created_on in its job table (the job
+// inserted by the poller to the job taken by a worker, on the database's clock).
+//
+// Run: node bench/cluster/latency.ts [rate=50] [seconds=20] [chats=200] [rounds=2]
+import { loadavg } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { printMachine, quantile } from "../support/processes.ts";
+import { answerToken, intArg, MODEL_MS, onSendMessage, passedThroughText, startGateway, warmUp } from "../gateway/support/gateway.ts";
+import { steadyLoad, type BurstTarget } from "../gateway/support/workload.ts";
+import { startCluster, startDatabase, type Database } from "./support/cluster.ts";
+
+const RATE = intArg(2, 50, 2000);
+const SECONDS = intArg(3, 20, 3600);
+const CHATS = intArg(4, 200, 100_000);
+const ROUNDS = intArg(5, 2, 20);
+const BASELINE_BIN = process.env.BENCH_BASELINE_BIN;
+const GOAL_MS = 10;
+
+/** A running setup: where to push, and how to stop it. */
+interface Running {
+  target: BurstTarget;
+  /** pg-boss's wait per job created since `since` (a database timestamp), when there is a queue. */
+  queueWaits?: (since: string) => Promise<number[]>;
+  /** The database's clock, when there is one. */
+  now?: () => Promise<string>;
+  stop(): Promise<void>;
+}
+
+interface Setup {
+  label: string;
+  start(onModelRequest: (token: string | undefined, at: number) => void): Promise<Running>;
+}
+
+async function onDatabase(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return {
+    client,
+    now: async () => (await client.query<{ now: string }>("SELECT clock_timestamp()::text AS now")).rows[0]!.now,
+    async queueWaits(since: string) {
+      const { rows } = await client.query<{ ms: number }>(
+        "SELECT extract(epoch FROM started_on - created_on) * 1000 AS ms FROM pgboss.job WHERE name NOT LIKE '%_dead' AND created_on >= $1::timestamptz AND started_on IS NOT NULL",
+        [since],
+      );
+      return rows.map((row) => Number(row.ms));
+    },
+  };
+}
+
+function clusterSetup(database: Database, label: string, n: number, bin?: string, queue = true): Setup {
+  return {
+    label,
+    async start(onModelRequest) {
+      const cluster = await startCluster(database, n, { modelReplies: RATE * SECONDS + 40 * n + 100, onModelRequest: (_, token, at) => onModelRequest(token, at), ...(bin ? { bin } : {}) });
+      const db = await onDatabase(cluster.url);
+      return {
+        target: cluster.target,
+        now: db.now,
+        ...(queue ? { queueWaits: db.queueWaits } : {}),
+        async stop() {
+          await db.client.end();
+          await cluster.stop();
+        },
+      };
+    },
+  };
+}
+
+const fileSetup: Setup = {
+  label: "file",
+  async start(onModelRequest) {
+    const gateway = await startGateway("bub", { modelReplies: RATE * SECONDS + 100, onModelRequest, env: { BUB_DEBOUNCE_SECONDS: "0" } });
+    await warmUp(gateway, 20);
+    return { target: gateway, stop: async () => void (await gateway.stop()) };
+  },
+};
+
+interface Samples {
+  turn: number[];
+  reply: number[];
+  queue: number[];
+  lost: number;
+}
+
+async function measure(setup: Setup, samples: Samples): Promise<void> {
+  const pushedAt = new Map<string, number>();
+  const turnAt = new Map<string, number>();
+  const replyAt = new Map<string, number>();
+  const running = await setup.start((token, at) => token && pushedAt.has(token) && !turnAt.has(token) && turnAt.set(token, at));
+  try {
+    await sleep(1_000);
+    onSendMessage(running.target.telegram, (payload, at) => {
+      const token = answerToken(payload);
+      if (token && pushedAt.has(token.key) && !replyAt.has(token.key)) replyAt.set(token.key, at);
+    });
+    const since = await running.now?.();
+    await steadyLoad(running.target, { rate: RATE, seconds: SECONDS, chats: CHATS }, pushedAt);
+    const deadline = performance.now() + 30_000;
+    while (replyAt.size < pushedAt.size && performance.now() < deadline) await sleep(10);
+    for (const [token, pushed] of pushedAt) {
+      const turn = turnAt.get(token);
+      const reply = replyAt.get(token);
+      if (turn !== undefined) samples.turn.push(turn - pushed);
+      if (reply !== undefined) samples.reply.push(reply - pushed);
+      else samples.lost++;
+    }
+    // A build without the queue has no pgboss schema: no waits then.
+    if (since && running.queueWaits) samples.queue.push(...(await running.queueWaits(since).catch(() => [])));
+  } finally {
+    await running.stop();
+  }
+}
+
+const figures = (values: number[]) => `p50 ${quantile(values, 0.5).toFixed(1)} p90 ${quantile(values, 0.9).toFixed(1)} p99 ${quantile(values, 0.99).toFixed(1)} max ${quantile(values, 1).toFixed(1)} ms`;
+
+printMachine();
+const passed = passedThroughText();
+console.log(
+  `load average ${loadavg().map((value) => value.toFixed(2)).join(" ")}; steady ${RATE} messages/s for ${SECONDS} s over ${CHATS} private chats, model ${MODEL_MS} ms, BUB_DEBOUNCE_SECONDS=0, ${ROUNDS} rounds${passed ? `; ${passed}` : ""}`,
+);
+const database = await startDatabase();
+const setups: Setup[] = [fileSetup, clusterSetup(database, "queue x1", 1), clusterSetup(database, "queue x2", 2)];
+if (BASELINE_BIN) setups.push(clusterSetup(database, "no-queue", 1, BASELINE_BIN, false));
+const results = new Map<string, Samples>(setups.map((setup) => [setup.label, { turn: [], reply: [], queue: [], lost: 0 }]));
+try {
+  for (let round = 0; round < ROUNDS; round++)
+    for (let offset = 0; offset < setups.length; offset++) {
+      const setup = setups[(round + offset) % setups.length]!;
+      await measure(setup, results.get(setup.label)!);
+    }
+} finally {
+  await database.stop();
+}
+for (const [label, samples] of results) {
+  console.log(`${label.padEnd(9)}| ${samples.reply.length} answered, lost ${samples.lost} | update -> turn start ${figures(samples.turn)} | update -> reply ${figures(samples.reply)}`);
+  if (samples.queue.length > 0) console.log(`${" ".repeat(9)}| pg-boss wait (started_on - created_on) over ${samples.queue.length} jobs: ${figures(samples.queue)}`);
+}
+const baseline = BASELINE_BIN ? "no-queue" : "file";
+const p99 = (label: string) => quantile(results.get(label)!.turn, 0.99);
+for (const label of ["queue x1", "queue x2"]) {
+  const added = p99(label) - p99(baseline);
+  console.log(`p99 added by the queue, ${label} - ${baseline}: ${added.toFixed(1)} ms (goal <= ${GOAL_MS}: ${added <= GOAL_MS ? "met" : "NOT met"})`);
+}
