@@ -1,11 +1,14 @@
 /** `bub acp`: bub as an Agent Client Protocol agent on stdin/stdout, for editors (docs/acp.md). */
 import type { Command } from "commander";
+import type { Readable as ReadableStreamNode, Writable as WritableStreamNode } from "node:stream";
 import type { BubFramework } from "../../kernel/framework.ts";
 
 /** bub's version (package.json three folders up, in src/ and dist/ alike). */
 async function version(): Promise<string> {
   const { readFile } = await import("node:fs/promises");
-  return (JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+  const data: unknown = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8"));
+  if (typeof data === "object" && data !== null && "version" in data && typeof data.version === "string") return data.version;
+  throw new Error("bub's package.json names no version");
 }
 
 /**
@@ -13,7 +16,7 @@ async function version(): Promise<string> {
  * is the workspace runs in `framework`; one in another folder gets a framework of its own
  * (that folder's plugins, trust and MCP servers), shut down at the end.
  */
-export async function runAcp(framework: BubFramework, io: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<void> {
+export async function runAcp(framework: BubFramework, io: { input: ReadableStreamNode; output: WritableStreamNode }): Promise<void> {
   const [{ serveAcp }, { Readable, Writable }, { realpath }, { createBub }] = await Promise.all([
     import("../../acp/server.ts"),
     import("node:stream"),
@@ -33,8 +36,8 @@ export async function runAcp(framework: BubFramework, io: { input: NodeJS.Readab
   try {
     await serveAcp({
       frameworkFor,
-      input: Readable.toWeb(io.input as import("node:stream").Readable) as ReadableStream<Uint8Array>,
-      output: Writable.toWeb(io.output as import("node:stream").Writable) as WritableStream<Uint8Array>,
+      input: Readable.toWeb(io.input),
+      output: Writable.toWeb(io.output),
       version: await version(),
     });
   } finally {

@@ -26,6 +26,15 @@ export interface ChatStreams {
   errors?: { write(text: string): unknown };
 }
 
+/** A plugin's own `cli` channel that takes the chat's ids and model, as the builtin one does. */
+interface MetadataTaker {
+  setMetadata(ids: ChatCommandOptions): void;
+}
+
+function takesMetadata(channel: object): channel is MetadataTaker {
+  return "setMetadata" in channel && typeof channel.setMetadata === "function";
+}
+
 /**
  * Runs the chat REPL until the person leaves (`,quit`, Ctrl-D, end of input) or the
  * process is told to stop. Returns the exit code.
@@ -58,8 +67,8 @@ export async function runChat(framework: BubFramework, options: ChatCommandOptio
       onExit: () => stop.abort(),
     });
     manager.channels.set("cli", cli);
-  } else if (typeof (provided as { setMetadata?: unknown }).setMetadata === "function") {
-    (provided as unknown as { setMetadata(ids: ChatCommandOptions): void }).setMetadata(options);
+  } else if (takesMetadata(provided)) {
+    provided.setMetadata(options);
   }
   let received: InterruptSignal | null = null;
   let interrupting: Promise<number> = Promise.resolve(0);

@@ -14,9 +14,9 @@ export function incompatibility(status: PluginStatus): string | null {
  */
 export function printHookReport(framework: BubFramework, out: { write(text: string): unknown }): void {
   const report = framework.hookReport();
-  const hooks = Object.keys(report);
+  const hooks = Object.entries(report);
   if (hooks.length === 0) out.write("(no hook implementations)\n");
-  for (const hook of hooks) out.write(`${hook}: ${report[hook]!.join(", ")}\n`);
+  for (const [hook, plugins] of hooks) out.write(`${hook}: ${plugins.join(", ")}\n`);
   const notLoaded = framework.pluginStatus.filter((status) => !status.ok);
   const incompatible = notLoaded.flatMap((status) => {
     const summary = incompatibility(status);

@@ -48,7 +48,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
  * suggestions stay complete.
  */
 export function registerBuiltinCommands(app: Command, framework: BubFramework, command?: string): void {
-  const only = command !== undefined && Object.hasOwn(BUILTIN_COMMANDS, command) ? BUILTIN_COMMANDS[command]! : null;
+  const only = command !== undefined && Object.hasOwn(BUILTIN_COMMANDS, command) ? BUILTIN_COMMANDS[command] : null;
   if (only) return only(app, framework);
   for (const register of Object.values(BUILTIN_COMMANDS)) register(app, framework);
 }

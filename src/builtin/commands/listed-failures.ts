@@ -11,7 +11,7 @@ export function listedPluginFailures(framework: BubFramework): string {
   return framework.pluginStatus
     .filter((status) => !status.ok && status.source === "config")
     .map((status) => {
-      const reason = (status.error?.message ?? "unknown error").trim().split("\n")[0]!;
+      const reason = (status.error?.message ?? "unknown error").trim().split("\n")[0];
       const todo = reason.includes(" — ") ? "" : " — fix it, or take it out of BUB_PLUGINS (or plugins: in config.yml)";
       return errorLine(`plugin '${status.name}'${status.from ? ` (${status.from})` : ""} listed in BUB_PLUGINS or config.yml did not load: ${reason}${todo}`);
     })

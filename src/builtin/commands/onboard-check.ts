@@ -36,7 +36,7 @@ export async function checkModel(config: Record<string, unknown>, env: NodeJS.Pr
   let settings: ModelSettings;
   try {
     const store = new Settings({ path: options.path ?? "config.yml", data: config, lineOf: () => null }, env);
-    settings = (await store.load(agentSettings)) as ModelSettings;
+    settings = await store.load(agentSettings);
     model = settings.model;
   } catch (error) {
     return { model, problem: describeError(error) };

@@ -43,7 +43,7 @@ function answerOf(prompts: OnboardPrompts): <T>(value: Promise<T | symbol>) => P
   return async (value) => {
     const settled = await value;
     if (prompts.isCancel(settled)) throw new Cancelled();
-    return settled as never;
+    return settled;
   };
 }
 

@@ -11,6 +11,7 @@
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { OnboardAnswers } from "./onboard-flags.ts";
+import { isRecord } from "../../config/config-data.ts";
 import { mergeConfig } from "../../config/settings.ts";
 import { providedChannels } from "../../channels/selection.ts";
 
@@ -37,6 +38,23 @@ export interface OnboardPrompts {
   isCancel(value: unknown): value is symbol;
   /** Progress lines between questions (the model check); none: not shown. */
   log?: { info(message: string): void; success(message: string): void; error(message: string): void };
+}
+
+/** The terminal prompts of @clack/prompts, imported only when the wizard asks. */
+async function clackPrompts(): Promise<OnboardPrompts> {
+  const clack = await import("@clack/prompts");
+  return {
+    intro: (title) => clack.intro(title),
+    outro: (message) => clack.outro(message),
+    cancel: (message) => clack.cancel(message),
+    select: (options) => clack.select(options),
+    text: (options) => clack.text(options),
+    password: (options) => clack.password(options),
+    multiselect: (options) => clack.multiselect(options),
+    confirm: (options) => clack.confirm(options),
+    isCancel: (value) => clack.isCancel(value),
+    log: clack.log,
+  };
 }
 
 /** Where the wizard writes its banner and result lines. */
@@ -110,10 +128,10 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
   try {
     flags.checkAnswers(given);
   } catch (error) {
-    io.stderr.write(`bub: ${(error as Error).message}\n`);
+    io.stderr.write(`bub: ${error instanceof Error ? error.message : String(error)}\n`);
     return 2;
   }
-  const prompts = interactive ? (options.prompts ?? ((await import("@clack/prompts")) as unknown as OnboardPrompts)) : null;
+  const prompts = interactive ? (options.prompts ?? (await clackPrompts())) : null;
   if (prompts) io.stdout.write(`${BANNER}v${options.version ?? "?"}\n\nWelcome to Bub! Let's get you set up.\n`);
   const path = framework.settings.file.path;
   const check = options.check ?? interactive;
@@ -176,13 +194,13 @@ function shellWord(value: string): string {
  */
 export function startHint(config: Record<string, unknown>, env: NodeJS.ProcessEnv, channelNames: readonly string[]): string {
   const prefix = env.BUB_HOME ? `BUB_HOME=${shellWord(env.BUB_HOME)} ` : "";
-  const telegram = typeof config.telegram === "object" && config.telegram !== null ? (config.telegram as Record<string, unknown>) : {};
+  const telegram = isRecord(config.telegram) ? config.telegram : {};
   const token = typeof telegram.token === "string" && telegram.token.trim() !== "" ? telegram.token : (env.BUB_TELEGRAM_TOKEN ?? "");
   const enabled = (typeof config.enabled_channels === "string" ? config.enabled_channels : "all").split(",").map((item) => item.trim());
   const gateway = channelNames.includes("telegram") && token !== "" && (enabled.includes("telegram") || enabled.includes("all"));
   const lines = ["", "Start bub:", `  ${prefix}bub chat${gateway ? "       # chat in this terminal" : ""}`];
   if (gateway) lines.push(`  ${prefix}bub gateway    # serve the Telegram bot`);
-  const names = [...new Set([...JSON.stringify(config).matchAll(/(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((match) => match[1]!))];
+  const names = [...new Set([...JSON.stringify(config).matchAll(/(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((match) => match[1]))];
   const unset = names.filter((name) => !env[name]);
   if (unset.length > 0) lines.push(`config.yml reads ${unset.join(", ")} from the environment: set ${unset.length === 1 ? "it" : "them"} first.`);
   return `${lines.join("\n")}\n`;
@@ -252,8 +270,8 @@ export async function collectOnboardConfig(framework: BubFramework): Promise<Rec
   const current: Record<string, unknown> = {};
   for (const fragment of framework.runtime.eachSync("onboardConfig", { currentConfig: current }, { order: "registration" })) {
     if (fragment === null || fragment === undefined) continue;
-    if (typeof fragment !== "object" || Array.isArray(fragment)) throw new TypeError("hook.onboardConfig must return an object or null");
-    mergeConfig(current, fragment as Record<string, unknown>);
+    if (!isRecord(fragment)) throw new TypeError("hook.onboardConfig must return an object or null");
+    mergeConfig(current, fragment);
   }
   return framework.settings.validate(current);
 }

@@ -10,6 +10,7 @@ import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { runningPackage, type RuntimePackage } from "./plugin-project.ts";
+import { packageJsonOf } from "../../plugins/discovery.ts";
 import { PLUGIN_API_VERSION } from "../../kernel/plugin-api.ts";
 
 /** What `bub plugin new` is asked for. */
@@ -38,8 +39,9 @@ function runtimeEntries(runtime: RuntimePackage): { index: string; testing: stri
 /** Versions for the type-checking dev dependencies: the running copy's own, else any. */
 async function devVersions(runtime: RuntimePackage): Promise<{ typescript: string; node: string }> {
   try {
-    const pkg = JSON.parse(await readFile(join(runtime.root, "package.json"), "utf8")) as { devDependencies?: Record<string, string> };
-    return { typescript: pkg.devDependencies?.typescript ?? "*", node: pkg.devDependencies?.["@types/node"] ?? "*" };
+    const dev = packageJsonOf(JSON.parse(await readFile(join(runtime.root, "package.json"), "utf8")))?.devDependencies;
+    const version = (value: unknown) => (typeof value === "string" ? value : "*");
+    return { typescript: version(dev?.typescript), node: version(dev?.["@types/node"]) };
   } catch {
     return { typescript: "*", node: "*" };
   }

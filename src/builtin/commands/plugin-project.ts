@@ -15,7 +15,8 @@ import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expandHome } from "../../config/paths.ts";
 import { selfIndexUrl } from "../../plugins/load.ts";
-import { pluginRequirement, type PackageJson, type PluginRequirement } from "../../plugins/discovery.ts";
+import { packageJsonOf, pluginRequirement, type PackageJson, type PluginRequirement } from "../../plugins/discovery.ts";
+import { isRecord } from "../../config/config-data.ts";
 import { checkPluginRequirement } from "../../plugins/api-check.ts";
 import { IncompatiblePluginError } from "../../kernel/plugin-api.ts";
 
@@ -59,8 +60,9 @@ export interface RuntimePackage {
 export function runningPackage(): RuntimePackage {
   const entry = selfIndexUrl();
   const root = fileURLToPath(new URL("..", entry));
-  const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
-  return { root, version, entry: entry.href };
+  const data: unknown = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  if (!isRecord(data) || typeof data.version !== "string") throw new Error(`${join(root, "package.json")} names no version`);
+  return { root, version: data.version, entry: entry.href };
 }
 
 /** The project's `bub-ts` dependency when bub manages it. */
@@ -82,13 +84,16 @@ async function writeIfChanged(file: string, text: string): Promise<boolean> {
  */
 export async function linkRuntime(dir: string, runtime: RuntimePackage): Promise<void> {
   const file = join(dir, "package.json");
-  let manifest: { dependencies?: Record<string, string> };
+  let manifest: Record<string, unknown>;
   try {
-    manifest = JSON.parse(await readFile(file, "utf8")) as typeof manifest;
+    const data: unknown = JSON.parse(await readFile(file, "utf8"));
+    if (!isRecord(data)) throw new Error("it holds no JSON object");
+    manifest = data;
   } catch (error) {
-    throw new Error(`Cannot read the plugin project's ${file}: ${(error as Error).message}. Fix or remove the file and run the command again.`);
+    throw new Error(`Cannot read the plugin project's ${file}: ${error instanceof Error ? error.message : String(error)}. Fix or remove the file and run the command again.`);
   }
-  const listed = manifest.dependencies?.["bub-ts"];
+  const dependencies = isRecord(manifest.dependencies) ? manifest.dependencies : undefined;
+  const listed = dependencies?.["bub-ts"];
   if (listed !== undefined && listed !== RUNTIME_SPEC) return;
   const stub = join(dir, ".bub-ts");
   await mkdir(stub, { recursive: true });
@@ -104,7 +109,7 @@ export async function linkRuntime(dir: string, runtime: RuntimePackage): Promise
   await writeIfChanged(join(stub, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
   await writeIfChanged(join(stub, "index.js"), `// The bub-ts that runs these plugins; bub rewrites this file when that changes.\nexport * from ${JSON.stringify(runtime.entry)};\n`);
   if (listed === undefined) {
-    manifest.dependencies = { ...manifest.dependencies, "bub-ts": RUNTIME_SPEC };
+    manifest.dependencies = { ...dependencies, "bub-ts": RUNTIME_SPEC };
     await writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`);
   }
 }
@@ -161,7 +166,7 @@ export function toNpmSpec(spec: string, cwd: string): string {
   if (/^git@[^:]+:/.test(trimmed)) return `git+ssh://${trimmed}`;
   if (/^https?:\/\//.test(trimmed)) {
     const [url] = trimmed.split("#");
-    if (GIT_HOSTS.test(trimmed) || url!.endsWith(".git")) return `git+${trimmed}`;
+    if (GIT_HOSTS.test(trimmed) || url.endsWith(".git")) return `git+${trimmed}`;
     return trimmed;
   }
   const github = /^([A-Za-z0-9][\w.-]*)\/([\w.-]+?)(?:[#@](.+))?$/.exec(trimmed);
@@ -183,13 +188,13 @@ export async function runNpm(context: ProjectContext, dir: string, args: readonl
 
 /** The packages the project lists (dependencies, optional and dev dependencies), sorted; none when it has no package.json. */
 export async function projectDependencies(dir: string): Promise<string[]> {
-  type Manifest = { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; devDependencies?: Record<string, string> };
-  let manifest: Manifest;
+  let manifest: PackageJson | null;
   try {
-    manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as Manifest;
+    manifest = packageJsonOf(JSON.parse(await readFile(join(dir, "package.json"), "utf8")));
   } catch {
     return [];
   }
+  if (!manifest) return [];
   return [...new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.optionalDependencies ?? {}), ...Object.keys(manifest.devDependencies ?? {})])].sort();
 }
 
@@ -201,7 +206,8 @@ export async function declaredPlugins(dir: string): Promise<{ plugin: string; de
   const found: { plugin: string; dependency: string; requires?: PluginRequirement }[] = [];
   for (const dependency of await projectDependencies(dir)) {
     try {
-      const pkg = JSON.parse(await readFile(join(dir, "node_modules", dependency, "package.json"), "utf8")) as PackageJson;
+      const pkg = packageJsonOf(JSON.parse(await readFile(join(dir, "node_modules", dependency, "package.json"), "utf8")));
+      if (!pkg) continue;
       const requires = pluginRequirement(pkg);
       found.push(...Object.keys(pkg.bub?.plugins ?? {}).map((plugin) => ({ plugin, dependency, ...(requires ? { requires } : {}) })));
     } catch {

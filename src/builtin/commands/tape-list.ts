@@ -73,10 +73,10 @@ export function formatTapeList(rows: readonly TapeListRow[], options: { home?: s
     row.last_activity ? shortDate(row.last_activity) : "-",
     humanBytes(row.bytes),
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column].length)));
   const numeric = new Set([2, 3, 5]);
   const line = (cell: readonly string[]) =>
-    cell.map((text, column) => (numeric.has(column) ? text.padStart(widths[column]!) : column === cell.length - 1 ? text : text.padEnd(widths[column]!))).join("  ").trimEnd();
+    cell.map((text, column) => (numeric.has(column) ? text.padStart(widths[column]) : column === cell.length - 1 ? text : text.padEnd(widths[column]))).join("  ").trimEnd();
   return `${[header, ...cells].map(line).join("\n")}\n`;
 }
 

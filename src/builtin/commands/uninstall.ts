@@ -41,7 +41,7 @@ export async function uninstallPlugins(context: ProjectContext, names: readonly 
     for (const note of found.notes) context.io.stdout.write(`${note}\n`);
     packages = found.packages;
   } catch (error) {
-    context.io.stderr.write(`bub: ${(error as Error).message}\n`);
+    context.io.stderr.write(`bub: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
   return runInProject(context, options, ["uninstall", "--save", "--no-audit", "--no-fund", ...packages]);
