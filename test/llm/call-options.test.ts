@@ -15,4 +15,15 @@ describe("completionCallOptions", () => {
       { temperature: 0, providerOptions: { openai: { serviceTier: "flex" } } },
     );
   });
+
+  it("passes standard settings of the SDK's types and leaves out the rest", () => {
+    assert.deepEqual(
+      completionCallOptions({ temperature: "hot", top_p: 0.5, stop: "END", seed: [1] }, { family: "openai", optionsKey: "openai" }, undefined),
+      { topP: 0.5, stopSequences: ["END"] },
+    );
+    assert.deepEqual(completionCallOptions({ stopSequences: ["a", "b"], extra_body: { top_k_custom: 3 } }, { family: "openai-compatible", optionsKey: "local" }, undefined), {
+      stopSequences: ["a", "b"],
+      providerOptions: { local: { top_k_custom: 3 } },
+    });
+  });
 });
