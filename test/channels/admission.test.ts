@@ -3,10 +3,11 @@ import assert from "node:assert/strict";
 import { builtinAdmission, channelOwnAdmission, decisionForPolicy } from "../../src/channels/admission.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
 import type { AdmitDecision, ChannelRouter } from "../../src/kernel/types.ts";
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 import { RecordingChannel, testFramework } from "./support.ts";
 
 const turn = { sessionId: "t:1", isRunning: true, runningCount: 1, pendingCount: 0, steeringCount: 0 };
-const args = { sessionId: "t:1", message: { channel: "t", content: "x" }, turn };
+const args = { sessionId: "t:1", message: toEnvelope({ channel: "t", content: "x" }), turn };
 
 function router(answer: () => Promise<AdmitDecision | null>): ChannelRouter {
   return { dispatchOutput: async () => true, wrapStream: (_message, stream) => stream, quit: async () => {}, admitChannelMessage: answer };

@@ -5,7 +5,7 @@ import { ChannelMessage } from "../../src/channels/message.ts";
 import { ChannelDebouncers, debounceWindows } from "../../src/channels/debouncers.ts";
 import type { DebounceClock } from "../../src/channels/debounce.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
-import { contentOf, type Envelope } from "../../src/kernel/envelope.ts";
+import { toEnvelope, type Envelope } from "../../src/kernel/envelope.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import { captureLogs } from "../support/temp.ts";
 import { gatedModel, RecordingChannel, routerDispatch, testFramework } from "./support.ts";
@@ -61,7 +61,7 @@ describe("ChannelDebouncers", () => {
     const windows = () => (windowsAsked++, { debounceSeconds: 1, maxWaitSeconds: 10, activeTimeWindow: 60 });
     const debouncers = new ChannelDebouncers((batch) => forwarded.push(batch), windows, clock);
     const active = (channel: string, chat: string, content: string) => new ChannelMessage({ sessionId: `${channel}:${chat}`, channel, chatId: chat, content, isActive: true });
-    return { debouncers, forwarded, timers, active, windowsAsked: () => windowsAsked, contents: () => forwarded.map(contentOf) };
+    return { debouncers, forwarded, timers, active, windowsAsked: () => windowsAsked, contents: () => forwarded.map((sent) => sent.content) };
   }
 
   it("buffers each channel and session on its own", async () => {
@@ -94,7 +94,7 @@ describe("ChannelDebouncers", () => {
 
   it("forwards what is not a channel message at once", () => {
     const { debouncers, forwarded } = setup();
-    const plain = { channel: "chat", chat_id: "1", content: "raw" };
+    const plain = toEnvelope({ channel: "chat", chat_id: "1", content: "raw" });
     debouncers.handle("chat", plain);
     assert.deepEqual(forwarded, [plain]);
   });

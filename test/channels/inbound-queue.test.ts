@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ChannelManager } from "../../src/channels/manager.ts";
 import { InboundQueue } from "../../src/channels/inbound-queue.ts";
-import { contentOf, type Envelope } from "../../src/kernel/envelope.ts";
+import type { Envelope } from "../../src/kernel/envelope.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { deferred, gatedModel, instantModel, message, running } from "./support.ts";
 
@@ -13,8 +13,8 @@ describe("ChannelManager admission order", () => {
     const slow = (content: string) => Number(content.slice(1)) % 3 === 0;
     const hooks: BubPlugin = {
       name: "mixed",
-      resolveSession: ({ message }) => (slow(contentOf(message)) ? Promise.resolve(null) : null),
-      admitMessage: ({ message }) => (slow(contentOf(message)) ? Promise.resolve({ action: "follow_up" as const }) : { action: "follow_up" as const }),
+      resolveSession: ({ message }) => (slow(message.content) ? Promise.resolve(null) : null),
+      admitMessage: ({ message }) => (slow(message.content) ? Promise.resolve({ action: "follow_up" as const }) : { action: "follow_up" as const }),
     };
     const { manager, stop, done } = await running([model, hooks]);
     const sends: Promise<void>[] = [];
@@ -34,7 +34,7 @@ describe("ChannelManager admission order", () => {
     const reentrant: BubPlugin = {
       name: "reentrant",
       admitMessage: ({ message: inbound }) => {
-        if (!injected && contentOf(inbound) === "first") injected = manager.handleMessage(message("second"));
+        if (!injected && inbound.content === "first") injected = manager.handleMessage(message("second"));
         return { action: "follow_up" };
       },
     };
@@ -61,8 +61,8 @@ describe("InboundQueue", () => {
     const queue = new InboundQueue(
       {
         async admit(envelope: Envelope) {
-          admitted.push(contentOf(envelope));
-          await slow.get(contentOf(envelope));
+          admitted.push(envelope.content);
+          await slow.get(envelope.content);
         },
       },
       () => void idleCalls++,
@@ -114,7 +114,7 @@ describe("InboundQueue", () => {
     const queue: InboundQueue = new InboundQueue(
       {
         async admit(envelope: Envelope) {
-          const content = contentOf(envelope);
+          const content = envelope.content;
           events.push(`admit ${content}`);
           if (content === "outer") inner = queue.take(message("inner"));
           await Promise.resolve();

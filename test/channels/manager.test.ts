@@ -3,7 +3,6 @@ import assert from "node:assert/strict";
 import type { ChannelMessage } from "../../src/channels/message.ts";
 import { builtinAdmission } from "../../src/channels/admission.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
-import { contentOf } from "../../src/kernel/envelope.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { captureLogs } from "../support/temp.ts";
@@ -20,7 +19,7 @@ describe("ChannelManager turns and admission", () => {
     assert.equal(manager.snapshot("test:1").runningCount, 2);
     model.calls.forEach((call) => call.finish());
     await manager.idle();
-    assert.deepEqual(channel.sent.map(contentOf).sort(), ["done:a", "done:b"]);
+    assert.deepEqual(channel.sent.map((sent) => sent.content).sort(), ["done:a", "done:b"]);
     stop.abort();
     await done;
   });
@@ -79,7 +78,7 @@ describe("ChannelManager turns and admission", () => {
     model.calls[0]!.finish();
     await manager.idle();
     assert.equal(model.calls.length, 1, "no extra turn for a consumed steering message");
-    assert.deepEqual(model.calls[0]!.steered.map(contentOf), ["also this"]);
+    assert.deepEqual(model.calls[0]!.steered.map((sent) => sent.content), ["also this"]);
     assert.equal((model.calls[0]!.steered[0] as ChannelMessage).context.steering_reason, "busy");
     stop.abort();
     await done;
@@ -230,7 +229,7 @@ describe("ChannelManager bound on concurrent turns", () => {
     model.calls[2]!.finish();
     model.calls[3]!.finish();
     await manager.idle();
-    assert.deepEqual(channel.sent.map(contentOf).sort(), ["done:m1", "done:m2", "done:m3", "done:m4"]);
+    assert.deepEqual(channel.sent.map((sent) => sent.content).sort(), ["done:m1", "done:m2", "done:m3", "done:m4"]);
     stop.abort();
     await done;
   });

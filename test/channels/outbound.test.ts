@@ -5,6 +5,7 @@ import type { ChannelMessage } from "../../src/channels/message.ts";
 import { OutboundRouter, outboundMessage } from "../../src/channels/outbound.ts";
 import { AsyncStreamEvents, collectText } from "../../src/kernel/stream.ts";
 import type { Channel } from "../../src/kernel/types.ts";
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import { captureLogs } from "../support/temp.ts";
 import { message, RecordingChannel, testFramework } from "./support.ts";
@@ -20,9 +21,9 @@ describe("ChannelManager routing", () => {
     const done = manager.run(stop.signal);
     await manager.ready();
     await captureLogs(() => manager.handleMessage({ channel: "nowhere", content: "x" }));
-    assert.equal(await manager.dispatchOutput({ channel: "test", output_channel: "other", chat_id: "9", content: "hi", session_id: "s" }), true);
-    assert.equal(await manager.dispatchOutput({ channel: "test", content: "plain" }), true);
-    const lost = await captureLogs(() => manager.dispatchOutput({ channel: "nowhere", content: "lost", session_id: "s9" }));
+    assert.equal(await manager.dispatchOutput(toEnvelope({ channel: "test", output_channel: "other", chat_id: "9", content: "hi", session_id: "s" })), true);
+    assert.equal(await manager.dispatchOutput(toEnvelope({ channel: "test", content: "plain" })), true);
+    const lost = await captureLogs(() => manager.dispatchOutput(toEnvelope({ channel: "nowhere", content: "lost", session_id: "s9" })));
     assert.equal(lost.result, false);
     assert.deepEqual(
       lost.logs.map(({ level, message }) => ({ level, message })),
@@ -43,7 +44,7 @@ describe("ChannelManager routing", () => {
     const stop = new AbortController();
     const done = manager.run(stop.signal);
     await manager.ready();
-    const { result, logs } = await captureLogs(async () => [await manager.dispatchOutput({ output_channel: "idle", channel: "test", content: "x" }), await manager.dispatchOutput({ content: "y" })]);
+    const { result, logs } = await captureLogs(async () => [await manager.dispatchOutput(toEnvelope({ output_channel: "idle", channel: "test", content: "x" })), await manager.dispatchOutput(toEnvelope({ content: "y" }))]);
     assert.deepEqual(result, [false, false]);
     assert.deepEqual(logs.map((record) => record.message), [
       "channel.outbound undelivered session_id=?: channel 'idle' is not running — send it to one of the running channels (test) through output_channel or channel",
@@ -63,7 +64,7 @@ describe("ChannelManager routing", () => {
     const stop = new AbortController();
     const done = manager.run(stop.signal);
     await manager.ready();
-    await assert.rejects(manager.dispatchOutput({ channel: "test", content: "x" }), /socket closed/);
+    await assert.rejects(manager.dispatchOutput(toEnvelope({ channel: "test", content: "x" })), /socket closed/);
     stop.abort();
     await done;
   });
@@ -90,27 +91,29 @@ describe("outboundMessage", () => {
   const channel = new RecordingChannel("chat");
 
   it("fills in the session and chat the outbound leaves out", () => {
-    const sent = outboundMessage(channel, { channel: "elsewhere", content: 42 });
+    const sent = outboundMessage(channel, toEnvelope({ channel: "elsewhere", content: 42 }));
     assert.equal(sent.channel, "chat");
     assert.equal(sent.sessionId, "chat:default");
     assert.equal(sent.chatId, "default");
     assert.equal(sent.content, "42");
-    assert.equal(outboundMessage(channel, { session_id: "", chat_id: "" }).content, "");
+    assert.equal(outboundMessage(channel, toEnvelope({ session_id: "", chat_id: "" })).content, "");
   });
 
   it("keeps command and error kinds, and makes anything else normal", () => {
-    assert.equal(outboundMessage(channel, { kind: "command" }).kind, "command");
-    assert.equal(outboundMessage(channel, { kind: "error" }).kind, "error");
-    assert.equal(outboundMessage(channel, { kind: "shout" }).kind, "normal");
+    assert.equal(outboundMessage(channel, toEnvelope({ kind: "command" })).kind, "command");
+    assert.equal(outboundMessage(channel, toEnvelope({ kind: "error" })).kind, "error");
+    assert.equal(outboundMessage(channel, toEnvelope({ kind: "shout" })).kind, "normal");
   });
 
   it("copies the context, and takes only an object as one", () => {
-    const context = { thread_id: "t" };
-    const sent = outboundMessage(channel, { context });
+    const outbound = toEnvelope({ context: { thread_id: "t" } });
+    const context = outbound.context;
+    const sent = outboundMessage(channel, outbound);
     assert.equal(sent.context.thread_id, "t");
     assert.notEqual(sent.context, context);
+    assert.equal(outbound.context, context);
     assert.deepEqual(context, { thread_id: "t" }, "the outbound's own context is left as it was");
-    assert.deepEqual(outboundMessage(channel, { context: "nope" }).context, outboundMessage(channel, {}).context);
+    assert.deepEqual(outboundMessage(channel, toEnvelope({ context: "nope" })).context, outboundMessage(channel, toEnvelope({})).context);
   });
 });
 
@@ -125,32 +128,32 @@ describe("OutboundRouter", () => {
 
   it("targets output_channel when it is a non-empty string, else channel", () => {
     const { chat, router } = setup();
-    assert.equal(router.target({ channel: "idle", output_channel: "chat" }), chat);
-    assert.equal(router.target({ channel: "chat", output_channel: "" }), chat);
-    assert.equal(router.target({ channel: "chat", output_channel: 7 }), chat);
-    assert.equal(router.target({ content: "no channel" }), null);
+    assert.equal(router.target(toEnvelope({ channel: "idle", output_channel: "chat" })), chat);
+    assert.equal(router.target(toEnvelope({ channel: "chat", output_channel: "" })), chat);
+    assert.equal(router.target(toEnvelope({ channel: "chat", output_channel: 7 })), chat);
+    assert.equal(router.target(toEnvelope({ content: "no channel" })), null);
   });
 
   it("sends only to running channels", async () => {
     const { idle, running, router } = setup();
-    assert.equal(router.target({ channel: "idle" }), null);
-    assert.equal(await router.dispatch({ channel: "idle", content: "x" }), false);
+    assert.equal(router.target(toEnvelope({ channel: "idle" })), null);
+    assert.equal(await router.dispatch(toEnvelope({ channel: "idle", content: "x" })), false);
     running.add(idle);
-    assert.equal(await router.dispatch({ channel: "idle", content: "x" }), true);
+    assert.equal(await router.dispatch(toEnvelope({ channel: "idle", content: "x" })), true);
     assert.deepEqual(idle.events, ["send:x"]);
   });
 
   it("resolves true for a channel whose send returns nothing", async () => {
     const { chat, router } = setup();
     chat.send = (() => undefined) as unknown as Channel["send"];
-    assert.equal(await router.dispatch({ channel: "chat", content: "x" }), true);
+    assert.equal(await router.dispatch(toEnvelope({ channel: "chat", content: "x" })), true);
   });
 
   it("leaves a stream alone without a target or when the target does not render streams", async () => {
     const { router } = setup();
     const stream = AsyncStreamEvents.of([{ kind: "text", data: { delta: "hi" } }]);
-    assert.equal(router.wrapStream({ channel: "chat" }, stream), stream);
-    assert.equal(router.wrapStream({ channel: "nowhere" }, stream), stream);
+    assert.equal(router.wrapStream(toEnvelope({ channel: "chat" }), stream), stream);
+    assert.equal(router.wrapStream(toEnvelope({ channel: "nowhere" }), stream), stream);
     assert.equal(await collectText(stream), "hi");
   });
 });

@@ -3,8 +3,9 @@
  * whose turns finish only when the test says so, and a running channel manager.
  */
 import { BubFramework } from "../../src/kernel/framework.ts";
-import { contentOf, type Envelope, type Prompt } from "../../src/kernel/envelope.ts";
+import type { Envelope, Prompt } from "../../src/kernel/envelope.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
+import type { TurnContext } from "../../src/kernel/turn-context.ts";
 import type { AdmitDecision, Channel, ChannelKind, TurnSnapshot, TurnState } from "../../src/kernel/types.ts";
 import { createSteeringInbox } from "../../src/channels/steering.ts";
 import { ChannelManager } from "../../src/channels/manager.ts";
@@ -44,6 +45,8 @@ export function testFramework(plugins: BubPlugin[], env: NodeJS.ProcessEnv = {})
 export interface ModelCall {
   prompt: Prompt;
   state: TurnState;
+  /** The turn's typed context, as the hook's arguments gave it. */
+  context: TurnContext;
   sessionId: string;
   /** The turn's signal, as the hook's arguments gave it. */
   signal: AbortSignal;
@@ -70,11 +73,12 @@ export function gatedModel(options: { drainSteering?: boolean } = {}) {
   const plugin: BubPlugin = {
     name: "gated-model",
     loadState: ({ sessionId }) => ({ session_id: sessionId }),
-    runModel: async ({ prompt, state, sessionId, signal }) => {
+    runModel: async ({ prompt, state, context, sessionId, signal }) => {
       const gate = deferred<string>();
       const call: ModelCall = {
         prompt,
         state,
+        context,
         sessionId,
         signal,
         steered: [],
@@ -85,8 +89,7 @@ export function gatedModel(options: { drainSteering?: boolean } = {}) {
       notify();
       const output = await gate.promise;
       if (options.drainSteering) {
-        const inbox = state._runtime_steering_inbox;
-        if (inbox) call.steered.push(...inbox.drainMessages(state));
+        if (context.steering) call.steered.push(...context.steering.drainMessages(context));
       }
       return output;
     },
@@ -119,7 +122,7 @@ export const steeringPlugin: BubPlugin = { name: "steering", provideSteeringInbo
 
 /** A plugin answering admission with `decide(content)`. */
 export function admissionPlugin(decide: (content: string, turn: TurnSnapshot) => AdmitDecision | null): BubPlugin {
-  return { name: "admission", admitMessage: ({ message, turn }) => decide(contentOf(message), turn) };
+  return { name: "admission", admitMessage: ({ message, turn }) => decide(message.content, turn) };
 }
 
 /** A channel that records what happens to it. */
@@ -151,7 +154,7 @@ export class RecordingChannel implements Channel {
 
   async send(message: Envelope): Promise<void> {
     this.sent.push(message);
-    this.events.push(`send:${contentOf(message)}`);
+    this.events.push(`send:${message.content}`);
   }
 
   admitMessage({ turn }: { sessionId: string; message: Envelope; turn: TurnSnapshot }): AdmitDecision | null {

@@ -3,11 +3,11 @@ import { afterEach, beforeEach } from "node:test";
 import { createServer, request as httpRequest } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { ChannelManager } from "../../src/channels/manager.ts";
-import { mediaUrl, type ChannelMessage, type MediaItem } from "../../src/channels/message.ts";
+import { mediaUrl } from "../../src/channels/message.ts";
 import { createTelegramChannel } from "../../src/channels/telegram/channel.ts";
 import type { TelegramRetryOptions } from "../../src/channels/telegram/client.ts";
 import { telegramSettings } from "../../src/channels/telegram/settings.ts";
-import { fieldOf, type Prompt, type PromptPart } from "../../src/kernel/envelope.ts";
+import type { Prompt, PromptPart } from "../../src/kernel/envelope.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { setLogSink, type LogLevel } from "../../src/kernel/log.ts";
@@ -25,19 +25,16 @@ export function recordingModel() {
   const plugin: BubPlugin = {
     name: "model",
     loadState: async ({ message }) => {
-      const lifespan = fieldOf(message, "lifespan") as ChannelMessage["lifespan"];
-      if (lifespan) await lifespan.enter();
+      if (message.lifespan) await message.lifespan.enter();
       return {};
     },
     saveState: async ({ message }) => {
-      const lifespan = fieldOf(message, "lifespan") as ChannelMessage["lifespan"];
-      if (lifespan) await lifespan.exit();
+      if (message.lifespan) await message.lifespan.exit();
     },
     buildPrompt: async ({ message }) => {
-      const text = String(fieldOf(message, "content"));
-      const media = (fieldOf(message, "media") ?? []) as MediaItem[];
+      const text = message.content;
       const parts: PromptPart[] = [{ type: "text", text }];
-      for (const item of media) {
+      for (const item of message.media) {
         const url = await mediaUrl(item);
         if (url && item.type === "image") parts.push({ type: "image_url", image_url: { url } });
       }

@@ -5,6 +5,7 @@ import { TurnRunner } from "../../src/channels/turn-runner.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import type { TurnSnapshot } from "../../src/kernel/types.ts";
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 import { captureLogs } from "../support/temp.ts";
 import { admissionPlugin, gatedModel, message, testFramework } from "./support.ts";
 
@@ -32,12 +33,12 @@ describe("TurnAdmission", () => {
   it("files the message under the resolved session, writing it onto the message when it can", async () => {
     const { model, runner, admission } = setup([{ name: "session", resolveSession: () => "custom:1" }]);
     const channelMessage = message("a");
-    const plain: Record<string, unknown> = { channel: "test", chat_id: "1", content: "b" };
-    const frozen = Object.freeze({ channel: "test", chat_id: "1", session_id: "test:1", content: "c" });
+    const plain = toEnvelope({ channel: "test", chat_id: "1", content: "b" });
+    const frozen = Object.freeze(toEnvelope({ channel: "test", chat_id: "1", session_id: "test:1", content: "c" }));
     for (const inbound of [channelMessage, plain, frozen]) await admission.admit(inbound);
     assert.equal(channelMessage.sessionId, "custom:1");
-    assert.equal(plain.session_id, "custom:1");
-    assert.equal(frozen.session_id, "test:1");
+    assert.equal(plain.sessionId, "custom:1");
+    assert.equal(frozen.sessionId, "test:1");
     assert.equal(runner.snapshotOf("custom:1").runningCount, 3);
     await model.callCount(3);
     model.calls.forEach((call) => call.finish());

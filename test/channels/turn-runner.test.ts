@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { TurnRunner } from "../../src/channels/turn-runner.ts";
-import { steeringStateOf } from "../../src/channels/steering.ts";
+import { steeringTargetOf } from "../../src/channels/steering.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
 import { TurnInterrupted } from "../../src/agent/interrupt.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
@@ -84,12 +84,13 @@ describe("TurnRunner", () => {
     const { bub, model, runner, settled } = setup({ steering: true });
     await bub.running(async ({ steeringInbox }) => {
       const turns = runner.sessionTurns("test:1");
-      const state = steeringStateOf("test:1", message("", { thread: "t-1" }));
+      const target = steeringTargetOf("test:1", message("", { thread: "t-1" }));
       runner.schedule(turns, message("first", { thread: "t-1" }));
       turns.pending.push(message("pending"));
       await model.callCount(1);
-      steeringInbox!.enqueueMessage(message("steered", { thread: "t-1" }), state);
-      assert.equal(runner.snapshot(turns, state).steeringCount, 1);
+      steeringInbox!.enqueueMessage(message("steered", { thread: "t-1" }), target);
+      assert.equal(runner.snapshot(turns, target).steeringCount, 1);
+      assert.equal(runner.snapshot(turns, { sessionId: "test:1" }).steeringCount, 0, "filed under the thread, not the session");
       const done = settled();
       await captureLogs(() => model.finishInOrder(3));
       await done;

@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import { BubFramework } from "../../src/kernel/framework.ts";
 import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
 import type { TapeStore } from "../../src/kernel/tape-contract.ts";
+import { envelopeToJson, toEnvelope } from "../../src/kernel/envelope.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
-import type { ChannelRouter, SteeringInbox, TurnState } from "../../src/kernel/types.ts";
+import type { ChannelRouter, SteeringInbox } from "../../src/kernel/types.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
 import { kernelFramework } from "../support/framework.ts";
 
@@ -17,14 +18,17 @@ function framework(...plugins: BubPlugin[]): BubFramework {
 const echoModel: BubPlugin = { name: "model", runModel: ({ prompt }) => `echo:${String(prompt)}` };
 
 describe("processInbound", () => {
-  it("falls back to the message's session_id, then channel:chat_id, and records it on plain objects", async () => {
+  it("falls back to the message's sessionId, then channel:chatId, and records it on the envelope", async () => {
     const bub = framework(echoModel);
-    const inbound: Record<string, unknown> = { channel: "tg", chat_id: "7", content: "hi" };
+    const inbound = toEnvelope({ channel: "tg", chat_id: "7", content: "hi" });
     const result = await bub.processInbound(inbound);
     assert.equal(result.sessionId, "tg:7");
-    assert.equal(inbound.session_id, "tg:7");
+    assert.equal(inbound.sessionId, "tg:7");
+    assert.equal((await bub.processInbound({ channel: "tg", chat_id: "8", content: "hi" })).sessionId, "tg:8");
     assert.equal((await bub.processInbound({ session_id: "own", content: "x" })).sessionId, "own");
+    assert.equal((await bub.processInbound({ sessionId: "camel", content: "x" })).sessionId, "camel");
     assert.equal((await bub.processInbound({ content: "x" })).sessionId, "default:default");
+    assert.equal((await bub.processInbound("plain text")).sessionId, "default:default");
   });
 
   it("merges loadState results lowest precedence first, so higher precedence wins", async () => {
@@ -34,12 +38,44 @@ describe("processInbound", () => {
       { name: "high", loadState: async () => ({ shared: "high", high: 2 }) },
       echoModel,
     );
-    const { state } = await bub.processInbound({ content: "x" });
+    const { state, context } = await bub.processInbound({ content: "x" });
     assert.equal(state.shared, "high");
     assert.equal(state.low, 1);
     assert.equal(state.high, 2);
+    assert.equal(context.workspace, "/tmp");
+    assert.equal(context.steering, null);
+    assert.equal(context.sessionId, "default:default");
+    assert.equal(context.turnId, state.turn_id);
+  });
+
+  it("hands every turn hook the same typed context, and keeps the _runtime_* keys readable but out of the state's keys", async () => {
+    const seen: unknown[] = [];
+    let compat: unknown[] = [];
+    const bub = framework(
+      { name: "load", loadState: ({ context }) => void seen.push(context) },
+      { name: "prompt", buildPrompt: ({ context, state }) => void (seen.push(context), (compat = [state._runtime_workspace, state._runtime_thread_id, state._runtime_steering_inbox])) },
+      { name: "model", runModel: ({ prompt, context }) => (seen.push(context), `echo:${String(prompt)}`) },
+      { name: "save", saveState: ({ context }) => void seen.push(context) },
+      { name: "render", renderOutbound: ({ context }) => void seen.push(context) },
+      { name: "dispatch", dispatchOutbound: ({ context }) => void seen.push(context) },
+    );
+    const { state, context } = await bub.processInbound({ channel: "tg", chat_id: "7", content: "x", context: { thread_id: 42 } });
+    assert.equal(seen.length, 6);
+    for (const each of seen) assert.equal(each, context);
+    assert.deepEqual([context.sessionId, context.threadId, context.workspace, context.commandFailed], ["tg:7", "42", "/tmp", false]);
+    assert.deepEqual(compat, ["/tmp", "42", null]);
     assert.equal(state._runtime_workspace, "/tmp");
-    assert.equal(state._runtime_steering_inbox, null);
+    assert.deepEqual(Object.keys(state), ["turn_id"]);
+    assert.deepEqual(JSON.parse(JSON.stringify(state)), { turn_id: context.turnId });
+  });
+
+  it("lets a loadState answer replace a _runtime_* key of the state, as a plain key, leaving the context as it was", async () => {
+    const bub = framework({ name: "legacy", loadState: () => ({ _runtime_thread_id: "legacy-thread" }) }, echoModel);
+    const { state, context } = await bub.processInbound({ content: "x", context: { thread_id: "real" } });
+    assert.equal(state._runtime_thread_id, "legacy-thread");
+    assert.deepEqual(Object.keys(state).sort(), ["_runtime_thread_id", "turn_id"]);
+    assert.equal(context.threadId, "real");
+    assert.equal(state._runtime_workspace, "/tmp", "the other keys still read the context");
   });
 
   it("uses the message content when buildPrompt answers with something empty", async () => {
@@ -80,14 +116,15 @@ describe("processInbound", () => {
       echoModel,
     );
     const result = await bub.processInbound({ content: "x" });
-    assert.deepEqual(result.outbounds, [{ content: "c" }, { content: "a" }, { content: "b" }]);
+    assert.deepEqual(result.outbounds, [toEnvelope({ content: "c" }), toEnvelope({ content: "a" }), toEnvelope({ content: "b" })]);
     assert.deepEqual(dispatched, result.outbounds);
   });
 
   it("builds one fallback outbound when nothing renders", async () => {
     const bub = framework(echoModel);
     const result = await bub.processInbound({ channel: "cli", chat_id: "local", content: "x" });
-    assert.deepEqual(result.outbounds, [{ content: "echo:x", session_id: "cli:local", channel: "cli", chat_id: "local" }]);
+    assert.deepEqual(result.outbounds, [{ content: "echo:x", sessionId: "cli:local", channel: "cli", chatId: "local", kind: "normal", media: [], context: {} }]);
+    assert.deepEqual(envelopeToJson(result.outbounds[0]!), { content: "echo:x", session_id: "cli:local", channel: "cli", chat_id: "local", kind: "normal", context: {} });
   });
 
   it("streams: joins text deltas, reports error events to onError, and lets a bound router wrap the stream", async () => {
@@ -182,10 +219,11 @@ describe("running()", () => {
     assert.deepEqual(events, ["inbox saw body failed", "disposed"]);
   });
 
-  it("hands the scope's steering inbox to each turn's state", async () => {
+  it("hands the scope's steering inbox to each turn's context (and its state's compat view)", async () => {
     const inbox: SteeringInbox = { enqueueMessage: () => {}, drainMessages: () => [], messageCount: () => 0 };
     const bub = framework({ name: "p", provideSteeringInbox: () => inbox }, echoModel);
-    const state = await bub.running(async () => (await bub.processInbound({ content: "x" })).state);
+    const { state, context } = await bub.running(async () => await bub.processInbound({ content: "x" }));
+    assert.equal(context.steering, inbox);
     assert.equal(state._runtime_steering_inbox, inbox);
   });
 });
@@ -193,37 +231,37 @@ describe("running()", () => {
 describe("framework helpers", () => {
   it("type-checks admitMessage answers", async () => {
     const turn = { sessionId: "s", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 };
-    assert.deepEqual(await framework({ name: "good", admitMessage: () => ({ action: "follow_up" }) }).admitMessage("s", {}, turn), { action: "follow_up" });
+    assert.deepEqual(await framework({ name: "good", admitMessage: () => ({ action: "follow_up" }) }).admitMessage("s", toEnvelope({}), turn), { action: "follow_up" });
     const bad = framework({ name: "bad", admitMessage: () => ({ action: "wait" }) as never });
-    await assert.rejects(bad.admitMessage("s", {}, turn), { message: "hook.admitMessage must return AdmitDecision or null" });
-    assert.equal(await framework().admitMessage("s", {}, turn), null);
+    await assert.rejects(bad.admitMessage("s", toEnvelope({}), turn), { message: "hook.admitMessage must return AdmitDecision or null" });
+    assert.equal(await framework().admitMessage("s", toEnvelope({}), turn), null);
   });
 
   it("resolves sessions and admission from sync and async hooks, highest precedence first", async () => {
     const turn = { sessionId: "s", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 };
     const bub = framework();
-    assert.equal(await bub.resolveSession({ channel: "tg", chat_id: "7" }), "tg:7");
-    assert.equal(await bub.resolveSession({ channel: "tg", chat_id: "7", session_id: "own" }), "own");
-    assert.equal(await bub.admitMessage("s", {}, turn), null);
+    assert.equal(await bub.resolveSession(toEnvelope({ channel: "tg", chat_id: "7" })), "tg:7");
+    assert.equal(await bub.resolveSession(toEnvelope({ channel: "tg", chat_id: "7", session_id: "own" })), "own");
+    assert.equal(await bub.admitMessage("s", toEnvelope({}), turn), null);
     bub.runtime.register({ resolveSession: () => "named", admitMessage: () => ({ action: "follow_up" }) }, "sync");
-    assert.equal(await bub.resolveSession({}), "named");
-    assert.deepEqual(await bub.admitMessage("s", {}, turn), { action: "follow_up" });
+    assert.equal(await bub.resolveSession(toEnvelope({})), "named");
+    assert.deepEqual(await bub.admitMessage("s", toEnvelope({}), turn), { action: "follow_up" });
     bub.runtime.register({ resolveSession: async () => "later", admitMessage: async () => ({ action: "steer" }) }, "async");
-    assert.equal(await bub.resolveSession({}), "later");
-    assert.deepEqual(await bub.admitMessage("s", {}, turn), { action: "steer" });
+    assert.equal(await bub.resolveSession(toEnvelope({})), "later");
+    assert.deepEqual(await bub.admitMessage("s", toEnvelope({}), turn), { action: "steer" });
     bub.runtime.register({ resolveSession: async () => null, admitMessage: () => null }, "silent");
-    assert.equal(await bub.resolveSession({}), "later", "no answer lets the next plugin answer");
-    assert.deepEqual(await bub.admitMessage("s", {}, turn), { action: "steer" });
+    assert.equal(await bub.resolveSession(toEnvelope({})), "later", "no answer lets the next plugin answer");
+    assert.deepEqual(await bub.admitMessage("s", toEnvelope({}), turn), { action: "steer" });
     const bad = framework({ name: "bad", admitMessage: () => ({ action: "maybe" }) as never });
-    await assert.rejects(bad.admitMessage("s", {}, turn), TypeError);
+    await assert.rejects(bad.admitMessage("s", toEnvelope({}), turn), TypeError);
   });
 
   it("routes outbounds and quits through a bound router only", async () => {
     const bub = framework();
-    assert.equal(await bub.dispatchViaChannelRouter({}), false);
+    assert.equal(await bub.dispatchViaChannelRouter(toEnvelope({})), false);
     const quits: string[] = [];
     bub.bindChannelRouter({ dispatchOutput: async () => true, wrapStream: (_m, s) => s, quit: async (id) => void quits.push(id), admitChannelMessage: async () => null });
-    assert.equal(await bub.dispatchViaChannelRouter({}), true);
+    assert.equal(await bub.dispatchViaChannelRouter(toEnvelope({})), true);
     bub.bindChannelRouter({
       dispatchOutput: () => {
         throw new Error("no route");
@@ -232,7 +270,7 @@ describe("framework helpers", () => {
       quit: async (id) => void quits.push(id),
       admitChannelMessage: async () => null,
     });
-    await assert.rejects(bub.dispatchViaChannelRouter({}), /no route/);
+    await assert.rejects(bub.dispatchViaChannelRouter(toEnvelope({})), /no route/);
     await bub.quitViaChannelRouter("s");
     assert.deepEqual(quits, ["s"]);
   });

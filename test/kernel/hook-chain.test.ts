@@ -7,17 +7,21 @@ import { PluginHookError } from "../../src/kernel/hook-error.ts";
 import { definePlugin, type BubPlugin } from "../../src/kernel/hooks.ts";
 import { captureLogs } from "../support/temp.ts";
 import { kernelFramework } from "../support/framework.ts";
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 
-const args = { message: { content: "hi" }, sessionId: "s", state: {}, signal: new AbortController().signal };
+const signal = new AbortController().signal;
+const context = kernelFramework().turnContext({ turnId: "t", sessionId: "s", signal });
+const args = { message: toEnvelope({ content: "hi" }), sessionId: "s", state: {}, context, signal };
+const loadArgs = { message: toEnvelope({}), sessionId: "s", context, signal };
 const ADVICE = "fix the plugin or take it out (`bub hooks` shows where each plugin comes from)";
 
 describe("next(): a chained hook calls the implementations below it", () => {
   it("wraps the lower answer, with the same or new arguments", async () => {
     const runtime = new HookRuntime();
-    runtime.register({ buildPrompt: ({ message }) => `base:${(message as { content: string }).content}` }, "builtin");
+    runtime.register({ buildPrompt: ({ message }) => `base:${message.content}` }, "builtin");
     runtime.register(definePlugin({ buildPrompt: async (_args, next) => `${await next()} +line` }), "wrap");
     assert.equal(await runtime.callFirst("buildPrompt", args), "base:hi +line");
-    runtime.register(definePlugin({ buildPrompt: (hookArgs, next) => next({ ...hookArgs, message: { content: "changed" } }) }), "rewrite");
+    runtime.register(definePlugin({ buildPrompt: (hookArgs, next) => next({ ...hookArgs, message: toEnvelope({ content: "changed" }) }) }), "rewrite");
     assert.equal(await runtime.callFirst("buildPrompt", args), "base:changed +line");
   });
 
@@ -26,7 +30,7 @@ describe("next(): a chained hook calls the implementations below it", () => {
     runtime.register({ resolveSession: () => null }, "low");
     let seen: unknown = "unset";
     runtime.register(definePlugin({ resolveSession: async (_args, next) => ((seen = await next()), "mine") }), "top");
-    assert.equal(await runtime.callFirst("resolveSession", { message: {} }), "mine");
+    assert.equal(await runtime.callFirst("resolveSession", { message: toEnvelope({}) }), "mine");
     assert.equal(seen, undefined);
   });
 
@@ -63,7 +67,7 @@ describe("hook failures name the plugin and the hook", () => {
     const runtime = new HookRuntime();
     const cause = new BubError("config", "no key set — set GREET_KEY");
     runtime.register({ loadState: () => Promise.reject(cause) }, "greet");
-    await assert.rejects(runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), (error: unknown) => {
+    await assert.rejects(runtime.callMany("loadState", loadArgs), (error: unknown) => {
       assert.ok(error instanceof PluginHookError);
       assert.equal(error.message, "plugin 'greet' failed in loadState: no key set — set GREET_KEY");
       assert.deepEqual([error.plugin, error.hook, error.kind, error.cause], ["greet", "loadState", "config", cause]);
@@ -78,11 +82,11 @@ describe("hook failures name the plugin and the hook", () => {
     const builtin = new HookRuntime();
     const own = new Error("builtin words");
     builtin.register({ loadState: () => { throw own; } }, "builtin");
-    await assert.rejects(builtin.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), (error) => error === own);
+    await assert.rejects(builtin.callMany("loadState", loadArgs), (error) => error === own);
     const abort = new DOMException("stopped", "AbortError");
     const cancelled = new HookRuntime();
     cancelled.register({ loadState: () => { throw abort; } }, "p");
-    await assert.rejects(cancelled.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), (error) => error === abort);
+    await assert.rejects(cancelled.callMany("loadState", loadArgs), (error) => error === abort);
   });
 });
 

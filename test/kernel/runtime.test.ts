@@ -4,16 +4,22 @@ import { HookRuntime } from "../../src/kernel/runtime.ts";
 import { runModel, runModelStream } from "../../src/kernel/model-adapters.ts";
 import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
 import { definePlugin, type BubPlugin } from "../../src/kernel/hooks.ts";
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 import { captureLogs } from "../support/temp.ts";
+import { kernelFramework } from "../support/framework.ts";
 
-const args = { message: {}, sessionId: "s", state: {}, signal: new AbortController().signal };
+const signal = new AbortController().signal;
+const context = kernelFramework().turnContext({ turnId: "t", sessionId: "s", signal });
+const message = toEnvelope({});
+const args = { message, sessionId: "s", state: {}, context, signal };
+const loadArgs = { message, sessionId: "s", context, signal };
 
 describe("HookRuntime", () => {
   it("calls the plugin registered last first", async () => {
     const runtime = new HookRuntime();
     const order: string[] = [];
     for (const name of ["a", "b", "c"]) runtime.register({ loadState: () => void order.push(name) }, name);
-    await runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal });
+    await runtime.callMany("loadState", loadArgs);
     assert.deepEqual(order, ["c", "b", "a"]);
   });
 
@@ -47,12 +53,12 @@ describe("HookRuntime", () => {
     const runtime = new HookRuntime();
     runtime.register({ loadState: async () => ({ last: true }) }, "low");
     runtime.register({ loadState: () => ({ first: true }) }, "high");
-    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), [{ first: true }, { last: true }]);
+    assert.deepEqual(await runtime.callMany("loadState", loadArgs), [{ first: true }, { last: true }]);
     await assert.rejects(
       (() => {
         const failing = new HookRuntime();
         failing.register({ loadState: async () => Promise.reject(new Error("state store down")) }, "only");
-        return failing.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal });
+        return failing.callMany("loadState", loadArgs);
       })(),
       /state store down/,
     );
@@ -64,7 +70,7 @@ describe("HookRuntime", () => {
     runtime.register({ saveState: () => void order.push("last") }, "low");
     runtime.register({ saveState: async () => { await Promise.resolve(); order.push("async"); } }, "mid");
     runtime.register({ saveState: () => void order.push("first") }, "high");
-    const saveArgs = { sessionId: "s", state: {}, message: {}, modelOutput: "", signal: args.signal };
+    const saveArgs = { sessionId: "s", state: {}, message, modelOutput: "", context, signal };
     assert.equal(await runtime.callEach("saveState", saveArgs), undefined);
     assert.deepEqual(order, ["first", "async", "last"]);
     const failing = new HookRuntime();
@@ -92,7 +98,7 @@ describe("HookRuntime", () => {
     runtime.register({ loadState: () => null }, "two");
     runtime.register({ loadState: async () => undefined }, "three");
     runtime.register({ loadState: async () => ({ b: 2 }) }, "four");
-    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), [{ b: 2 }, undefined, null, { a: 1 }]);
+    assert.deepEqual(await runtime.callMany("loadState", loadArgs), [{ b: 2 }, undefined, null, { a: 1 }]);
   });
 
   it("lets an exception from an ordinary hook propagate and stops calling later plugins", async () => {
@@ -100,7 +106,7 @@ describe("HookRuntime", () => {
     let lowCalled = false;
     runtime.register({ loadState: () => void (lowCalled = true) }, "low");
     runtime.register({ loadState: () => { throw new Error("boom"); } }, "high");
-    await assert.rejects(runtime.callMany("loadState", { message: {}, sessionId: "s", signal: args.signal }), /boom/);
+    await assert.rejects(runtime.callMany("loadState", loadArgs), /boom/);
     assert.equal(lowCalled, false);
   });
 
@@ -144,18 +150,18 @@ describe("HookRuntime", () => {
   it("finds hook methods on class instances", async () => {
     class Shout {
       readonly suffix = "!";
-      buildPrompt({ message }: { message: unknown }) {
-        return `${String((message as { content: string }).content)}${this.suffix}`;
+      buildPrompt({ message }: { message: { content: string } }) {
+        return `${message.content}${this.suffix}`;
       }
     }
     const runtime = new HookRuntime();
     runtime.register(new Shout() as BubPlugin, "shout");
-    assert.equal(await runtime.callFirst("buildPrompt", { ...args, message: { content: "hi" } }), "hi!");
+    assert.equal(await runtime.callFirst("buildPrompt", { ...args, message: toEnvelope({ content: "hi" }) }), "hi!");
   });
 });
 
 describe("model adapters", () => {
-  const modelArgs = { prompt: "p", sessionId: "s", state: {}, signal: args.signal };
+  const modelArgs = { prompt: "p", sessionId: "s", state: {}, context, signal };
 
   it("joins the text of a stream-only plugin for runModel", async () => {
     const runtime = new HookRuntime();

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 import { kernelFramework } from "../support/framework.ts";
 
 describe("framework.wrapTurns", () => {
@@ -11,7 +12,7 @@ describe("framework.wrapTurns", () => {
     const seen: string[] = [];
     await framework.registerPlugin({ runModel: () => (seen.push("model"), "answer"), dispatchOutbound: () => void seen.push("dispatch") }, "model");
     const removeInner = framework.wrapTurns(async (inbound, turn) => {
-      seen.push(`inner:${(inbound as { content: string }).content}`);
+      seen.push(`inner:${inbound.content}`);
       const result = await turn();
       seen.push(`inner:${result.modelOutput}`);
       return result;
@@ -54,6 +55,7 @@ describe("framework.wrapTurns", () => {
 describe("runtime.wrapCalls", () => {
   it("sees every implementation's call with its hook and plugin; sync hooks stay sync; removable", async () => {
     const runtime = new HookRuntime();
+    const signal = new AbortController().signal;
     runtime.register({ systemPrompt: () => "a", loadState: async () => ({ a: 1 }) }, "a");
     const calls: string[] = [];
     const remove = runtime.wrapCalls((hook, plugin, call) => {
@@ -62,7 +64,7 @@ describe("runtime.wrapCalls", () => {
     });
     runtime.register({ systemPrompt: () => "b" }, "b");
     assert.deepEqual(runtime.callManySync("systemPrompt", { prompt: "p", state: {} }), ["b", "a"]);
-    assert.deepEqual(await runtime.callMany("loadState", { message: {}, sessionId: "s", signal: new AbortController().signal }), [{ a: 1 }]);
+    assert.deepEqual(await runtime.callMany("loadState", { message: toEnvelope({}), sessionId: "s", context: kernelFramework().turnContext({ turnId: "t", sessionId: "s", signal }), signal }), [{ a: 1 }]);
     assert.deepEqual(calls, ["systemPrompt:b", "systemPrompt:a", "loadState:a"]);
     assert.throws(() => runtime.wrapCalls((_hook, _plugin, call) => call()), /already wrapped/);
     remove();

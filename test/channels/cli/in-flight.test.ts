@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { InFlightTurns } from "../../../src/channels/cli/in-flight.ts";
+import { toEnvelope } from "../../../src/kernel/envelope.ts";
 
 /** Turns whose every change is recorded as the busy state it reported. */
 function setup() {
@@ -13,7 +14,7 @@ describe("InFlightTurns", () => {
   it("is busy from a submission until its turn ends, and releases whenIdle then", async () => {
     const { turns, changes } = setup();
     await turns.whenIdle();
-    const message = { content: "a" };
+    const message = toEnvelope({ content: "a" });
     turns.submitted(message);
     assert.equal(turns.busy, true);
     let idle = false;
@@ -29,7 +30,7 @@ describe("InFlightTurns", () => {
   it("tells onChange before it releases whoever waits for idle", async () => {
     const order: string[] = [];
     const turns = new InFlightTurns((busy) => void order.push(`change ${busy}`));
-    turns.submitted({});
+    turns.submitted(toEnvelope({}));
     const waiting = turns.whenIdle().then(() => void order.push("idle"));
     turns.failed();
     await waiting;
@@ -38,7 +39,7 @@ describe("InFlightTurns", () => {
 
   it("closing a stream ends its turn, else the oldest submitted one", () => {
     const { turns } = setup();
-    const [first, second, streamed] = [{ content: "1" }, { content: "2" }, { content: "3" }];
+    const [first, second, streamed] = [toEnvelope("1"), toEnvelope("2"), toEnvelope("3")];
     turns.submitted(first);
     turns.submitted(second);
     const own = turns.openStream(streamed);
@@ -52,12 +53,12 @@ describe("InFlightTurns", () => {
   it("interrupt aborts live streams, forgets submitted turns and says whether a stream was live", () => {
     const { turns, changes } = setup();
     const heard: boolean[] = [];
-    turns.submitted({});
+    turns.submitted(toEnvelope({}));
     turns.interrupt((hadStreams) => {
       heard.push(hadStreams);
       assert.equal(changes.at(-1), true, "announced before the change");
     });
-    const stream = turns.openStream({});
+    const stream = turns.openStream(toEnvelope({}));
     turns.interrupt((hadStreams) => heard.push(hadStreams));
     assert.deepEqual(heard, [false, true]);
     assert.equal(stream.controller.signal.aborted, true);
@@ -68,14 +69,14 @@ describe("InFlightTurns", () => {
 
   it("a failure forgets submitted turns only while no stream is live", () => {
     const { turns } = setup();
-    turns.submitted({});
-    const stream = turns.openStream({});
+    turns.submitted(toEnvelope({}));
+    const stream = turns.openStream(toEnvelope({}));
     turns.failed();
     turns.abortStreams();
     assert.equal(stream.controller.signal.aborted, true);
     turns.closeStream(stream);
     assert.equal(turns.busy, false, "closing the stream ended the oldest submitted turn");
-    turns.submitted({});
+    turns.submitted(toEnvelope({}));
     turns.failed();
     assert.equal(turns.busy, false);
   });

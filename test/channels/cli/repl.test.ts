@@ -1,9 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess } from "../../../src/tools/reporting.ts";
-import { contentOf } from "../../../src/kernel/envelope.ts";
+import { toEnvelope } from "../../../src/kernel/envelope.ts";
 import type { StreamEvent } from "../../../src/kernel/stream.ts";
-import type { SteeringInbox } from "../../../src/kernel/types.ts";
 import { chatSession, deferred, typeKeys } from "./support.ts";
 
 const text = (delta: string): StreamEvent => ({ kind: "text", data: { delta } });
@@ -11,7 +10,7 @@ const text = (delta: string): StreamEvent => ({ kind: "text", data: { delta } })
 describe("cli channel REPL (plain output)", () => {
   it("runs a turn, shows a tool line, steers the running turn and leaves on ,quit (a dumb terminal)", async () => {
     const toolDone = deferred();
-    const session = await chatSession(async function* (prompt, state) {
+    const session = await chatSession(async function* (prompt, _state, _signal, context) {
       if (prompt !== "hello") {
         yield text(`follow-up: ${prompt}`);
         return;
@@ -25,8 +24,7 @@ describe("cli channel REPL (plain output)", () => {
       yield { kind: "tool_result", data: { tool_results: ["contents"] } };
       toolDone.resolve();
       await session.steered.promise;
-      const inbox = state._runtime_steering_inbox as SteeringInbox;
-      const steering = inbox.drainMessages(state).map(contentOf);
+      const steering = (context.steering?.drainMessages(context) ?? []).map((message) => message.content);
       yield text(`Got steering: ${steering.join(", ")}`);
       yield { kind: "final", data: { ok: true } };
     }, { tty: true, interactive: false });
@@ -81,7 +79,7 @@ describe("cli channel REPL (plain output)", () => {
     terminal.input.write("go\n");
     await terminal.waitFor("done");
     await session.channel.whenIdle();
-    await session.channel.send({ kind: "error", content: "model down", channel: "cli" });
+    await session.channel.send(toEnvelope({ kind: "error", content: "model down", channel: "cli" }));
     terminal.input.end();
     await session.running;
     assert.match(terminal.text(), /● bash\(cmd: "false"\)\n  ⎿ failed in 3 ms\n    \{\n      "type": "TypeError",\n      "message": "exit status 1"\n    \}/);

@@ -4,6 +4,7 @@ import { BubFramework } from "../../../src/kernel/framework.ts";
 import { AsyncStreamEvents, type StreamEvent } from "../../../src/kernel/stream.ts";
 import type { BubPlugin } from "../../../src/kernel/hooks.ts";
 import type { Envelope } from "../../../src/kernel/envelope.ts";
+import type { TurnContext } from "../../../src/kernel/turn-context.ts";
 import type { SteeringInbox, TurnState } from "../../../src/kernel/types.ts";
 import { ChannelManager } from "../../../src/channels/manager.ts";
 import { builtinAdmission } from "../../../src/channels/admission.ts";
@@ -46,9 +47,8 @@ export function deferred<T = void>() {
   return { promise, resolve };
 }
 
-/** A model script: receives the prompt and turn state, yields events. */
-/** The scripted model: called with the prompt, the turn state and the turn's signal (its hook argument). */
-export type Script = (prompt: string, state: TurnState, signal: AbortSignal) => AsyncGenerator<StreamEvent>;
+/** The scripted model: called with the prompt, the turn state, the turn's signal and its typed context (its hook arguments); yields events. */
+export type Script = (prompt: string, state: TurnState, signal: AbortSignal, context: TurnContext) => AsyncGenerator<StreamEvent>;
 
 /** Framework + manager + CLI channel wired like `bub chat`, with a scripted model. */
 export async function chatSession(script: Script, options: CliChannelOptions & { tty?: boolean; extraPlugins?: BubPlugin[] } = {}) {
@@ -56,12 +56,12 @@ export async function chatSession(script: Script, options: CliChannelOptions & {
   const inbox = createSteeringInbox();
   const steered = deferred<Envelope>();
   const observed: SteeringInbox = {
-    enqueueMessage(message, state) {
-      inbox.enqueueMessage(message, state);
+    enqueueMessage(message, target) {
+      inbox.enqueueMessage(message, target);
       steered.resolve(message);
     },
-    drainMessages: (state) => inbox.drainMessages(state),
-    messageCount: (state) => inbox.messageCount(state),
+    drainMessages: (target) => inbox.drainMessages(target),
+    messageCount: (target) => inbox.messageCount(target),
   };
   const prompts: string[] = [];
   const plugin: BubPlugin = {
@@ -69,17 +69,15 @@ export async function chatSession(script: Script, options: CliChannelOptions & {
     provideSteeringInbox: () => observed,
     admitMessage: (args) => builtinAdmission(framework, args),
     loadState: ({ message }) => {
-      const lifespan = (message as { lifespan?: { enter(): unknown } }).lifespan;
-      lifespan?.enter();
-      return { _runtime_thread_id: "cli_session" };
+      void message.lifespan?.enter();
+      return {};
     },
     saveState: ({ message }) => {
-      const lifespan = (message as { lifespan?: { exit(): unknown } }).lifespan;
-      lifespan?.exit();
+      void message.lifespan?.exit();
     },
-    runModelStream: ({ prompt, state, signal }) => {
+    runModelStream: ({ prompt, state, signal, context }) => {
       prompts.push(String(prompt));
-      return new AsyncStreamEvents(script(String(prompt), state, signal));
+      return new AsyncStreamEvents(script(String(prompt), state, signal, context));
     },
   };
   for (const extra of options.extraPlugins ?? []) framework.runtime.register(extra, extra.name ?? "extra");
