@@ -41,6 +41,8 @@ interface Run {
   benchCpuMs: number;
   db: DbCounters;
   queries: number;
+  /** Client connections to PostgreSQL at the end of the burst. */
+  connections: number;
 }
 
 async function measure(n: number, database: Awaited<ReturnType<typeof startDatabase>>): Promise<Run> {
@@ -59,13 +61,14 @@ async function measure(n: number, database: Awaited<ReturnType<typeof startDatab
     counting = false;
     const gatewayCpuMs = cluster.gateways.reduce((sum, gateway, index) => sum + cpuMs(gateway.pid) - cpuBefore[index]!, 0);
     const bench = process.cpuUsage(benchBefore);
+    const connections = await database.connections();
     await cluster.stop();
     await sleep(1_000);
     const db = counterDelta(dbBefore, await database.counters());
     const counts = cluster.queryCounts();
     if (counts.some((count) => count === null)) throw new Error("a gateway wrote no query count (did it exit cleanly?)");
     const queries = counts.reduce<number>((sum, count) => sum + count!, 0);
-    return { n, burst, throughput: burst.answered / (burst.wallMs / 1000), turns, gatewayCpuMs, benchCpuMs: (bench.user + bench.system) / 1000, db, queries };
+    return { n, burst, throughput: burst.answered / (burst.wallMs / 1000), turns, gatewayCpuMs, benchCpuMs: (bench.user + bench.system) / 1000, db, queries, connections };
   } finally {
     await cluster.stop();
   }
@@ -89,7 +92,7 @@ try {
     console.log(
       `    | per message: gateways CPU ${per(run.gatewayCpuMs)} ms, PostgreSQL CPU ${per(run.db.cpuMs)} ms, bench process CPU ${per(run.benchCpuMs)} ms | ${per(run.queries)} queries, ${per(run.db.xacts)} transactions, ${per(run.db.rowsWritten)} rows written, ${per(run.db.walRecords)} WAL records, ${(run.db.walBytes / Math.max(run.burst.answered, 1) / 1024).toFixed(1)} KiB WAL`,
     );
-    console.log(`    | machine busy ${(((run.gatewayCpuMs + run.db.cpuMs + run.benchCpuMs) / run.burst.wallMs / CORES) * 100).toFixed(0)}% of ${CORES} cores over the burst (gateways + PostgreSQL + bench)`);
+    console.log(`    | ${run.connections} connections to PostgreSQL (${(run.connections / n).toFixed(1)} per gateway) | machine busy ${(((run.gatewayCpuMs + run.db.cpuMs + run.benchCpuMs) / run.burst.wallMs / CORES) * 100).toFixed(0)}% of ${CORES} cores over the burst (gateways + PostgreSQL + bench)`);
   }
 } finally {
   await database.stop();

@@ -44,6 +44,8 @@ export interface Database {
   /** A fresh, empty database (one per scenario, so tapes and queues start empty). */
   create(): Promise<string>;
   counters(): Promise<DbCounters>;
+  /** Client connections open right now (this bench's own one left out). */
+  connections(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -93,6 +95,10 @@ export async function startDatabase(): Promise<Database> {
       );
       const row = stats.rows[0]!;
       return { xacts: Number(row.xacts), rowsWritten: Number(row.rows), walRecords: Number(row.records), walBytes: Number(row.bytes), cpuMs: treeCpuMs(postmaster) };
+    },
+    async connections() {
+      const { rows } = await admin.query<{ count: string }>("SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
+      return Number(rows[0]!.count);
     },
     async stop() {
       await admin.end();
