@@ -23,7 +23,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { printMachine } from "../support/processes.ts";
 import { cpuMs, intArg, MODEL_MS } from "../gateway/support/gateway.ts";
 import { burstSummary, closedLoop, type BurstResult } from "../gateway/support/workload.ts";
-import { counterDelta, startCluster, startDatabase, type DbCounters } from "./support/cluster.ts";
+import { counterDelta, machineJiffies, startCluster, startDatabase, type DbCounters } from "./support/cluster.ts";
 
 const CORES = cpus().length;
 const CHATS = intArg(2, 1000, 10_000);
@@ -43,6 +43,8 @@ interface Run {
   queries: number;
   /** Client connections to PostgreSQL at the end of the burst. */
   connections: number;
+  /** Share of the machine's CPU time that was busy over the burst, whoever used it (0..1). */
+  machineBusy: number;
 }
 
 async function measure(n: number, database: Awaited<ReturnType<typeof startDatabase>>): Promise<Run> {
@@ -55,12 +57,15 @@ async function measure(n: number, database: Awaited<ReturnType<typeof startDatab
     const dbBefore = await database.counters();
     const cpuBefore = cluster.gateways.map((gateway) => cpuMs(gateway.pid));
     const benchBefore = process.cpuUsage();
+    const machineBefore = machineJiffies();
     cluster.resetQueryCounts();
     counting = true;
     const burst = await closedLoop(cluster.target, CHATS, MESSAGES);
     counting = false;
     const gatewayCpuMs = cluster.gateways.reduce((sum, gateway, index) => sum + cpuMs(gateway.pid) - cpuBefore[index]!, 0);
     const bench = process.cpuUsage(benchBefore);
+    const machine = machineJiffies();
+    const machineBusy = (machine.busy - machineBefore.busy) / (machine.total - machineBefore.total);
     const connections = await database.connections();
     await cluster.stop();
     await sleep(1_000);
@@ -68,7 +73,7 @@ async function measure(n: number, database: Awaited<ReturnType<typeof startDatab
     const counts = cluster.queryCounts();
     if (counts.some((count) => count === null)) throw new Error("a gateway wrote no query count (did it exit cleanly?)");
     const queries = counts.reduce<number>((sum, count) => sum + count!, 0);
-    return { n, burst, throughput: burst.answered / (burst.wallMs / 1000), turns, gatewayCpuMs, benchCpuMs: (bench.user + bench.system) / 1000, db, queries, connections };
+    return { n, burst, throughput: burst.answered / (burst.wallMs / 1000), turns, gatewayCpuMs, benchCpuMs: (bench.user + bench.system) / 1000, db, queries, connections, machineBusy };
   } finally {
     await cluster.stop();
   }
@@ -92,7 +97,7 @@ try {
     console.log(
       `    | per message: gateways CPU ${per(run.gatewayCpuMs)} ms, PostgreSQL CPU ${per(run.db.cpuMs)} ms, bench process CPU ${per(run.benchCpuMs)} ms | ${per(run.queries)} queries, ${per(run.db.xacts)} transactions, ${per(run.db.rowsWritten)} rows written, ${per(run.db.walRecords)} WAL records, ${(run.db.walBytes / Math.max(run.burst.answered, 1) / 1024).toFixed(1)} KiB WAL`,
     );
-    console.log(`    | ${run.connections} connections to PostgreSQL (${(run.connections / n).toFixed(1)} per gateway) | machine busy ${(((run.gatewayCpuMs + run.db.cpuMs + run.benchCpuMs) / run.burst.wallMs / CORES) * 100).toFixed(0)}% of ${CORES} cores over the burst (gateways + PostgreSQL + bench)`);
+    console.log(`    | ${run.connections} connections to PostgreSQL (${(run.connections / n).toFixed(1)} per gateway) | machine busy ${(((run.gatewayCpuMs + run.db.cpuMs + run.benchCpuMs) / run.burst.wallMs / CORES) * 100).toFixed(0)}% of ${CORES} cores over the burst (gateways + PostgreSQL + bench); the machine was ${(run.machineBusy * 100).toFixed(0)}% busy in all, other work included`);
   }
 } finally {
   await database.stop();

@@ -75,6 +75,13 @@ export function treeCpuMs(root: number): number {
   return total;
 }
 
+/** Jiffies of the whole machine from /proc/stat: busy (all but idle and iowait) and total. */
+export function machineJiffies(): { busy: number; total: number } {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  return { busy: total - fields[3]! - fields[4]!, total };
+}
+
 /** Starts the embedded PostgreSQL with fsync and synchronous commit on (as a real deployment). */
 export async function startDatabase(): Promise<Database> {
   const server = await startPostgres({ durable: true });
