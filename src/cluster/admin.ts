@@ -1,0 +1,134 @@
+/**
+ * What `bub queue list` and `bub queue retry` read and do: every inbound queue of the
+ * database (one per bot), its waiting and running messages, and its dead letters, which can
+ * be sent back to their queue. pg-boss is imported when {@link openQueueAdmin} runs.
+ */
+import type { PgBoss } from "pg-boss";
+import { BubError } from "../kernel/errors.ts";
+import { postgresError } from "../tape/postgres/errors.ts";
+import { checkDatabaseUrl } from "../tape/postgres/lazy-store.ts";
+import { parseJobPayload } from "./job.ts";
+
+const PREFIX = "bub_inbound_";
+const DEAD_SUFFIX = "_dead";
+
+/** A message in the dead letters. */
+export interface DeadLetter {
+  /** Its id in the dead-letter queue (what `bub queue retry` takes). */
+  id: string;
+  /** The queue it failed on. */
+  queue: string;
+  session: string;
+  /** The message's key in its source (`telegram:<bot id>:<update id>`). */
+  key: string;
+  /** When it was moved to the dead letters. */
+  failedAt: Date;
+}
+
+/** One inbound queue's counts. */
+export interface QueueCounts {
+  queue: string;
+  /** Messages waiting for their turn (including ones waiting to be retried). */
+  queued: number;
+  /** Messages whose turn runs now. */
+  active: number;
+  deadLetters: number;
+}
+
+/** See the module comment. Close it when done. */
+export interface QueueAdmin {
+  counts(): Promise<QueueCounts[]>;
+  deadLetters(): Promise<DeadLetter[]>;
+  /** Sends the dead letters with these ids (every one when null) back to their queue; answers how many moved. */
+  retry(ids: readonly string[] | null): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to the queue database of `BUB_DATABASE_URL` (no workers, no maintenance).
+ * @throws BubError `config` for a missing or bad URL or credentials, `temporary` when the server cannot be reached.
+ */
+export async function openQueueAdmin(url: string | null | undefined): Promise<QueueAdmin> {
+  if (!url || url.trim() === "") throw new BubError("config", "The shared inbound queue needs BUB_DATABASE_URL: set it to postgres://user:password@host:5432/database.");
+  const checked = checkDatabaseUrl(url);
+  const { PgBoss: PgBossClass } = await import("pg-boss");
+  const boss = new PgBossClass({ connectionString: checked, application_name: "bub queue", max: 2, supervise: false, schedule: false, registerInstance: false, openTelemetry: { enabled: false } });
+  boss.on("error", () => undefined);
+  try {
+    await boss.start();
+  } catch (error) {
+    await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+    throw postgresError(error, checked);
+  }
+  return new BossAdmin(boss, checked);
+}
+
+class BossAdmin implements QueueAdmin {
+  readonly #boss: PgBoss;
+  readonly #url: string;
+
+  constructor(boss: PgBoss, url: string) {
+    this.#boss = boss;
+    this.#url = url;
+  }
+
+  async #queues(): Promise<string[]> {
+    const queues = await this.#boss.getQueues();
+    return queues
+      .map((queue) => queue.name)
+      .filter((name) => name.startsWith(PREFIX) && !name.endsWith(DEAD_SUFFIX))
+      .sort();
+  }
+
+  async counts(): Promise<QueueCounts[]> {
+    try {
+      const counts: QueueCounts[] = [];
+      for (const queue of await this.#queues()) {
+        // Counted from the jobs now (pg-boss's cached counts may be a minute old).
+        const [main] = await this.#boss.getQueueStats(queue, { force: true });
+        const [dead] = await this.#boss.getQueueStats(`${queue}${DEAD_SUFFIX}`, { force: true });
+        counts.push({ queue, queued: main?.queuedCount ?? 0, active: main?.activeCount ?? 0, deadLetters: dead?.queuedCount ?? 0 });
+      }
+      return counts;
+    } catch (error) {
+      throw postgresError(error, this.#url);
+    }
+  }
+
+  async deadLetters(): Promise<DeadLetter[]> {
+    try {
+      const letters: DeadLetter[] = [];
+      for (const queue of await this.#queues()) {
+        for (const job of await this.#boss.findJobs(`${queue}${DEAD_SUFFIX}`, { queued: true })) {
+          const payload = parseJobPayload(job.data);
+          letters.push({ id: job.id, queue, session: payload?.session ?? job.singletonKey ?? "?", key: payload?.key ?? "?", failedAt: job.createdOn });
+        }
+      }
+      return letters.sort((a, b) => a.failedAt.getTime() - b.failedAt.getTime());
+    } catch (error) {
+      throw postgresError(error, this.#url);
+    }
+  }
+
+  async retry(ids: readonly string[] | null): Promise<number> {
+    try {
+      let moved = 0;
+      for (const queue of await this.#queues()) {
+        const deadLetter = `${queue}${DEAD_SUFFIX}`;
+        if (ids !== null) {
+          moved += await this.#boss.redrive(deadLetter, { destination: queue, ids: [...ids] });
+          continue;
+        }
+        // Moved in batches until none is left.
+        for (let batch = await this.#boss.redrive(deadLetter, { destination: queue }); batch > 0; batch = await this.#boss.redrive(deadLetter, { destination: queue })) moved += batch;
+      }
+      return moved;
+    } catch (error) {
+      throw postgresError(error, this.#url);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#boss.stop({ graceful: false, close: true });
+  }
+}

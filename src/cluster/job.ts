@@ -1,0 +1,54 @@
+/**
+ * What a job of the shared inbound queue carries, and the names derived from it. A job's
+ * payload is checked with zod when a worker takes it: a malformed job (written by another
+ * version, or by hand) is failed, never run as something else.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+
+/** The payload of one queued inbound message. */
+export const jobPayloadSchema = z.object({
+  /** The message's stable id in its source (`telegram:<bot id>:<update id>`): replies are recorded under it. */
+  key: z.string().min(1),
+  /** The session the message belongs to: the job's `singletonKey`, so one turn runs per session at a time. */
+  session: z.string().min(1),
+  /** What the channel received, as received (a Telegram update), to be handled again by whichever process runs it. */
+  item: z.unknown(),
+});
+
+export type JobPayload = z.infer<typeof jobPayloadSchema>;
+
+/** The payload of `data`, or null when it is not one. */
+export function parseJobPayload(data: unknown): JobPayload | null {
+  const parsed = jobPayloadSchema.safeParse(data);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * The job id of a message: a UUID made from its `order` in its source (Telegram's update
+ * id) and a hash of the queue's name and the message's key. The same message sent twice (a
+ * poller that died before acknowledging it) is then one job, and messages queued in one
+ * transaction (same creation time) still run in their order: pg-boss breaks that tie by id.
+ */
+export function jobIdOf(queue: string, key: string, order: number): string {
+  const head = Math.max(0, Math.min(Math.trunc(order), 2 ** 48 - 1))
+    .toString(16)
+    .padStart(12, "0");
+  const hash = createHash("sha256").update(`${queue}\u0000${key}`).digest("hex");
+  // Shaped as a version 8 (custom) UUID with the RFC 4122 variant.
+  const variant = ((Number.parseInt(hash.slice(3, 4), 16) & 0x3) | 0x8).toString(16);
+  return `${head.slice(0, 8)}-${head.slice(8, 12)}-8${hash.slice(0, 3)}-${variant}${hash.slice(4, 7)}-${hash.slice(7, 19)}`;
+}
+
+/** The queue of one inbound source (`telegram-<bot id>`), and its dead-letter queue. */
+export function queueNames(source: string): { queue: string; deadLetter: string } {
+  const queue = `bub_inbound_${source.replace(/[^A-Za-z0-9_]/g, "_")}`;
+  return { queue, deadLetter: `${queue}_dead` };
+}
+
+/** The LISTEN/NOTIFY channel on which new messages are announced to the process running their session's turn. */
+export const STEER_CHANNEL = "bub_inbound_steer";
+
+/** What a steering notification says: a message `id` of `queue` arrived for `session`. */
+export const steerNoticeSchema = z.object({ queue: z.string(), id: z.string(), session: z.string() });
+export type SteerNotice = z.infer<typeof steerNoticeSchema>;

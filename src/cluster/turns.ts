@@ -1,0 +1,279 @@
+/**
+ * The turns of queued messages in this process: a job's message is handed to the channel
+ * manager like any other, and the job ends when its turn ended and its replies were sent.
+ * Each reply of a queued turn is recorded right after it left, and a run of the same message
+ * again skips the replies recorded. A message that arrives for a session whose turn runs
+ * here may be steered into that turn (see {@link QueuedTurns.offerSteering}).
+ *
+ * Channel-agnostic: the channel hands its received item to its own handlers inside
+ * {@link QueuedTurns.run}, and wraps its message handler with {@link QueuedTurns.handOver}
+ * and its send with {@link QueuedTurns.sendRecorded}.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createLogger } from "../kernel/log.ts";
+import type { Envelope, TurnLifespan } from "../kernel/envelope.ts";
+import type { AdmitDecision, MessageHandler, SteeringInbox, SteeringTarget, TurnSnapshot } from "../kernel/types.ts";
+import { currentTurnMessage } from "../channels/session-turns.ts";
+import { steeringTargetOf, steerMessage } from "../channels/steering.ts";
+import type { SteerNotice } from "./job.ts";
+import type { ClusterQueue, QueuedJob } from "./queue.ts";
+
+const log = createLogger("bub:queue");
+
+/** What steering across processes needs of the framework. */
+export interface SteeringFramework {
+  readonly steeringInbox: SteeringInbox | null;
+  admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null>;
+}
+
+/** The part of {@link ClusterQueue} the turns use. */
+export type TurnsQueue = Pick<ClusterQueue, "replies" | "waiting" | "finishWaiting">;
+
+/** A message steered into a turn of this process. */
+interface Steered {
+  readonly id: string;
+  readonly message: Envelope;
+  readonly target: SteeringTarget;
+}
+
+/** One job's message in this process, from the hand-over to the end of its turn. */
+class JobRun {
+  readonly job: QueuedJob;
+  /** Only parsing the message (for steering), not running it. */
+  readonly probe: boolean;
+  captured: Envelope | null = null;
+  /** The message reached the channel manager. */
+  handed = false;
+  entered = false;
+  ended = false;
+  readonly outcome = Promise.withResolvers<"done" | "cancelled">();
+  replies = 0;
+  sent: Promise<Set<number>> | null = null;
+  replying: Promise<void> = Promise.resolve();
+  readonly steered: Steered[] = [];
+  /** Steered messages the turn read: their jobs end with this one. */
+  consumed: string[] = [];
+
+  constructor(job: QueuedJob, probe: boolean) {
+    this.job = job;
+    this.probe = probe;
+  }
+
+  end(outcome: "done" | "cancelled"): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.outcome.resolve(outcome);
+  }
+}
+
+/** Options of {@link QueuedTurns}. */
+export interface QueuedTurnsOptions {
+  queue: TurnsQueue;
+  /** For steering across processes; without it a message for a running session waits for its turn to end. */
+  framework?: SteeringFramework;
+  /** How long a handed message may take to start its turn (debounce, a free slot) before its job is let go; default 180 s. */
+  startWithinMs?: number;
+}
+
+/** See the module comment. */
+export class QueuedTurns {
+  readonly #queue: TurnsQueue;
+  readonly #framework: SteeringFramework | null;
+  readonly #startWithinMs: number;
+  readonly #handing = new AsyncLocalStorage<JobRun>();
+  /** The job of each lifespan this process wrapped. */
+  readonly #byLifespan = new WeakMap<TurnLifespan, JobRun>();
+  /** Per session, the job whose turn runs here now. */
+  readonly #running = new Map<string, JobRun>();
+  readonly #runs = new Set<JobRun>();
+
+  constructor(options: QueuedTurnsOptions) {
+    this.#queue = options.queue;
+    this.#framework = options.framework ?? null;
+    this.#startWithinMs = options.startWithinMs ?? 180_000;
+  }
+
+  /** How many jobs this process is running. */
+  get size(): number {
+    return this.#runs.size;
+  }
+
+  /**
+   * Runs a job: `handle` hands its item to the channel's handlers (which reach
+   * {@link handOver}); resolves once its turn ended and its replies were sent, or at once
+   * when the item started no turn. Rejects when the turn was cancelled (a shutdown): the
+   * job is then retried once, elsewhere or after a restart.
+   */
+  async run(job: QueuedJob, handle: () => Promise<void>): Promise<void> {
+    const run = new JobRun(job, false);
+    this.#runs.add(run);
+    try {
+      await this.#handing.run(run, handle);
+      if (!run.handed) run.end("done");
+      const outcome = await this.#waitForTurn(run);
+      if (outcome === "cancelled") throw new Error(`the turn of queued message ${job.payload.key} was cancelled; it will be run again`);
+      // The messages this turn read as steering were answered by it: their jobs end first.
+      if (run.consumed.length > 0) await this.#queue.finishWaiting(run.consumed);
+    } finally {
+      this.#runs.delete(run);
+      if (this.#running.get(job.payload.session) === run) this.#running.delete(job.payload.session);
+    }
+  }
+
+  /** The turn's outcome; a handed message whose turn never starts (an admission hook dropped it) lets the job go after a while. */
+  async #waitForTurn(run: JobRun): Promise<"done" | "cancelled"> {
+    if (run.ended) return run.outcome.promise;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = (): void => {
+      if (run.entered || run.ended) return;
+      log.warn(`queue.job message ${run.job.payload.key} of session ${run.job.payload.session} started no turn within ${this.#startWithinMs / 1000}s; let go`);
+      run.end("done");
+    };
+    timer = setTimeout(check, this.#startWithinMs);
+    try {
+      return await run.outcome.promise;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The channel's message handler, wrapped: a message handed over while a job runs belongs
+   * to that job. Its turn marks the job's session as running here, and the job ends once
+   * the turn is over. Chatter the bot was not addressed in ends its job once handed over.
+   */
+  handOver(message: Envelope, handler: MessageHandler): Promise<void> {
+    const run = this.#handing.getStore();
+    if (!run) return handler(message);
+    if (run.probe) {
+      run.captured = message;
+      return Promise.resolve();
+    }
+    run.handed = true;
+    if (run.job.retryCount > 0) message.context.retried_after_restart = true;
+    if (!message.isActive && !message.content.trimStart().startsWith(",")) return handler(message).finally(() => run.end("done"));
+    const inner = message.lifespan ?? null;
+    const session = run.job.payload.session;
+    const lifespan: TurnLifespan = {
+      enter: () => {
+        run.entered = true;
+        this.#running.set(session, run);
+        return inner?.enter();
+      },
+      exit: (error) => inner?.exit(error),
+      settled: (outcome) => {
+        this.#settle(run, outcome);
+        inner?.settled?.(outcome);
+      },
+    };
+    this.#byLifespan.set(lifespan, run);
+    message.lifespan = lifespan;
+    return handler(message);
+  }
+
+  /**
+   * The turn ended. Steered messages it did not read are taken back out of the inbox (they
+   * stay queued and run as the next turns); the ones it read end with its job.
+   */
+  #settle(run: JobRun, outcome: "done" | "cancelled"): void {
+    if (this.#running.get(run.job.payload.session) === run) this.#running.delete(run.job.payload.session);
+    const inbox = this.#framework?.steeringInbox ?? null;
+    if (run.steered.length > 0 && inbox) {
+      const unread = new Set<Envelope>();
+      for (const target of uniqueTargets(run.steered)) {
+        const left = inbox.drainMessages(target);
+        const ours = new Set(run.steered.map((steered) => steered.message));
+        for (const message of left) {
+          if (ours.has(message)) unread.add(message);
+          else inbox.enqueueMessage(message, target);
+        }
+      }
+      if (outcome === "done") run.consumed = run.steered.filter((steered) => !unread.has(steered.message)).map((steered) => steered.id);
+      if (unread.size > 0) log.info(`queue.steer ${unread.size} message(s) of session ${run.job.payload.session} came too late for its turn; they run next`);
+    }
+    run.end(outcome);
+  }
+
+  /**
+   * Sends a reply of a queued turn unless the same reply (by its index in the turn) was
+   * recorded by an earlier run of the message, and records it right after it left. Replies
+   * of a turn go out one at a time, in order. Other sends go straight out.
+   */
+  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
+    const lifespan = currentTurnMessage()?.lifespan;
+    const run = lifespan ? this.#byLifespan.get(lifespan) : undefined;
+    if (!run) return deliver(message);
+    const index = run.replies++;
+    const key = run.job.payload.key;
+    const sending = run.replying.then(async () => {
+      run.sent ??= this.#queue.replies.sent(key).catch((error: unknown) => {
+        log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
+        return new Set<number>();
+      });
+      if ((await run.sent).has(index)) {
+        log.info(`queue.replies reply ${index} of ${key} was sent by an earlier run; not sent again`);
+        return;
+      }
+      await deliver(message);
+      await this.#queue.replies.record(key, index).catch((error: unknown) => log.error(`queue.replies could not record reply ${index} of ${key}`, error));
+    });
+    run.replying = sending.catch(() => undefined);
+    return sending;
+  }
+
+  /**
+   * A message `notice.id` arrived for `notice.session`. When that session's turn runs in
+   * this process, the message is read (`parse` hands its item to the channel's handlers,
+   * which reach {@link handOver}) and the `admitMessage` hook decides: `steer` puts it in
+   * the running turn's steering inbox (its job ends with the turn's, or it runs next when
+   * the turn ends before reading it); `drop` ends its job unrun; anything else leaves it
+   * queued, to run after the turn (a follow-up). Never rejects.
+   */
+  async offerSteering(notice: SteerNotice, parse: (item: unknown) => Promise<void>): Promise<void> {
+    const framework = this.#framework;
+    const running = this.#running.get(notice.session);
+    if (!framework || !running || running.job.id === notice.id) return;
+    try {
+      const payload = await this.#queue.waiting(notice.id);
+      if (!payload || payload.session !== notice.session) return;
+      const probe = new JobRun({ id: notice.id, retryCount: 0, payload }, true);
+      await this.#handing.run(probe, () => parse(payload.item));
+      const message = probe.captured;
+      if (!message || !message.isActive || message.content.trimStart().startsWith(",")) return;
+      if (!this.#isRunning(running)) return;
+      const target = steeringTargetOf(notice.session, message);
+      const inbox = framework.steeringInbox;
+      const snapshot: TurnSnapshot = { sessionId: notice.session, isRunning: true, runningCount: 1, pendingCount: 0, steeringCount: inbox ? inbox.messageCount(target) : 0 };
+      const decision = await framework.admitMessage(notice.session, message, snapshot);
+      // The turn may have ended while the hook decided: then the message runs as the next turn.
+      if (!this.#isRunning(running)) return;
+      if (decision?.action === "steer") {
+        if (running.job.retryCount > 0) message.context.retried_after_restart = true;
+        if (steerMessage(framework, message, target, decision.reason)) {
+          running.steered.push({ id: notice.id, message, target });
+          log.info(`queue.steer message ${payload.key} steered into the running turn of session ${notice.session}`);
+        }
+      } else if (decision?.action === "drop") {
+        log.info(`queue.admission drop session_id=${notice.session}${decision.reason ? ` reason=${decision.reason}` : ""}`);
+        await this.#queue.finishWaiting([notice.id]);
+      }
+    } catch (error) {
+      log.warn(`queue.steer could not offer message ${notice.id} to the running turn of session ${notice.session}; it runs next`, error);
+    }
+  }
+
+  #isRunning(run: JobRun): boolean {
+    return !run.ended && this.#running.get(run.job.payload.session) === run;
+  }
+
+  /** Ends every job still waiting for its turn as cancelled (a shutdown): each is run again once. */
+  cancelAll(): void {
+    for (const run of this.#runs) run.end("cancelled");
+  }
+}
+
+function uniqueTargets(steered: readonly Steered[]): SteeringTarget[] {
+  const seen = new Map<string, SteeringTarget>();
+  for (const { target } of steered) seen.set(`${target.sessionId}\u0000${target.threadId ?? ""}`, target);
+  return [...seen.values()];
+}

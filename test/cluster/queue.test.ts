@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { openQueueAdmin } from "../../src/cluster/admin.ts";
+import { jobIdOf } from "../../src/cluster/job.ts";
+import { ClusterQueue, type QueuedJob } from "../../src/cluster/queue.ts";
+import { eventually } from "../support/eventually.ts";
+import { usePostgres } from "../support/postgres.ts";
+
+const postgres = usePostgres();
+const QUICK = { expireSeconds: 2, heartbeatSeconds: 10 };
+
+async function openQueue(url: string, source = "test"): Promise<ClusterQueue> {
+  return ClusterQueue.open({ url, source, ...QUICK });
+}
+
+function inbound(session: string, n: number) {
+  return { key: `${session}:${n}`, session, item: { n }, order: n };
+}
+
+/** Starts a process that takes one job and hangs; resolves with the job it took and a way to kill it. */
+async function hungWorker(url: string): Promise<{ id: string; retryCount: number; kill: () => Promise<void> }> {
+  // Without the test runner's variable, which would make the child report to it instead of printing.
+  const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+  const child = spawn(process.execPath, [join(import.meta.dirname, "hung-worker.ts"), url, "test"], { stdio: ["ignore", "pipe", "inherit"], env });
+  after(() => child.kill("SIGKILL"));
+  let text = "";
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => (text += chunk));
+  const took = await eventually(() => /took (\S+) (\d+)/.exec(text) ?? undefined, "the worker to take a job", 30_000);
+  return {
+    id: took[1] ?? "",
+    retryCount: Number(took[2]),
+    kill: async () => {
+      const exited = once(child, "exit");
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+describe("the shared inbound queue", () => {
+  it("runs one job per session at a time, in arrival order, across two workers", async () => {
+    const url = await (await postgres()).createDatabase();
+    const [first, second] = await Promise.all([openQueue(url), openQueue(url)]);
+    try {
+      const sessions = ["telegram:1", "telegram:2", "telegram:3"];
+      const order = new Map<string, number[]>(sessions.map((session) => [session, []]));
+      const running = new Map<string, number>();
+      const byWorker = [0, 0];
+      let overlaps = 0;
+      const handler = (worker: number) => async (job: QueuedJob) => {
+        byWorker[worker] = (byWorker[worker] ?? 0) + 1;
+        const { session } = job.payload;
+        if ((running.get(session) ?? 0) > 0) overlaps++;
+        running.set(session, (running.get(session) ?? 0) + 1);
+        for (let step = 0; step < 5; step++) await new Promise((resolve) => setImmediate(resolve));
+        order.get(session)?.push(Number(job.payload.key.split(":").at(-1)));
+        running.set(session, (running.get(session) ?? 1) - 1);
+      };
+      await first.work(4, handler(0), async () => undefined);
+      await second.work(4, handler(1), async () => undefined);
+      for (let n = 0; n < 6; n++) await (n % 2 === 0 ? first : second).accept(sessions.slice(0, 2).map((session) => inbound(session, n)));
+      // A whole burst of one session taken in one call (one getUpdates answer) keeps its order too.
+      await first.accept([0, 1, 2, 3, 4, 5].map((n) => inbound("telegram:3", n)));
+      await eventually(() => ([...order.values()].every((done) => done.length === 6) ? true : undefined), "every job to run", 30_000);
+      for (const session of sessions) assert.deepEqual(order.get(session), [0, 1, 2, 3, 4, 5], session);
+      assert.equal(overlaps, 0);
+      assert.equal((byWorker[0] ?? 0) + (byWorker[1] ?? 0), 18);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  it("queues a message once however often it is sent", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await openQueue(url);
+    try {
+      assert.deepEqual(await queue.accept([inbound("telegram:1", 1), inbound("telegram:1", 2)]), ["telegram:1:1", "telegram:1:2"]);
+      assert.deepEqual(await queue.accept([inbound("telegram:1", 2), inbound("telegram:1", 3)]), ["telegram:1:3"]);
+      assert.equal(await queue.waiting(jobIdOf(queue.queue, "telegram:1:2", 2)).then((payload) => payload?.key), "telegram:1:2");
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it("retries once the job of a process killed mid-turn, then dead-letters it; bub queue retry brings it back", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, source: "test", ...QUICK });
+    try {
+      await queue.accept([inbound("telegram:7", 1), inbound("telegram:7", 2)]);
+      const first = await hungWorker(url);
+      assert.equal(first.retryCount, 0);
+      await first.kill();
+      // This process supervises: the job expires and the next worker takes it again, as a retry.
+      const second = await hungWorker(url);
+      assert.deepEqual([second.id, second.retryCount], [first.id, 1]);
+      await second.kill();
+      // Failed twice: dead-lettered, and the session's next message is no longer held back.
+      const ran: QueuedJob[] = [];
+      await queue.work(2, async (job) => void ran.push(job), async () => undefined);
+      await eventually(() => (ran.length === 1 ? true : undefined), "the session's next message to run", 30_000);
+      assert.equal(ran[0]?.payload.key, "telegram:7:2");
+      const admin = await openQueueAdmin(url);
+      try {
+        const letters = await admin.deadLetters();
+        assert.deepEqual(
+          letters.map((letter) => [letter.queue, letter.session, letter.key]),
+          [[queue.queue, "telegram:7", "telegram:7:1"]],
+        );
+        assert.deepEqual(
+          (await admin.counts()).map((counts) => counts.deadLetters),
+          [1],
+        );
+        assert.equal(await admin.retry([letters[0]?.id ?? ""]), 1);
+        await eventually(() => (ran.length === 2 ? true : undefined), "the retried message to run", 30_000);
+        assert.deepEqual([ran[1]?.payload.key, ran[1]?.retryCount], ["telegram:7:1", 0]);
+        assert.deepEqual(await admin.deadLetters(), []);
+      } finally {
+        await admin.close();
+      }
+    } finally {
+      await queue.close();
+    }
+  });
+});
