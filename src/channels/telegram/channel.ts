@@ -21,6 +21,7 @@ import { sendOutbound } from "./outbound.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { apiSignal } from "./narrow.ts";
 import { DurableUpdates } from "./polling.ts";
+import type { QueuedUpdates } from "./queued.ts";
 import type { WebhookServer } from "./webhook.ts";
 import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
 import { TypingIndicator } from "./typing.ts";
@@ -45,7 +46,7 @@ export interface TelegramChannelOptions {
 }
 
 /** The parts of the framework the channel uses (`home` holds the inbound journal). */
-export type TelegramFramework = Pick<BubFramework, "settings" | "home">;
+export type TelegramFramework = Pick<BubFramework, "settings" | "home" | "admitMessage" | "steeringInbox">;
 
 /**
  * Serves a Telegram bot (§5.7, with the departures in docs/channels.md): closed unless an
@@ -65,6 +66,7 @@ export class TelegramChannel implements Channel {
   #settings: TelegramSettings | null = null;
   #connection: TelegramConnection | null = null;
   #webhook: WebhookServer | null = null;
+  #queued: QueuedUpdates | null = null;
   #describeError: (error: unknown) => string = describeError;
   #users = new Set<string>();
   #chats = new Set<string>();
@@ -140,7 +142,9 @@ export class TelegramChannel implements Channel {
     const storeKind = String(this.#framework.settings.getValue("tape_store", "file")).trim().toLowerCase();
     const databaseUrl = String(this.#framework.settings.getValue("database_url", null) ?? "");
     let election: PollerElection | undefined;
-    if (storeKind === "postgres" && !webhook) {
+    // With BUB_DATABASE_URL the gateways share one inbound queue (./queued.ts) instead of each its journal.
+    const shared = databaseUrl.trim() !== "";
+    if ((storeKind === "postgres" || shared) && !webhook) {
       const { postgresPollerElection } = await import("./poller-lock.ts");
       // The token starts with the bot's id.
       const botId = settings.token.trim().replace(/:.*$/s, "");
@@ -173,18 +177,38 @@ export class TelegramChannel implements Channel {
       throw new BubError("config", `Could not reach the Telegram Bot API at ${apiRoot} via ${connection.route} (${detail}): check BUB_TELEGRAM_API_ROOT and the proxy (BUB_TELEGRAM_PROXY, HTTPS_PROXY).`, { cause: error });
     }
     const journalPath = join(this.#framework.home, "inbound", `telegram-${bot.botInfo.id}.jsonl`);
-    let journal: InboundJournal;
-    try {
-      const { InboundJournal } = await import("../inbound-journal.ts");
-      journal = await InboundJournal.open(journalPath);
-    } catch (error) {
-      await this.#closeConnection();
-      throw new BubError("config", `Cannot open the inbound journal ${journalPath} (${describeError(error)}): check that BUB_HOME is writable.`, { cause: error });
+    let concurrency = 0;
+    if (shared) {
+      try {
+        const { openQueuedUpdates } = await import("./queued.ts");
+        const opened = await openQueuedUpdates({ url: databaseUrl, botId: String(bot.botInfo.id), settings: this.#framework.settings, framework: this.#framework, describeError: this.#describeError });
+        this.#queued = opened.queued;
+        concurrency = opened.concurrency;
+      } catch (error) {
+        await this.#closeConnection();
+        throw error;
+      }
+      this.#durable.attachQueue(this.#queued);
+    } else {
+      let journal: InboundJournal;
+      try {
+        const { InboundJournal } = await import("../inbound-journal.ts");
+        journal = await InboundJournal.open(journalPath);
+      } catch (error) {
+        await this.#closeConnection();
+        throw new BubError("config", `Cannot open the inbound journal ${journalPath} (${describeError(error)}): check that BUB_HOME is writable.`, { cause: error });
+      }
+      this.#durable.attach(journal);
     }
-    this.#durable.attach(journal);
     this.#bot = bot;
     this.#botInfo = bot.botInfo;
     try {
+      const queued = this.#queued;
+      if (queued) {
+        await queued.start(bot, concurrency);
+        // A shutdown takes no new jobs; the turns running finish (or are run again elsewhere).
+        signal.addEventListener("abort", () => void queued.stopWorking(), { once: true });
+      }
       if (webhook) {
         await this.#durable.resume(bot);
         const { serveWebhook } = await import("./webhook.ts");
@@ -206,7 +230,7 @@ export class TelegramChannel implements Channel {
         throw error;
       }
     }
-    log.debug(`telegram.journal ${journalPath}`);
+    if (!shared) log.debug(`telegram.journal ${journalPath}`);
   }
 
   /**
@@ -219,6 +243,9 @@ export class TelegramChannel implements Channel {
     this.#webhook = null;
     await webhook?.close();
     await this.#durable.stop();
+    const queued = this.#queued;
+    this.#queued = null;
+    await queued?.close();
     this.#typing.stopAll();
     this.#bot = null;
     await this.#closeConnection();

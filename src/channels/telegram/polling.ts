@@ -14,6 +14,7 @@ import type { PollerElection } from "./poller-lock.ts";
 import { ChannelMessage } from "../message.ts";
 import { currentTurnMessage } from "../session-turns.ts";
 import { apiSignal, isUpdate } from "./narrow.ts";
+import type { QueuedUpdates } from "./queued.ts";
 
 const log = createLogger("bub:telegram");
 
@@ -40,6 +41,7 @@ export class DurableUpdates {
   #polling: Promise<void> | null = null;
   #pollStop: AbortController | null = null;
   #journal: InboundJournal | null = null;
+  #queued: QueuedUpdates | null = null;
   #handing: Handing | null = null;
   /** The hand-over under way: the next one starts after it (updates are handled one at a time). */
   #handingOver: Promise<void> = Promise.resolve();
@@ -59,6 +61,11 @@ export class DurableUpdates {
     this.#journal = journal;
   }
 
+  /** With several gateways on PostgreSQL: updates go to the shared queue instead of the journal (./queued.ts). */
+  attachQueue(queued: QueuedUpdates): void {
+    this.#queued = queued;
+  }
+
   /**
    * The one way an update enters the gateway, whether polled or pushed to the webhook:
    * records the updates not seen before durably, then hands them to the bot's handlers,
@@ -68,6 +75,7 @@ export class DurableUpdates {
    * the updates could not be recorded.
    */
   async accept(bot: Bot, updates: readonly Update[]): Promise<void> {
+    if (this.#queued) return this.#queued.accept(bot, updates);
     const journal = this.#journal;
     if (!journal) throw new Error("the inbound journal is closed");
     const fresh = new Set(await journal.receive(updates.map((update) => ({ id: update.update_id, item: update }))));
@@ -198,6 +206,7 @@ export class DurableUpdates {
    */
   handOver(input: Envelope | EnvelopeInput, handler: MessageHandler): Promise<void> {
     const message = toEnvelope(input);
+    if (this.#queued) return this.#queued.handOver(message, handler);
     const handing = this.#handing;
     const journal = this.#journal;
     if (!handing || !journal || !(message instanceof ChannelMessage)) return handler(message);
@@ -243,6 +252,7 @@ export class DurableUpdates {
    * and being recorded (that one is sent again after the restart). Other sends go straight out.
    */
   async sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
+    if (this.#queued) return this.#queued.sendRecorded(message, deliver);
     const lifespan = currentTurnMessage()?.lifespan;
     const claim = lifespan ? this.#turnIds.get(lifespan) : undefined;
     const journal = this.#journal;

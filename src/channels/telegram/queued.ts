@@ -1,0 +1,137 @@
+/**
+ * The Telegram bot on the shared inbound queue (src/cluster/): with `BUB_DATABASE_URL` set,
+ * every gateway process of the bot sends the updates it takes (polled or pushed) to the
+ * bot's queue before Telegram is told they arrived, and works that queue: a queued update
+ * is handed to this process's own bot handlers, so whichever process takes it runs the turn
+ * and sends the replies. Button presses (approval answers) are not queued: they are handled
+ * at once by the process that took them.
+ */
+import type { Bot } from "grammy";
+import type { Update } from "grammy/types";
+import { createLogger } from "../../kernel/log.ts";
+import type { Envelope } from "../../kernel/envelope.ts";
+import type { MessageHandler } from "../../kernel/types.ts";
+import type { SettingsStore } from "../../kernel/settings-contract.ts";
+import type { JobPayload } from "../../cluster/job.ts";
+import { ClusterQueue, type Inbound } from "../../cluster/queue.ts";
+import { queueSettings } from "../../cluster/settings.ts";
+import { QueuedTurns, type SteeringFramework } from "../../cluster/turns.ts";
+import { isUpdate } from "./narrow.ts";
+
+const log = createLogger("bub:telegram");
+
+/** Sent to a chat whose message failed twice (it waits in the dead letters for `bub queue retry`). */
+export const DEAD_LETTERED = "Bub stopped twice while working on your message, so it was not answered. Please send it again.";
+
+/** Turns a process runs at once when `BUB_MAX_CONCURRENT_TURNS` is 0 (no bound): the queue needs a number. */
+const UNBOUNDED_TURNS = 64;
+
+/**
+ * Opens the bot's queue on `url` (`BUB_DATABASE_URL`) with the `queue` settings; the
+ * workers start with {@link QueuedUpdates.start}.
+ * @throws BubError `config` or `temporary` when the database cannot be used.
+ */
+export async function openQueuedUpdates(options: { url: string; botId: string; settings: SettingsStore; framework?: SteeringFramework; describeError: (error: unknown) => string }): Promise<{ queued: QueuedUpdates; concurrency: number }> {
+  const settings = await options.settings.load(queueSettings);
+  const queue = await ClusterQueue.open({ url: options.url, source: `telegram_${options.botId}`, expireSeconds: settings.expire_seconds, heartbeatSeconds: settings.heartbeat_seconds });
+  const configured = options.settings.getValue("max_concurrent_turns", UNBOUNDED_TURNS);
+  const concurrency = typeof configured === "number" && Number.isInteger(configured) && configured > 0 ? configured : UNBOUNDED_TURNS;
+  log.info(`telegram.queue serving bot ${options.botId} from the shared queue ${queue.queue} on ${queue.database} (${concurrency} turns at once here)`);
+  return { queued: new QueuedUpdates({ queue, botId: options.botId, framework: options.framework, describeError: options.describeError }), concurrency };
+}
+
+/** Options of {@link QueuedUpdates}. */
+export interface QueuedUpdatesOptions {
+  queue: ClusterQueue;
+  /** The bot's id (the token's part before the colon): it names the messages' keys. */
+  botId: string;
+  /** For steering a turn that runs in this process with a message another process took. */
+  framework?: SteeringFramework;
+  describeError: (error: unknown) => string;
+}
+
+/** See the module comment. */
+export class QueuedUpdates {
+  readonly queue: ClusterQueue;
+  readonly turns: QueuedTurns;
+  readonly #botId: string;
+  readonly #describeError: (error: unknown) => string;
+
+  constructor(options: QueuedUpdatesOptions) {
+    this.queue = options.queue;
+    this.#botId = options.botId;
+    this.#describeError = options.describeError;
+    this.turns = new QueuedTurns({ queue: options.queue, framework: options.framework });
+  }
+
+  /**
+   * The acceptance step on the queue: messages go to the queue, keyed by their chat's
+   * session; resolves once the queue committed them (only then may Telegram be told they
+   * arrived). Other updates (button presses) are handled here, in order.
+   */
+  async accept(bot: Bot, updates: readonly Update[]): Promise<void> {
+    const queued: Inbound[] = [];
+    const here: Update[] = [];
+    for (const update of updates) {
+      const chatId = update.message?.chat.id;
+      if (chatId === undefined) here.push(update);
+      else queued.push({ key: `telegram:${this.#botId}:${update.update_id}`, session: `telegram:${chatId}`, item: update, order: update.update_id });
+    }
+    await this.queue.accept(queued);
+    for (const update of here) await this.#handle(bot, update);
+  }
+
+  /**
+   * Works the queue with `concurrency` turns at most and listens for messages that may
+   * steer a turn running here. A message that failed twice is told to its chat.
+   */
+  async start(bot: Bot, concurrency: number): Promise<void> {
+    await this.queue.listen((notice) => void this.turns.offerSteering(notice, (item) => this.#handle(bot, item)));
+    await this.queue.work(
+      concurrency,
+      (job) => this.turns.run(job, () => this.#handle(bot, job.payload.item)),
+      (payload) => this.#tellDeadLettered(bot, payload),
+    );
+  }
+
+  /** Hands a queued item to the bot's handlers; a handler's failure is logged (the message then started no turn). */
+  async #handle(bot: Bot, item: unknown): Promise<void> {
+    if (!isUpdate(item)) {
+      log.warn("telegram.queue a queued item is not a Telegram update; not run");
+      return;
+    }
+    try {
+      await bot.handleUpdate(item);
+    } catch (error) {
+      // grammY wraps a handler's error in a BotError, whose `error` is the original.
+      const cause = typeof error === "object" && error !== null && "error" in error ? error.error : error;
+      log.error(`telegram.update failed chat_id=${String(item.message?.chat.id ?? "?")}: ${this.#describeError(cause)}`);
+    }
+  }
+
+  async #tellDeadLettered(bot: Bot, payload: JobPayload): Promise<void> {
+    if (!isUpdate(payload.item)) return;
+    const chatId = payload.item.message?.chat.id;
+    if (chatId === undefined) return;
+    await bot.api.sendMessage(chatId, DEAD_LETTERED).catch((error: unknown) => log.error(`telegram.send undeliverable chat_id=${chatId}: ${this.#describeError(error)}`));
+  }
+
+  handOver(message: Envelope, handler: MessageHandler): Promise<void> {
+    return this.turns.handOver(message, handler);
+  }
+
+  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
+    return this.turns.sendRecorded(message, deliver);
+  }
+
+  /** Stops taking jobs (a shutdown began); the turns running go on. */
+  stopWorking(): Promise<void> {
+    return this.queue.stopWorking();
+  }
+
+  /** Ends the jobs whose turns did not finish (each runs again once, elsewhere or after a restart) and closes the queue. */
+  async close(): Promise<void> {
+    this.turns.cancelAll();
+    await this.queue.close(5000);
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Queued turns against a real PostgreSQL: replies recorded and not sent again when a job
+ * runs again, the retry marked on the message, and steering a turn that runs behind another
+ * queue instance (another gateway process) with a message this one took.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ChannelMessage } from "../../src/channels/message.ts";
+import { emptySessionTurns, runInTurn, TurnTask } from "../../src/channels/session-turns.ts";
+import { createSteeringInbox } from "../../src/channels/steering.ts";
+import { jobIdOf } from "../../src/cluster/job.ts";
+import { ClusterQueue, type QueuedJob } from "../../src/cluster/queue.ts";
+import { QueuedTurns, type SteeringFramework } from "../../src/cluster/turns.ts";
+import { toEnvelope, type Envelope } from "../../src/kernel/envelope.ts";
+import type { MessageHandler } from "../../src/kernel/types.ts";
+import { eventually } from "../support/eventually.ts";
+import { usePostgres } from "../support/postgres.ts";
+
+const postgres = usePostgres();
+const QUICK = { source: "test", expireSeconds: 5, heartbeatSeconds: 10 };
+
+function chatMessage(session: string, text: string): ChannelMessage {
+  return new ChannelMessage({ sessionId: session, channel: "telegram", chatId: session, content: text, isActive: true, outputChannel: "telegram" });
+}
+
+function reply(text: string): Envelope {
+  return toEnvelope({ content: text, channel: "telegram", chatId: "1" });
+}
+
+/** A stand-in for the channel manager: runs a turn for each message handed to it, with `body` as the turn. */
+function turnRunner(body: (message: Envelope) => Promise<void>): MessageHandler {
+  return async (input) => {
+    const message = toEnvelope(input);
+    const task = new TurnTask(message, emptySessionTurns(message.sessionId ?? ""));
+    void runInTurn(task, async () => {
+      await message.lifespan?.enter();
+      try {
+        await body(message);
+      } finally {
+        await message.lifespan?.exit();
+        message.lifespan?.settled?.("done");
+      }
+    });
+  };
+}
+
+describe("queued turns", () => {
+  it("skips the replies an earlier run of the message sent, records the new ones, and marks the retry", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    try {
+      const turns = new QueuedTurns({ queue });
+      // The first run sent its first reply, then its process died.
+      await queue.replies.record("telegram:1:5", 0);
+      const sent: string[] = [];
+      let context: Record<string, unknown> = {};
+      const deliver = async (message: Envelope) => void sent.push(message.content);
+      const handler = turnRunner(async (message) => {
+        context = message.context;
+        await turns.sendRecorded(reply("first part"), deliver);
+        await turns.sendRecorded(reply("second part"), deliver);
+      });
+      const job: QueuedJob = { id: "00000000-0000-8000-8000-000000000005", retryCount: 1, payload: { key: "telegram:1:5", session: "telegram:1", item: {} } };
+      await turns.run(job, () => turns.handOver(chatMessage("telegram:1", "hello"), handler));
+      assert.deepEqual(sent, ["second part"]);
+      assert.equal(context.retried_after_restart, true);
+      assert.deepEqual([...(await queue.replies.sent("telegram:1:5"))].sort(), [0, 1]);
+      // Sends outside a queued turn go straight out.
+      await turns.sendRecorded(reply("a notice"), deliver);
+      assert.deepEqual(sent, ["second part", "a notice"]);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it("steers a turn running behind one queue with a message the other took; one that comes too late runs as the next turn", async () => {
+    const url = await (await postgres()).createDatabase();
+    const [runner, taker] = await Promise.all([ClusterQueue.open({ url, ...QUICK }), ClusterQueue.open({ url, ...QUICK })]);
+    try {
+      const inbox = createSteeringInbox();
+      const framework: SteeringFramework = { steeringInbox: inbox, admitMessage: async () => ({ action: "steer", reason: "test" }) };
+      const turns = new QueuedTurns({ queue: runner, framework });
+      const ran: string[] = [];
+      const read: string[] = [];
+      let release = Promise.withResolvers<void>();
+      const handler = turnRunner(async (message) => {
+        ran.push(message.content);
+        // The turn reads its steering inbox until it is told to end.
+        for (;;) {
+          const done = await Promise.race([release.promise.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 20))]);
+          for (const steered of inbox.drainMessages({ sessionId: message.sessionId ?? "" })) read.push(steered.content);
+          if (done) return;
+        }
+      });
+      const parse = (item: unknown) => {
+        const text = typeof item === "object" && item !== null && "text" in item ? String(item.text) : "";
+        return turns.handOver(chatMessage("telegram:9", text), handler);
+      };
+      await runner.listen((notice) => void turns.offerSteering(notice, parse));
+      await runner.work(2, (job) => turns.run(job, () => parse(job.payload.item)), async () => undefined);
+
+      await taker.accept([{ key: "k:1", session: "telegram:9", item: { text: "write a poem" }, order: 1 }]);
+      await eventually(() => (ran.length === 1 ? true : undefined), "the first turn to run");
+      await taker.accept([{ key: "k:2", session: "telegram:9", item: { text: "make it rhyme" }, order: 2 }]);
+      await eventually(() => (read.length === 1 ? true : undefined), "the steering message to reach the running turn");
+      assert.deepEqual(read, ["make it rhyme"]);
+      release.resolve();
+      // The steered message was answered by that turn: it never runs as a turn of its own.
+      await eventually(() => (turns.size === 0 ? true : undefined), "the turn's job to end");
+      assert.equal(await runner.waiting(jobIdOf(runner.queue, "k:2", 2)), null);
+
+      // A message that arrives after the turn stopped reading runs next, as its own turn.
+      release = Promise.withResolvers<void>();
+      await taker.accept([{ key: "k:3", session: "telegram:9", item: { text: "thanks" }, order: 3 }]);
+      await eventually(() => (ran.length === 2 ? true : undefined), "the next turn to run");
+      release.resolve();
+      await eventually(() => (turns.size === 0 ? true : undefined), "the last job to end");
+      assert.deepEqual(ran, ["write a poem", "thanks"]);
+    } finally {
+      await Promise.all([runner.close(), taker.close()]);
+    }
+  });
+});
