@@ -3,6 +3,9 @@
 // readMessages(), as at the start of every model step.
 //   cold: a fresh store object per rebuild (new process / first turn after start);
 //   warm: the same store object rebuilt repeatedly (a long-running gateway).
+// Then, on the same two tapes, appends: 8-entry batches (one agent step) by one writer, each
+// awaited, in entries/s, to show whether a long tape makes appending slower (the two tapes
+// take turns, 5 rounds, median).
 // Run: node bench/tape/context-rebuild.ts
 import type { NewTapeEntry, TapeStore } from "../../src/kernel/tape-contract.ts";
 import { entries } from "../../src/tape/entry.ts";
@@ -15,6 +18,8 @@ import { median, printTable, scratchDirectory, timed, turnEntries } from "./shap
 const TAPE = "0123456789abcdef__fedcba9876543210";
 const COLD_RUNS = 31;
 const WARM_RUNS = 101;
+const APPEND_BATCHES = 500;
+const APPEND_ROUNDS = 5;
 
 function tapeOfLength(length: number): NewTapeEntry[] {
   const out: NewTapeEntry[] = [entries.anchor("session/start", { owner: "human" }), entries.event("handoff", { name: "session/start", state: { owner: "human" } })];
@@ -62,6 +67,14 @@ async function measure(open: () => TapeStore | Promise<TapeStore>): Promise<Resu
   return { cold: median(cold), warm: median(warm), messages };
 }
 
+/** Entries per second appended to the tape in 8-entry batches, one after the other. */
+async function appendRate(store: TapeStore): Promise<number> {
+  const elapsed = await timed(async () => {
+    for (let turn = 0; turn < APPEND_BATCHES; turn++) await store.appendBatch!(TAPE, turnEntries(200_000 + turn));
+  });
+  return (APPEND_BATCHES * 8) / (elapsed / 1000);
+}
+
 const postgres = await benchPostgres();
 const stores: [string, (directory: string) => TapeStore | Promise<TapeStore>][] = [
   ["file", (directory) => createFileTapeStore({ directory })],
@@ -71,6 +84,7 @@ const stores: [string, (directory: string) => TapeStore | Promise<TapeStore>][] 
 ];
 
 const rows: string[][] = [];
+const appendRows: string[][] = [];
 for (const [name, make] of stores) {
   // Warm-up (JIT) on a throw-away tape so the first measured size is not penalised.
   const warmup = scratchDirectory(`rebuild-warmup-${name}`);
@@ -83,17 +97,29 @@ for (const [name, make] of stores) {
     warmup.remove();
   }
   const results = new Map<number, Result>();
-  for (const length of [1_000, 100_000]) {
-    const scratch = scratchDirectory(`rebuild-${name}`);
-    try {
+  const appends = new Map<number, number[]>();
+  const scratches = new Map<number, ReturnType<typeof scratchDirectory>>();
+  try {
+    for (const length of [1_000, 100_000]) {
+      const scratch = scratchDirectory(`rebuild-${name}`);
+      scratches.set(length, scratch);
       const writer = await make(scratch.path);
       await fill(writer, length);
       await writer.close?.();
       results.set(length, await measure(() => make(scratch.path)));
-    } finally {
-      scratch.remove();
     }
+    // Appends to the two tapes take turns, so a slow moment of the disk hits both alike.
+    for (let round = 0; round < APPEND_ROUNDS; round++)
+      for (const [length, scratch] of scratches) {
+        const appender = await make(scratch.path);
+        appends.set(length, [...(appends.get(length) ?? []), await appendRate(appender)]);
+        await appender.close?.();
+      }
+  } finally {
+    for (const scratch of scratches.values()) scratch.remove();
   }
+  const rate = (length: number) => median(appends.get(length)!);
+  appendRows.push([name, Math.round(rate(1_000)).toLocaleString("en-US"), Math.round(rate(100_000)).toLocaleString("en-US"), `${(rate(100_000) / rate(1_000)).toFixed(2)}x`]);
   const small = results.get(1_000)!;
   const large = results.get(100_000)!;
   for (const mode of ["cold", "warm"] as const) {
@@ -109,4 +135,6 @@ for (const [name, make] of stores) {
 }
 await postgres.stop();
 printTable(["store", "mode", "1,000 entries", "100,000 entries", "ratio", "messages"], rows);
-console.log("\nmedian per rebuild (ensureBootstrapAnchor + readMessages); target ratio <= 1.5x");
+console.log("\nmedian per rebuild (ensureBootstrapAnchor + readMessages); target ratio <= 1.5x\n");
+printTable(["store", "appends/s, 1,000-entry tape", "appends/s, 100,000-entry tape", "ratio"], appendRows);
+console.log(`\nentries/s, median of ${APPEND_ROUNDS} rounds (the two tapes taking turns) of ${APPEND_BATCHES} batches of 8 entries appended one after the other`);
