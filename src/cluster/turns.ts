@@ -49,7 +49,6 @@ class JobRun {
   readonly outcome = Promise.withResolvers<"done" | "cancelled">();
   replies = 0;
   sent: Promise<Set<number>> | null = null;
-  replying: Promise<void> = Promise.resolve();
   readonly steered: Steered[] = [];
   /** Steered messages the turn read: their jobs end with this one. */
   consumed: string[] = [];
@@ -86,6 +85,8 @@ export class QueuedTurns {
   /** Per session, the job whose turn runs here now. */
   readonly #running = new Map<string, JobRun>();
   readonly #runs = new Set<JobRun>();
+  /** Replies of queued turns go out one at a time, each recorded before the next leaves. */
+  #replying: Promise<void> = Promise.resolve();
 
   constructor(options: QueuedTurnsOptions) {
     this.#queue = options.queue;
@@ -197,7 +198,8 @@ export class QueuedTurns {
   /**
    * Sends a reply of a queued turn unless the same reply (by its index in the turn) was
    * recorded by an earlier run of the message, and records it right after it left. Replies
-   * of a turn go out one at a time, in order. Other sends go straight out.
+   * of queued turns go out one at a time, in order, so a kill -9 can cut at most one reply
+   * between leaving and being recorded (that one is sent again by the retry). Other sends go straight out.
    */
   sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
     const lifespan = currentTurnMessage()?.lifespan;
@@ -205,7 +207,7 @@ export class QueuedTurns {
     if (!run) return deliver(message);
     const index = run.replies++;
     const key = run.job.payload.key;
-    const sending = run.replying.then(async () => {
+    const sending = this.#replying.then(async () => {
       run.sent ??= this.#queue.replies.sent(key).catch((error: unknown) => {
         log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
         return new Set<number>();
@@ -217,7 +219,7 @@ export class QueuedTurns {
       await deliver(message);
       await this.#queue.replies.record(key, index).catch((error: unknown) => log.error(`queue.replies could not record reply ${index} of ${key}`, error));
     });
-    run.replying = sending.catch(() => undefined);
+    this.#replying = sending.catch(() => undefined);
     return sending;
   }
 

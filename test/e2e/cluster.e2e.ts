@@ -1,0 +1,159 @@
+/**
+ * Three `bub gateway` processes of the installed binary on one PostgreSQL serve one Telegram
+ * bot (the shared inbound queue, src/cluster/): many chats send bursts of messages, one
+ * process is killed with SIGKILL in the middle (with a turn of it hanging), and still every
+ * message is answered, in order per chat, with no reply repeated beyond the one a kill may
+ * cut between leaving and being recorded; each chat's tape continues whichever process runs
+ * its next turn. Fake Bot API and fake model on 127.0.0.1; every wait has a deadline.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply, type RecordedRequest } from "../support/fake-openai.ts";
+import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
+import { usePostgres } from "../support/postgres.ts";
+import { installedPackage, runBub, tempHome } from "./support/installed.ts";
+import { pollUntil, startBub, within, type LiveBub } from "./support/live.ts";
+
+const postgres = usePostgres();
+const TOKEN = "123456:E2E-CLUSTER";
+const CHATS = 12;
+const PER_CHAT = 8;
+const FIRST_CHAT = 5000;
+
+/** How many model calls from now on hang (never answer): a turn for the kill to cut off. */
+let hangs = 0;
+
+/** The latest `msg-<chat>-<n>` of a request's user messages. */
+function latestMessage(request: RecordedRequest): string {
+  const user = request.body.messages.filter((message) => message.role === "user").at(-1);
+  return /msg-\d+-\d+/.exec(JSON.stringify(user?.content ?? ""))?.[0] ?? "?";
+}
+
+/** The model answers `re: msg-<chat>-<n>` to the latest message it was given. */
+function echo(request: RecordedRequest): FakeReply {
+  if (hangs > 0) {
+    hangs--;
+    return reply.hang();
+  }
+  return reply.text(`re: ${latestMessage(request)}`, { delayMs: 20 });
+}
+
+describe("several bub gateway processes on one PostgreSQL serve one bot (installed package)", () => {
+  let openai: FakeOpenAI;
+  let telegram: FakeTelegram;
+  let home: Awaited<ReturnType<typeof tempHome>>;
+  let url: string;
+  const gateways: LiveBub[] = [];
+  before(async () => {
+    [, openai, telegram, home] = await Promise.all([installedPackage(), startFakeOpenAI(), startFakeTelegram({ token: TOKEN }), tempHome()]);
+    url = await (await postgres()).createDatabase("bub_cluster");
+    openai.script(...Array.from({ length: 2000 }, () => echo));
+  });
+  after(async () => {
+    for (const gateway of gateways) gateway.kill();
+    await openai.close();
+    await telegram.close();
+    await home.cleanup();
+  });
+
+  function env(index: number): Record<string, string> {
+    return {
+      // One workspace (tape names derive from it), a BUB_HOME per process.
+      BUB_HOME: join(home.path, `.bub-${index}`),
+      BUB_MODEL: "local:any",
+      BUB_API_BASE: openai.url,
+      BUB_TELEGRAM_TOKEN: TOKEN,
+      BUB_TELEGRAM_API_ROOT: telegram.apiRoot,
+      BUB_TELEGRAM_ALLOW_ALL: "true",
+      BUB_TELEGRAM_POLLER_RETRY_SECONDS: "1",
+      BUB_DEBOUNCE_SECONDS: "0",
+      BUB_TAPE_STORE: "postgres",
+      BUB_DATABASE_URL: url,
+      BUB_QUEUE_EXPIRE_SECONDS: "6",
+      BUB_LOG_LEVEL: "info",
+    };
+  }
+
+  async function start(index: number): Promise<LiveBub> {
+    const gateway = await startBub(["gateway"], { home: home.path, env: env(index) });
+    gateways.push(gateway);
+    const exitedEarly = gateway.closed.then((result) => {
+      throw new Error(`bub gateway ${index} exited early (${result.code})\nstderr:\n${result.stderr}`);
+    });
+    exitedEarly.catch(() => {});
+    await within(
+      Promise.race([pollUntil(() => (gateway.stderr().includes("telegram.queue serving bot") ? true : undefined), "the queue", { timeoutMs: 30_000 }), exitedEarly]),
+      30_000,
+      `gateway ${index} to work the queue`,
+    );
+    return gateway;
+  }
+
+  function send(chat: number, n: number): void {
+    telegram.sendText({ chatId: FIRST_CHAT + chat, userId: FIRST_CHAT + chat, text: `msg-${chat}-${n}` });
+  }
+
+  /** Per chat, the numbers of the messages answered, in the order the replies arrived (repeats included). */
+  function answers(): Map<number, number[]> {
+    const byChat = new Map<number, number[]>();
+    for (const call of telegram.succeededOf("sendMessage")) {
+      const chat = Number(call.payload.chat_id) - FIRST_CHAT;
+      const match = /^re: msg-(\d+)-(\d+)$/.exec(String(call.payload.text));
+      assert.ok(match, `an answer, not ${String(call.payload.text)}`);
+      assert.equal(Number(match[1]), chat, "each chat gets the replies to its own messages");
+      byChat.set(chat, [...(byChat.get(chat) ?? []), Number(match[2])]);
+    }
+    return byChat;
+  }
+
+  const answeredCount = () => [...answers().values()].reduce((sum, numbers) => sum + new Set(numbers).size, 0);
+
+  it("answers every message once and in order per chat, with the tapes shared, through a kill -9 of one process mid-turn", { timeout: 300_000 }, async () => {
+    await start(0);
+    await start(1);
+    await start(2);
+    const firstHalf = Math.floor(PER_CHAT / 2);
+    for (let n = 0; n < firstHalf; n++) for (let chat = 0; chat < CHATS; chat++) send(chat, n);
+    await pollUntil(() => (answeredCount() >= (CHATS * firstHalf) / 2 ? true : undefined), "half of the first messages answered", { timeoutMs: 60_000, intervalMs: 50 });
+    // The next model call hangs: the turn waiting for it is running when its process is killed.
+    const requested = openai.requests.length;
+    hangs = 1;
+    for (let n = firstHalf; n < PER_CHAT; n++) for (let chat = 0; chat < CHATS; chat++) send(chat, n);
+    await within(openai.waitForRequest(requested), 30_000, "a model call to hang");
+    const victim = gateways[0];
+    assert.ok(victim);
+    victim.child.kill("SIGKILL");
+    await victim.exited(5_000);
+    const total = CHATS * PER_CHAT;
+    await pollUntil(() => (answeredCount() >= total ? true : undefined), `all ${total} messages answered`, { timeoutMs: 120_000, intervalMs: 100 }).catch((error: Error) => {
+      throw new Error(`${error.message}: ${answeredCount()} answered\n${gateways.map((gateway, index) => `gateway ${index}:\n${gateway.stderr().slice(-2500)}`).join("\n")}`);
+    });
+    // Let a late repeat arrive before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    let repeats = 0;
+    for (let chat = 0; chat < CHATS; chat++) {
+      const numbers = answers().get(chat) ?? [];
+      const firsts = numbers.filter((n, index) => numbers.indexOf(n) === index);
+      assert.deepEqual(firsts, Array.from({ length: PER_CHAT }, (_, n) => n), `chat ${chat}: every message answered, in order`);
+      repeats += numbers.length - firsts.length;
+    }
+    assert.ok(repeats <= 1, `${repeats} replies repeated (at most the one a kill -9 cuts off)`);
+    // Shared sessions: each turn's model call saw the chat's previous message, whichever process ran it.
+    for (const request of openai.requests) {
+      const match = /^msg-(\d+)-(\d+)$/.exec(latestMessage(request));
+      if (!match || Number(match[2]) === 0) continue;
+      assert.ok(JSON.stringify(request.body.messages).includes(`msg-${match[1]}-${Number(match[2]) - 1}`), `the turn for ${match[0]} saw the message before it`);
+    }
+    // The survivors shared the work, and one of them ran the turn the kill cut off, marked as a retry.
+    const served = gateways.slice(1).filter((gateway) => /session\.message received active/.test(gateway.stderr()));
+    assert.equal(served.length, 2, "both survivors ran turns");
+    assert.ok(openai.requests.some((request) => JSON.stringify(request.body.messages).includes("retried_after_restart=true")), "the cut-off turn ran again, marked");
+    // Nothing left in the queue, nothing in the dead letters.
+    const listed = await runBub(["queue", "list", "--json"], { home: home.path, env: env(1) });
+    assert.equal(listed.code, 0, listed.stderr);
+    const report: unknown = JSON.parse(listed.stdout);
+    assert.deepEqual(report, { queues: [{ queue: `bub_inbound_telegram_${FAKE_BOT.id}`, queued: 0, active: 0, dead_letters: 0 }], dead_letters: [] });
+  });
+});
