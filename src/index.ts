@@ -8,7 +8,7 @@ export type { BubFrameworkOptions, PluginExport, PluginOrigin, PluginStatus, Pro
 export { createBub } from "./builtin/create.ts";
 export type { CreateBubOptions, UntrustedWorkspace } from "./builtin/create.ts";
 export type { RunningScope } from "./kernel/scope.ts";
-/** The plugin API's version (a plugin declares the range it supports as `"bub": { "api": "^1.0.0" }`). */
+/** The plugin API's version (a plugin declares the range it supports as `"bub": { "api": "^2.0.0" }`). */
 export { IncompatiblePluginError, PLUGIN_API_VERSION } from "./kernel/plugin-api.ts";
 export type { PluginApiField } from "./kernel/plugin-api.ts";
 

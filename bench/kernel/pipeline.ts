@@ -8,12 +8,12 @@ import { kernelFramework } from "../../test/support/framework.ts";
 function makeFramework(): BubFramework {
   const bub = kernelFramework();
   const builtinLike: BubPlugin = {
-    resolveSession: ({ message }) => `${(message as { channel: string }).channel}:${(message as { chat_id: string }).chat_id}`,
+    resolveSession: ({ message }) => `${message.channel}:${message.chatId}`,
     loadState: ({ sessionId }) => ({ session_id: sessionId }),
-    buildPrompt: ({ message }) => (message as { content: string }).content,
+    buildPrompt: ({ message }) => message.content,
     runModel: ({ prompt }) => `echo: ${String(prompt)}`,
     saveState: () => {},
-    renderOutbound: ({ sessionId, modelOutput }) => ({ session_id: sessionId, content: modelOutput }),
+    renderOutbound: ({ sessionId, modelOutput }) => ({ sessionId, content: modelOutput }),
     dispatchOutbound: () => true,
   };
   bub.runtime.register(builtinLike, "builtin");

@@ -11,6 +11,7 @@
  *
  * Run: `node bench/llm/model-step.bench.ts [iterations]`
  */
+import { testTurnContext } from "../../test/support/framework.ts";
 import { AgentHooks } from "../../src/agent/interceptors.ts";
 import { setLogSink } from "../../src/kernel/log.ts";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
@@ -32,7 +33,7 @@ const scriptOne = () => server.script(reply.text(answer, { usage: { prompt_token
 
 const settings = defaultModelSettings({ model: "fake:bench", api_base: server.url, api_key: "k", max_tokens: 1024 });
 const client = createModelClient(settings, { env: {} });
-const hooks = new AgentHooks(new HookRuntime());
+const hooks = new AgentHooks(new HookRuntime(), testTurnContext());
 const tools = ["fs.read", "fs.write", "bash"].map((name) =>
   defineTool({ name, description: `${name} tool`, parameters: z.object({ path: z.string(), limit: z.number().optional() }), run: () => "" }),
 );

@@ -9,10 +9,10 @@
  * tool, tape, settings, channel and sandbox types). The major number goes up with a change
  * that can break a plugin written for the previous one; the minor number with an addition a
  * plugin may come to rely on; the patch number with a fix of the contract's behaviour. A
- * plugin declares the range it supports as `"bub": { "api": "^1.0.0" }` in its package.json
+ * plugin declares the range it supports as `"bub": { "api": "^2.0.0" }` in its package.json
  * (see docs/plugins.md#plugin-api-version).
  */
-export const PLUGIN_API_VERSION = "1.0.0";
+export const PLUGIN_API_VERSION = "2.0.0";
 
 /** Where a plugin's package.json declared the range it supports. */
 export type PluginApiField = "bub.api" | "peerDependencies.bub-ts";

@@ -87,7 +87,7 @@ async function readPackageJson(file: string): Promise<PackageJson | null> {
 }
 
 /**
- * The range a package.json says its plugins support: `"bub": { "api": "^1.0.0" }` (the
+ * The range a package.json says its plugins support: `"bub": { "api": "^2.0.0" }` (the
  * plugin API), else its `bub-ts` peer dependency (the bub-ts package); undefined when neither.
  */
 export function pluginRequirement(pkg: Pick<PackageJson, "bub" | "peerDependencies">): PluginRequirement | undefined {

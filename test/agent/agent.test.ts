@@ -7,7 +7,7 @@ import { deny, finish } from "../../src/kernel/interception.ts";
 import { TurnInterrupted } from "../../src/agent/interrupt.ts";
 import type { StreamEvent } from "../../src/kernel/stream.ts";
 import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
-import type { Envelope } from "../../src/kernel/envelope.ts";
+import { toEnvelope, type Envelope } from "../../src/kernel/envelope.ts";
 import type { SteeringInbox, TurnState } from "../../src/kernel/types.ts";
 import { defaultModelSettings, type ModelSettings } from "../../src/llm/settings.ts";
 import { createDefaultTapeContext } from "../../src/tape/context.ts";
@@ -45,7 +45,7 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     store: ReturnType<typeof createMemoryTapeStore>;
     tools: ToolRegistry;
     /** Runs a prompt inside a running() scope and collects its events. */
-    run(prompt: string, state?: TurnState, sessionId?: string): Promise<StreamEvent[]>;
+    run(prompt: string, state?: TurnState, sessionId?: string, steering?: SteeringInbox): Promise<StreamEvent[]>;
     /** Every entry of the session's tape. */
     entries(sessionId?: string): Promise<TapeEntry[]>;
   }
@@ -72,14 +72,15 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
       framework,
       store,
       tools,
-      run: (prompt, state = {}, sessionId = "test:1") =>
+      run: (prompt, state = {}, sessionId = "test:1", steering) =>
         framework.running(async () => {
           const events: StreamEvent[] = [];
-          for await (const event of await agent.runStream(sessionId, prompt, { _runtime_workspace: "/tmp", ...state })) events.push(event);
+          const context = { ...framework.turnContext({ turnId: "turn-test", sessionId, signal: new AbortController().signal }), ...(steering ? { steering } : {}) };
+          for await (const event of await agent.runStream(sessionId, prompt, state, { context })) events.push(event);
           return events;
         }),
       entries: async (sessionId = "test:1") => {
-        const [name] = (await store.listTapes()).filter((tape) => tape.endsWith(agent.sessionTape(sessionId, { _runtime_workspace: "/tmp" }).name.slice(-16)));
+        const [name] = (await store.listTapes()).filter((tape) => tape.endsWith(agent.sessionTape(sessionId, "/tmp", {}).name.slice(-16)));
         return name ? store.fetchAll({ tape: name }) : [];
       },
     };
@@ -234,17 +235,17 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
   it("injects steering messages once, before the prompt, and continues while they wait", async () => {
     const inbox = arrayInbox();
     const h = await harness();
-    inbox.queue.push({ content: "also check the tests", session_id: "test:1" });
+    inbox.queue.push(toEnvelope({ content: "also check the tests", session_id: "test:1" }));
     server.script(
       (request) => {
         // A message steered in while the first step runs keeps the loop going.
-        inbox.queue.push({ content: "and the docs", session_id: "test:1" });
+        inbox.queue.push(toEnvelope({ content: "and the docs", session_id: "test:1" }));
         assert.deepEqual(request.body.messages.slice(-2).map((message) => message.content), ["also check the tests", "do it"]);
         return reply.text("first");
       },
       reply.text("second"),
     );
-    const events = await h.run("do it", { _runtime_steering_inbox: inbox });
+    const events = await h.run("do it", {}, "test:1", inbox);
     assert.equal(textOf(events), "first\n\nsecond");
     const second = server.requests[1]!.body.messages;
     assert.deepEqual(second.slice(-2).map((message) => message.content), ["and the docs", "continue"]);
@@ -266,7 +267,7 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     const h = await harness();
     server.script(reply.text("kept"), reply.text("dropped"));
     await h.framework.running(async () => {
-      const stream = await h.agent.runStream("test:fork", "hi", { _runtime_workspace: "/tmp" });
+      const stream = await h.agent.runStream("test:fork", "hi", {});
       const iterator = stream[Symbol.asyncIterator]();
       await iterator.next();
       assert.deepEqual(await h.store.listTapes(), [], "nothing reaches the store mid-turn");
@@ -307,7 +308,7 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     server.script(reply.hang());
     const controller = new AbortController();
     const failure = h.framework.running(async () => {
-      const stream = await h.agent.runStream("test:1", "wait", { _runtime_workspace: "/tmp" }, { signal: controller.signal });
+      const stream = await h.agent.runStream("test:1", "wait", {}, { signal: controller.signal });
       for await (const _event of stream);
     });
     await server.waitForRequest(0);
@@ -328,7 +329,7 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
     server.script(reply.toolCalls([{ id: "c1", name: "text_echo", arguments: '{"text":"x"}' }]), reply.hang());
     const controller = new AbortController();
     const failure = h.framework.running(async () => {
-      const stream = await h.agent.runStream("test:1", "echo then wait", { _runtime_workspace: "/tmp" }, { signal: controller.signal });
+      const stream = await h.agent.runStream("test:1", "echo then wait", {}, { signal: controller.signal });
       for await (const _event of stream);
     });
     await server.waitForRequest(1);

@@ -6,6 +6,7 @@ import { HookRuntime } from "../../src/kernel/runtime.ts";
 import { LAST_ANCHOR } from "../../src/kernel/tape-contract.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { createMemoryTapeStore, createTape } from "../../src/tape/index.ts";
+import { testTurnContext } from "../support/framework.ts";
 
 function runtimeWith(...plugins: BubPlugin[]): HookRuntime {
   const runtime = new HookRuntime();
@@ -39,11 +40,11 @@ describe("the agent's hook calls", () => {
       provideModelOptions: () => ({ models: [{ id: "a:b" }], currentModel: "a:b" }),
     });
     const tape = createTape({ name: "t", store: createMemoryTapeStore(), context: { anchor: null, state: {} }, archivePath: "/nonexistent" });
-    assert.equal(await continuePromptOf(good, "p", tape, { error: null, usage: null }, new AbortController().signal), "go on");
+    assert.equal(await continuePromptOf(good, "p", tape, { error: null, usage: null }, testTurnContext()), "go on");
     assert.equal(tapeContextOf(good).anchor, LAST_ANCHOR);
     assert.deepEqual(await modelOptionsOf(good, "s", "/tmp"), { models: [{ id: "a:b" }], currentModel: "a:b" });
     const bad = runtimeWith({ name: "bad", buildTapeContext: () => ({}) as never, provideModelOptions: () => "x" as never });
-    await assert.rejects(continuePromptOf(bad, "p", tape, { error: null, usage: null }, new AbortController().signal), { message: "hook.continuePrompt must return string" });
+    await assert.rejects(continuePromptOf(bad, "p", tape, { error: null, usage: null }, testTurnContext()), { message: "hook.continuePrompt must return string" });
     assert.throws(() => tapeContextOf(bad), { message: "hook.buildTapeContext must return TapeContext" });
     await assert.rejects(modelOptionsOf(bad, "s", "/tmp"), TypeError);
   });

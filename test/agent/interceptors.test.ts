@@ -2,6 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
 import { AgentHooks } from "../../src/agent/interceptors.ts";
+import type { TurnContext } from "../../src/kernel/turn-context.ts";
+import { testTurnContext } from "../support/framework.ts";
 import { deny, finish, proceed, replace, type LlmCallRequest, type ToolCallResult } from "../../src/kernel/interception.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { captureLogs } from "../support/temp.ts";
@@ -10,9 +12,13 @@ const request: LlmCallRequest = { runId: "run-1", model: "a:b", messages: [{ rol
 const call = { runId: "run-1", tool: "fs_read", arguments: { path: "a" } };
 
 function hooks(...plugins: BubPlugin[]): AgentHooks {
+  return hooksFor(testTurnContext(), ...plugins);
+}
+
+function hooksFor(turn: TurnContext, ...plugins: BubPlugin[]): AgentHooks {
   const runtime = new HookRuntime();
   plugins.forEach((plugin, index) => runtime.register(plugin, plugin.name ?? `p${index}`));
-  return new AgentHooks(runtime);
+  return new AgentHooks(runtime, turn);
 }
 
 const signal = new AbortController().signal;
@@ -74,15 +80,17 @@ describe("interception hooks", () => {
     assert.equal(result.result, "high+low");
   });
 
-  it("hands every interceptor the turn's signal", async () => {
+  it("hands every interceptor the turn's signal and typed context", async () => {
     const turn = new AbortController();
+    const context = testTurnContext({ signal: turn.signal });
     const seen: AbortSignal[] = [];
-    const agent = hooks({
+    const contexts: TurnContext[] = [];
+    const agent = hooksFor(context, {
       name: "watcher",
-      beforeLlmCall: ({ signal }) => void seen.push(signal),
-      afterLlmCall: ({ signal }) => void seen.push(signal),
-      beforeToolCall: ({ signal }) => void seen.push(signal),
-      afterToolCall: ({ signal }) => void seen.push(signal),
+      beforeLlmCall: ({ signal, context }) => void (seen.push(signal), contexts.push(context)),
+      afterLlmCall: ({ signal, context }) => void (seen.push(signal), contexts.push(context)),
+      beforeToolCall: ({ signal, context }) => void (seen.push(signal), contexts.push(context)),
+      afterToolCall: ({ signal, context }) => void (seen.push(signal), contexts.push(context)),
     });
     const result: ToolCallResult = { runId: "r", tool: "t", arguments: {}, result: "x", error: null, durationMs: 1 };
     await agent.beforeLlmCall(request, {}, turn.signal);
@@ -91,5 +99,6 @@ describe("interception hooks", () => {
     await agent.afterToolCall(call, result, {}, turn.signal);
     assert.equal(seen.length, 4);
     assert.ok(seen.every((each) => each === turn.signal));
+    assert.ok(contexts.length === 4 && contexts.every((each) => each === context && each.signal === turn.signal));
   });
 });

@@ -89,8 +89,8 @@ async function frameworkWith(env: NodeJS.ProcessEnv, home: string, workspace: st
 async function beforeToolCall(framework: BubFramework, toolCall: ToolCall, signal = new AbortController().signal) {
   const message = new ChannelMessage({ sessionId: "telegram:7", channel: "telegram", chatId: "7", content: '{"message":"hi","sender_id":"7"}' });
   const task = new TurnTask(message, emptySessionTurns("telegram:7"));
-  const hooks = new AgentHooks(framework.runtime);
-  return runInTurn(task, () => hooks.beforeToolCall(toolCall, { session_id: "telegram:7", _runtime_workspace: framework.workspace }, signal));
+  const hooks = new AgentHooks(framework.runtime, framework.turnContext({ turnId: "turn-test", sessionId: "telegram:7", signal }));
+  return runInTurn(task, () => hooks.beforeToolCall(toolCall, { session_id: "telegram:7" }, signal));
 }
 
 describe("the approval plugin", () => {
@@ -161,8 +161,9 @@ describe("the approval plugin", () => {
       assert.equal(never.asked[0]!.signal.aborted, true, "the channel is told to take its question back");
 
       // Outside a turn (no channel manager, no `bub run`) there is nobody either.
-      const hooks = new AgentHooks(framework.runtime);
-      assert.equal((await hooks.beforeToolCall(call("bash", { cmd: "ls" }), {}, new AbortController().signal)).decision.action, "deny");
+      const signal = new AbortController().signal;
+      const hooks = new AgentHooks(framework.runtime, framework.turnContext({ turnId: "turn-test", sessionId: "telegram:7", signal }));
+      assert.equal((await hooks.beforeToolCall(call("bash", { cmd: "ls" }), {}, signal)).decision.action, "deny");
     } finally {
       await dir.cleanup();
     }

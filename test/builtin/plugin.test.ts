@@ -1,3 +1,4 @@
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -17,8 +18,8 @@ async function builtinOnly(workspace = "/tmp"): Promise<BubFramework> {
 describe("builtin plugin (kernel-level hooks)", () => {
   it("resolves the session from session_id (unstripped) or channel:chat_id", async () => {
     const bub = await builtinOnly();
-    assert.equal(await bub.resolveSession({ session_id: " s1 " }), " s1 ");
-    assert.equal(await bub.resolveSession({ session_id: "  ", channel: "telegram", chat_id: "42" }), "telegram:42");
+    assert.equal(await bub.resolveSession(toEnvelope({ session_id: " s1 " })), " s1 ");
+    assert.equal(await bub.resolveSession(toEnvelope({ session_id: "  ", channel: "telegram", chat_id: "42" })), "telegram:42");
     assert.equal(await bub.resolveSession(new ChannelMessage({ sessionId: "", channel: "cli", chatId: "local", content: "" })), "cli:local");
   });
 
@@ -70,13 +71,14 @@ describe("builtin plugin (kernel-level hooks)", () => {
     const dir = await tempDir();
     try {
       const bub = await builtinOnly(dir.path);
-      assert.equal(systemPromptOf(bub.runtime, "", { _runtime_workspace: dir.path }), DEFAULT_SYSTEM_PROMPT);
+      assert.equal(systemPromptOf(bub.runtime, "", {}), DEFAULT_SYSTEM_PROMPT);
       // A workspace's AGENTS.md is held between turns (a turn's loadState reads it again after a second).
       const other = join(dir.path, "other");
       await mkdir(other);
       await writeFile(join(other, "AGENTS.md"), "\n  Always answer in French.  \n");
       bub.runtime.register({ systemPrompt: () => "plugin fragment" }, "extra");
-      assert.equal(systemPromptOf(bub.runtime, "", { _runtime_workspace: other }), `${DEFAULT_SYSTEM_PROMPT}\n\nAlways answer in French.\n\nplugin fragment`);
+      bub.workspace = other;
+      assert.equal(systemPromptOf(bub.runtime, "", {}), `${DEFAULT_SYSTEM_PROMPT}\n\nAlways answer in French.\n\nplugin fragment`);
     } finally {
       await dir.cleanup();
     }

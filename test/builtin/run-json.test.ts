@@ -1,3 +1,4 @@
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { JsonTurnWriter } from "../../src/builtin/commands/run-json.ts";
@@ -23,7 +24,7 @@ describe("bub run --json lines", () => {
       { kind: "final", data: { ok: true, text: "done" } },
     ];
     assert.equal(await collectText(json.wrap(AsyncStreamEvents.of(events))), "done");
-    assert.equal(json.finish("s", [{ content: "done" }]), 0);
+    assert.equal(json.finish("s", [toEnvelope({ content: "done" })]), 0);
     assert.deepEqual(lines(), [
       { type: "reasoning", delta: "hmm" },
       { type: "tool_call", id: "a", name: "fs_read", arguments: { path: "x" } },
@@ -38,7 +39,7 @@ describe("bub run --json lines", () => {
   it("reports a model error once, though the turn also sends it as an error outbound, and exits 1", async () => {
     const { json, lines } = writer();
     await collectText(json.wrap(AsyncStreamEvents.of([{ kind: "error", data: { kind: "provider", message: "down" } }, { kind: "final", data: { ok: false } }])));
-    assert.equal(json.finish("s", [{ kind: "error", content: "An error occurred: down" }]), 1);
+    assert.equal(json.finish("s", [toEnvelope({ kind: "error", content: "An error occurred: down" })]), 1);
     assert.deepEqual(lines(), [
       { type: "error", kind: "provider", message: "down" },
       { type: "final", ok: false, session_id: "s", text: "", usage: null },
@@ -47,7 +48,7 @@ describe("bub run --json lines", () => {
 
   it("turns a failed command's error outbound into an error line", () => {
     const { json, lines } = writer();
-    assert.equal(json.finish("s", [{ kind: "error", content: "unknown command" }]), 1);
+    assert.equal(json.finish("s", [toEnvelope({ kind: "error", content: "unknown command" })]), 1);
     assert.deepEqual(lines()[0], { type: "error", message: "unknown command" });
   });
 });

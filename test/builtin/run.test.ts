@@ -7,7 +7,6 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createBub } from "../../src/builtin/create.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
-import { fieldOf } from "../../src/kernel/envelope.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { tempDir } from "../support/temp.ts";
@@ -38,7 +37,7 @@ describe("a real turn through the builtin plugin", () => {
       const message = new ChannelMessage({ sessionId: "cli:local", channel: "cli", chatId: "local", content: "hello", context: { sender_id: "human" } });
       const result = await framework.running(() => framework.processInbound(message));
       assert.equal(result.modelOutput, "Hi from the fake model.");
-      assert.equal(fieldOf(result.outbounds[0], "content"), "Hi from the fake model.");
+      assert.equal(result.outbounds[0]?.content, "Hi from the fake model.");
       const sent = server.requests[0]!.body.messages.at(-1)!;
       assert.match(String(sent.content), /^sender_id=human\|channel=\$cli\|chat_id=local\n---Date: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d---\nhello$/);
       const lines = await tapeLines(home);

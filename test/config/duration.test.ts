@@ -67,13 +67,13 @@ describe("duration bounds", () => {
     const shells = createShellManager({ killGraceMs: 100 });
     try {
       const started = Date.now();
-      const { message, errors } = await validationOf(call(bashTools(shells), "bash", { cmd: "echo never", timeout_seconds: 2147484 }, toolContext({ _runtime_workspace: process.cwd() })));
+      const { message, errors } = await validationOf(call(bashTools(shells), "bash", { cmd: "echo never", timeout_seconds: 2147484 }, toolContext({}, { workspace: process.cwd() })));
       assert.equal(message, "Tool 'bash' argument validation failed.");
       assert.deepEqual(errors.map(({ path, message }) => ({ path, message })), [
         { path: "timeout_seconds", message: `2147484 is out of range: expected a whole number of seconds from 1 to ${RANGE}` },
       ]);
       assert.ok(Date.now() - started < 1000);
-      assert.equal(await call(bashTools(shells), "bash", { cmd: "echo fine", timeout_seconds: MAX_DURATION_SECONDS }, toolContext({ _runtime_workspace: process.cwd() })), "fine");
+      assert.equal(await call(bashTools(shells), "bash", { cmd: "echo fine", timeout_seconds: MAX_DURATION_SECONDS }, toolContext({}, { workspace: process.cwd() })), "fine");
     } finally {
       await shells.terminateAll();
     }

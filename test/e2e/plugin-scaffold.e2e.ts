@@ -36,9 +36,12 @@ export const note = defineTool({
 });
 
 export const audit = definePlugin({
-  afterToolCall: async ({ call, state }) => {
-    const tape: TapeHandle | undefined = state._runtime_tape;
+  afterToolCall: async ({ call, context }) => {
+    const tape: TapeHandle | null = context.tape;
     await tape?.appendEvent("audit", { tool: call.tool });
+    // @ts-expect-error the envelope is typed: a misspelt field does not compile
+    const misspelt: string = context.sesionId;
+    void misspelt;
   },
 });
 `;

@@ -1,4 +1,5 @@
 /** The harness of the runModelStep tests: a model client on the fake OpenAI server, interception hooks, event collection. */
+import { testTurnContext } from "../support/framework.ts";
 import { AgentHooks } from "../../src/agent/interceptors.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { type LlmCallRequest, type LlmCallResult } from "../../src/kernel/interception.ts";
@@ -21,7 +22,7 @@ export function modelStepHarness(server: FakeOpenAI) {
   function hooksWith(...plugins: BubPlugin[]): AgentHooks {
     const runtime = new HookRuntime();
     plugins.forEach((plugin, index) => runtime.register(plugin, plugin.name ?? `plugin-${index}`));
-    return new AgentHooks(runtime);
+    return new AgentHooks(runtime, testTurnContext());
   }
 
   /** Records every afterLlmCall. */

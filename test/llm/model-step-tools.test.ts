@@ -78,7 +78,6 @@ describe("runModelStep (against a fake OpenAI server)", () => {
       assert.equal(contexts[0]!.tape, "tape:session");
       assert.equal(contexts[0]!.runId, "run-test-1");
       assert.equal(contexts[0]!.state, state);
-      assert.equal(state._runtime_tape, "tape:session");
 
       const record = h.records[0]!;
       assert.equal(record.responseText, null, "text written alongside tool calls is not recorded as an answer");

@@ -31,7 +31,7 @@ async function project(): Promise<{ path: string; cleanup: () => Promise<void> }
   const dir = await tempDir();
   const deps = { "bub-plugin-future": "1.0.0", "bub-plugin-oldpeer": "1.0.0", "bub-plugin-vague": "1.0.0", "bub-plugin-fits": "1.0.0" };
   await writeFile(join(dir.path, "package.json"), JSON.stringify({ name: "bub-project", private: true, dependencies: deps }));
-  await pluginPackage(dir.path, "bub-plugin-future", "future", {}, { api: "^2.0.0" });
+  await pluginPackage(dir.path, "bub-plugin-future", "future", {}, { api: "^99.0.0" });
   await pluginPackage(dir.path, "bub-plugin-oldpeer", "oldpeer", { peerDependencies: { "bub-ts": ">=99.0.0" } });
   await pluginPackage(dir.path, "bub-plugin-vague", "vague", {}, { api: "soon" });
   await pluginPackage(dir.path, "bub-plugin-fits", "fits", { peerDependencies: { "bub-ts": ">=99.0.0" } }, { api: `^${PLUGIN_API_VERSION}` });
@@ -63,13 +63,13 @@ describe("the plugin API version", () => {
       const status = (name: string) => bub.pluginStatus.find((s) => s.name === name)!;
       const future = status("future").error;
       assert.ok(future instanceof IncompatiblePluginError);
-      assert.deepEqual([future.wanted, future.running, future.field], ["^2.0.0", PLUGIN_API_VERSION, "bub.api"]);
+      assert.deepEqual([future.wanted, future.running, future.field], ["^99.0.0", PLUGIN_API_VERSION, "bub.api"]);
       const oldpeer = status("oldpeer").error;
       assert.ok(oldpeer instanceof IncompatiblePluginError);
       assert.deepEqual([oldpeer.wanted, oldpeer.field], [">=99.0.0", "peerDependencies.bub-ts"]);
       assert.match(oldpeer.running, /^\d+\.\d+\.\d+/);
       assert.ok(!(status("vague").error instanceof IncompatiblePluginError));
-      assert.match(status("vague").error!.message, /declares bub\.api "soon" in its package\.json, which is not a version range; it was not loaded — write a range such as "\^1\./);
+      assert.match(status("vague").error!.message, /declares bub\.api "soon" in its package\.json, which is not a version range; it was not loaded — write a range such as "\^2\./);
 
       const result = await bub.processInbound({ content: "hi", session_id: "s" });
       assert.equal(result.modelOutput, "answered fits: hi");
@@ -78,14 +78,14 @@ describe("the plugin API version", () => {
       printHookReport(bub, { write: (text: string) => (hooks += text) });
       assert.match(hooks, /^buildPrompt: fits, builtin$/m);
       assert.match(hooks, /^runModel: fits$/m);
-      assert.match(hooks, new RegExp(`Incompatible plugins \\(not loaded; each wants another version\\):\\nfuture \\(project\\): wants plugin API \\^2\\.0\\.0 \\(bub\\.api\\), running ${PLUGIN_API_VERSION.replace(/\./g, "\\.")}\\noldpeer \\(project\\): wants bub-ts >=99\\.0\\.0 \\(peerDependencies\\.bub-ts\\), running \\d`));
+      assert.match(hooks, new RegExp(`Incompatible plugins \\(not loaded; each wants another version\\):\\nfuture \\(project\\): wants plugin API \\^99\\.0\\.0 \\(bub\\.api\\), running ${PLUGIN_API_VERSION.replace(/\./g, "\\.")}\\noldpeer \\(project\\): wants bub-ts >=99\\.0\\.0 \\(peerDependencies\\.bub-ts\\), running \\d`));
       assert.match(hooks, /Failed plugins:\nvague \(project\): /);
       assert.doesNotMatch(hooks.split("Failed plugins:")[1]!, /future|oldpeer/);
 
       let plugins = "";
       await printPlugins(bub, { write: (text: string) => (plugins += text) });
       assert.match(plugins, /^ {2}ok {5}fits \(project\)$/m);
-      assert.match(plugins, new RegExp(`^  incompatible future \\(project\\): wants plugin API \\^2\\.0\\.0 \\(bub\\.api\\), running ${PLUGIN_API_VERSION.replace(/\./g, "\\.")}$`, "m"));
+      assert.match(plugins, new RegExp(`^  incompatible future \\(project\\): wants plugin API \\^99\\.0\\.0 \\(bub\\.api\\), running ${PLUGIN_API_VERSION.replace(/\./g, "\\.")}$`, "m"));
       assert.match(plugins, /^ {2}incompatible oldpeer \(project\): wants bub-ts >=99\.0\.0/m);
       assert.match(plugins, /^ {2}failed vague \(project\)$/m);
       assert.equal(listedPluginFailures(bub), "", "installed plugins that are skipped do not stop bub run");
@@ -112,7 +112,7 @@ describe("the plugin API version", () => {
       ]);
       const lines = listedPluginFailures(bub).trimEnd().split("\n");
       assert.equal(lines.length, 2);
-      assert.match(lines[0]!, new RegExp(`^bub: plugin 'future' \\(bub-plugin-future\\) listed in BUB_PLUGINS or config\\.yml did not load: plugin 'future' supports plugin API \\^2\\.0\\.0 \\(bub\\.api in its package\\.json\\), but this bub-ts runs plugin API ${PLUGIN_API_VERSION.replace(/\./g, "\\.")}; it was not loaded — `));
+      assert.match(lines[0]!, new RegExp(`^bub: plugin 'future' \\(bub-plugin-future\\) listed in BUB_PLUGINS or config\\.yml did not load: plugin 'future' supports plugin API \\^99\\.0\\.0 \\(bub\\.api in its package\\.json\\), but this bub-ts runs plugin API ${PLUGIN_API_VERSION.replace(/\./g, "\\.")}; it was not loaded — `));
       assert.match(lines[1]!, /^bub: plugin 'mine' .* supports plugin API >=3 \(bub\.api in its package\.json\)/);
       assert.equal((lines[1]!.match(/ — /g) ?? []).length, 1, "one 'what to do' part");
     } finally {
@@ -125,7 +125,7 @@ describe("the plugin API version", () => {
     const dir = await project();
     try {
       const framework = await createTestBub();
-      await captureLogs(() => registerDiscoveredPlugins(framework, { projectDir: dir.path, workspace: dir.path, listed: [], running: { api: "2.1.0", package: "0.5.0" } }));
+      await captureLogs(() => registerDiscoveredPlugins(framework, { projectDir: dir.path, workspace: dir.path, listed: [], running: { api: "99.1.0", package: "0.5.0" } }));
       assert.deepEqual(framework.pluginStatus.filter((s) => s.source === "project").map((s) => [s.name, s.ok]), [
         ["fits", false],
         ["future", true],

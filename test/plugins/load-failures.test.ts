@@ -1,3 +1,5 @@
+import { testTurnContext } from "../support/framework.ts";
+import { toEnvelope } from "../../src/kernel/envelope.ts";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cp, mkdir, writeFile } from "node:fs/promises";
@@ -30,7 +32,7 @@ describe("TypeScript plugins in any folder", () => {
       const bub = await createBub({ workspace: dir.path, home: join(dir.path, "home"), env: { BUB_PLUGINS: join(folder, "index.ts") }, trustWorkspace: true });
       const status = bub.pluginStatus.find((entry) => entry.name === "cjs-folder");
       assert.equal(status?.ok, true, JSON.stringify(bub.pluginStatus.map((entry) => [entry.name, entry.error?.message])));
-      assert.equal(await bub.runtime.callFirst("buildPrompt", { message: {}, sessionId: "s", state: {}, signal: new AbortController().signal }), "hi!");
+      assert.equal(await bub.runtime.callFirst("buildPrompt", { message: toEnvelope({}), sessionId: "s", state: {}, context: testTurnContext(), signal: new AbortController().signal }), "hi!");
     } finally {
       await dir.cleanup();
     }
@@ -53,7 +55,7 @@ export default { name: "shape", loadState: (): Record<string, unknown> => ({ lev
       const bub = await createBub({ workspace: dir.path, home: join(dir.path, "home"), env: { BUB_PROJECT: project } });
       const status = bub.pluginStatus.find((entry) => entry.name === "shape");
       assert.equal(status?.ok, true, String(status?.error));
-      assert.deepEqual(await bub.runtime.callMany("loadState", { message: {}, sessionId: "s", signal: new AbortController().signal }).then((answers) => answers[0]), { level: "high" });
+      assert.deepEqual(await bub.runtime.callMany("loadState", { message: toEnvelope({}), sessionId: "s", context: testTurnContext(), signal: new AbortController().signal }).then((answers) => answers[0]), { level: "high" });
     } finally {
       await dir.cleanup();
     }

@@ -36,9 +36,11 @@ function notesPlugin(seen: { hookTapes: string[] }) {
     registerTool(framework, add);
     return definePlugin({
       name: "notes",
-      async afterToolCall({ call, state }) {
-        const tape = state._runtime_tape;
+      async afterToolCall({ call, state, context }) {
+        const tape = context.tape;
         if (!tape) return;
+        // The reference's compatibility key reads the same tape.
+        if (state._runtime_tape !== tape) throw new Error("state._runtime_tape is not the context's tape");
         seen.hookTapes.push(tape.name);
         await tape.appendEvent("notes.audit", { tool: call.tool }, { context: false });
       },

@@ -5,11 +5,11 @@ import { scheduleTools } from "../../src/schedule/tools.ts";
 import { ScheduleStore } from "../../src/schedule/store.ts";
 import { call, errorOf, fakeAgent, toolContext } from "../tools/support/tool-context.ts";
 
-/** The state of a turn of Telegram chat `chat`, as the builtin plugin loads it. */
+/** A tool context of a turn of Telegram chat `chat` (its state as the builtin plugin loads it). */
 function telegramTurn(chat: string, config: Record<string, unknown> = {}) {
-  return { session_id: `telegram:${chat}`, context: `channel=$telegram|chat_id=${chat}`, _runtime_agent: fakeAgent({ config }) };
+  return toolContext({ session_id: `telegram:${chat}`, context: `channel=$telegram|chat_id=${chat}` }, { agent: fakeAgent({ config }) });
 }
-const localTurn = () => ({ session_id: "cli:local", context: "channel=$cli|chat_id=local", _runtime_agent: fakeAgent() });
+const localTurn = () => toolContext({ session_id: "cli:local", context: "channel=$cli|chat_id=local" }, { agent: fakeAgent() });
 
 async function withTools(body: (tools: ReturnType<typeof scheduleTools>, store: ScheduleStore) => Promise<void>): Promise<void> {
   const dir = await tempDir();
@@ -23,7 +23,7 @@ async function withTools(body: (tools: ReturnType<typeof scheduleTools>, store: 
 describe("schedule tools", () => {
   it("adds a cron job for this chat, lists it with its next run, and removes it", () =>
     withTools(async (tools, store) => {
-      const context = toolContext(telegramTurn("7"));
+      const context = telegramTurn("7");
       const added = String(await call(tools, "schedule.add", { prompt: "Good morning!", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }, context));
       const id = /^scheduled (sch-[0-9a-f]{8}): cron "0 9 \* \* 1-5" \(Europe\/Berlin\), next (\S+), to session telegram:7$/.exec(added)?.[1];
       assert.ok(id, added);
@@ -48,7 +48,7 @@ describe("schedule tools", () => {
 
   it("adds one-shot jobs from an ISO time or a delay", () =>
     withTools(async (tools, store) => {
-      const context = toolContext(telegramTurn("7"));
+      const context = telegramTurn("7");
       const at = new Date(Date.now() + 60_000);
       await call(tools, "schedule.add", { prompt: "a", at: at.toISOString().replace("Z", "+00:00") }, context);
       const before = Date.now();
@@ -63,7 +63,7 @@ describe("schedule tools", () => {
 
   it("refuses unclear or impossible times with a message that says what to give", () =>
     withTools(async (tools, store) => {
-      const context = toolContext(telegramTurn("7"));
+      const context = telegramTurn("7");
       assert.equal(await errorOf(call(tools, "schedule.add", { prompt: "x" }, context)), "schedule.add: give exactly one of cron, at and delay_seconds");
       assert.equal(await errorOf(call(tools, "schedule.add", { prompt: "x", cron: "* * * * *", delay_seconds: 5 }, context)), "schedule.add: give exactly one of cron, at and delay_seconds");
       assert.match(await errorOf(call(tools, "schedule.add", { prompt: "x", cron: "every morning" }, context)), /^schedule\.add: 'every morning' is not a cron expression/);
@@ -75,24 +75,24 @@ describe("schedule tools", () => {
 
   it("keeps a channel turn to its own session, as subagent does", () =>
     withTools(async (tools, store) => {
-      const chat1 = toolContext(telegramTurn("1"));
+      const chat1 = telegramTurn("1");
       assert.match(await errorOf(call(tools, "schedule.add", { prompt: "x", delay_seconds: 60, session: "telegram:2" }, chat1)), /session 'telegram:2' belongs to another chat/);
       assert.match(await errorOf(call(tools, "schedule.add", { prompt: "x", delay_seconds: 60, session: "notes" }, chat1)), /only schedule into its own session|does not name a channel and chat/);
       // Another chat's jobs are invisible and cannot be removed from chat 1.
-      await call(tools, "schedule.add", { prompt: "theirs", delay_seconds: 60 }, toolContext(telegramTurn("2")));
+      await call(tools, "schedule.add", { prompt: "theirs", delay_seconds: 60 }, telegramTurn("2"));
       const [theirs] = await store.ids();
       assert.equal(await call(tools, "schedule.list", {}, chat1), "(no schedules for session telegram:1)");
       assert.match(await errorOf(call(tools, "schedule.list", { all: true }, chat1)), /only list its own session's schedules/);
       assert.match(await errorOf(call(tools, "schedule.remove", { id: theirs }, chat1)), /no schedule 'sch-[0-9a-f]{8}' in this session/);
       assert.deepEqual(await store.ids(), [theirs]);
       // With BUB_SUBAGENT_CROSS_SESSION=true the rule is lifted.
-      const crossing = toolContext(telegramTurn("1", { subagent_cross_session: true }));
+      const crossing = telegramTurn("1", { subagent_cross_session: true });
       assert.match(String(await call(tools, "schedule.add", { prompt: "x", delay_seconds: 60, session: "telegram:2" }, crossing)), /to session telegram:2$/);
     }));
 
   it("lets the local CLI schedule into a gateway chat and see every session, but not into cli itself", () =>
     withTools(async (tools, store) => {
-      const local = toolContext(localTurn());
+      const local = localTurn();
       assert.match(await errorOf(call(tools, "schedule.add", { prompt: "x", delay_seconds: 60 }, local)), /the local cli channel is not served by 'bub gateway'/);
       assert.match(String(await call(tools, "schedule.add", { prompt: "ping", delay_seconds: 60, session: "telegram:42" }, local)), /to session telegram:42$/);
       const [job] = await store.list();

@@ -125,8 +125,8 @@ describe("skill discovery", () => {
     assert.equal((await renderSkillBody(reread, { maxBytes: 1024 * 1024 })).length, 300 * 1024);
     const [tool] = skillTools({ homeDir: home, bundledDir: bundled });
     const agent = fakeAgent({ config: { skill_max_bytes: 100 } });
-    const state = { _runtime_workspace: workspace, _runtime_agent: agent };
-    const listed = await captureLogs(() => call([tool!], "skill", {}, toolContext(state)));
+    const state = {};
+    const listed = await captureLogs(() => call([tool!], "skill", {}, toolContext(state, { workspace, agent })));
     assert.equal(listed.result, "Available skills:\n(none)", "BUB_SKILL_MAX_BYTES=100 leaves it out");
     assert.ok(listed.logs[0]!.message.startsWith(`skill.too_large path=${file} problem=SKILL.md is ${statSync(file).size.toLocaleString("en-US")} bytes, more than 100 (BUB_SKILL_MAX_BYTES)`));
   });

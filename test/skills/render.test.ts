@@ -74,17 +74,18 @@ describe("skill rendering", () => {
     const tools = skillTools({ homeDir: null, bundledDir: null });
 
     it("lists the skills and loads one with its location and rendered body", async () => {
-      const state = { _runtime_workspace: workspace, _runtime_agent: fakeAgent({ config: { telegram: { token: "T0K" } } }) };
-      assert.equal(await call(tools, "skill", {}, toolContext(state)), "Available skills:\n- deploy\n- notes\n- telegram");
-      assert.equal(await call(tools, "skill", { name: "Telegram" }, toolContext(state)), `Location: ${join(workspace, ".agents/skills/telegram/SKILL.md")}\n---\nToken: [redacted:telegram.token]`);
-      assert.equal(await call(tools, "skill", { name: "nope" }, toolContext(state)), "(no such skill)");
+      const state = {};
+      const options = { workspace, agent: fakeAgent({ config: { telegram: { token: "T0K" } } }) };
+      assert.equal(await call(tools, "skill", {}, toolContext(state, options)), "Available skills:\n- deploy\n- notes\n- telegram");
+      assert.equal(await call(tools, "skill", { name: "Telegram" }, toolContext(state, options)), `Location: ${join(workspace, ".agents/skills/telegram/SKILL.md")}\n---\nToken: [redacted:telegram.token]`);
+      assert.equal(await call(tools, "skill", { name: "nope" }, toolContext(state, options)), "(no such skill)");
     });
 
     it("honours the turn's allowed skills", async () => {
-      const state = { _runtime_workspace: workspace, allowed_skills: ["notes"] };
-      assert.equal(await call(tools, "skill", { name: "deploy" }, toolContext(state)), "(skill 'deploy' is not allowed in this context)");
-      assert.equal(await call(tools, "skill", {}, toolContext(state)), "Available skills:\n- notes");
-      assert.match(String(await call(tools, "skill", { name: "notes" }, toolContext(state))), /---\nNotes body$/);
+      const state = { allowed_skills: ["notes"] };
+      assert.equal(await call(tools, "skill", { name: "deploy" }, toolContext(state, { workspace })), "(skill 'deploy' is not allowed in this context)");
+      assert.equal(await call(tools, "skill", {}, toolContext(state, { workspace })), "Available skills:\n- notes");
+      assert.match(String(await call(tools, "skill", { name: "notes" }, toolContext(state, { workspace }))), /---\nNotes body$/);
     });
   });
 });

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { BubFramework } from "../../src/kernel/framework.ts";
+import type { TurnContext } from "../../src/kernel/turn-context.ts";
 import { Settings, emptyConfigFile } from "../../src/config/settings.ts";
 
 /** A kernel framework (no builtin plugin, no discovery) whose settings come from `env` only. */
@@ -7,4 +8,13 @@ export function kernelFramework(options: { env?: NodeJS.ProcessEnv; home?: strin
   const env = options.env ?? {};
   const home = options.home ?? "/nonexistent-bub-home";
   return new BubFramework({ workspace: options.workspace ?? "/tmp", home, env, settings: new Settings(emptyConfigFile(join(home, "config.yml")), env) });
+}
+
+/**
+ * A turn context over a {@link kernelFramework} (settings from `env`), for tests that call
+ * hooks, interceptors or tools directly. `signal` defaults to one nobody aborts.
+ */
+export function testTurnContext(options: { env?: NodeJS.ProcessEnv; workspace?: string; sessionId?: string; signal?: AbortSignal } = {}): TurnContext {
+  const framework = kernelFramework(options);
+  return framework.turnContext({ turnId: "turn-test", sessionId: options.sessionId ?? "test:1", signal: options.signal ?? new AbortController().signal });
 }

@@ -31,7 +31,7 @@ async function commandEvents(tape: Tape): Promise<Record<string, unknown>[]> {
   return found.filter((entry) => entry.payload.name === "command").map((entry) => entry.payload.data as Record<string, unknown>);
 }
 
-function run(line: string, context: ToolContext = toolContext({ session_id: "s", _runtime_workspace: process.cwd() })) {
+function run(line: string, context: ToolContext = toolContext({ session_id: "s" }, { workspace: process.cwd() })) {
   return runCommaCommand(line, { tools: registry, context });
 }
 
@@ -83,7 +83,7 @@ describe("runCommaCommand", () => {
 
   it("records a command event for every command, failed ones included", async () => {
     const tape = memoryTape();
-    const context = toolContext({ session_id: "s", _runtime_workspace: process.cwd() }, tape);
+    const context = toolContext({ session_id: "s" }, { workspace: process.cwd(), tape });
     await run(",tape.handoff name=phase-1 summary='done'", context);
     const failed = await run(",bash cmd='echo boom; exit 2'", context);
     assert.deepEqual(failed, { ok: false, output: "command exited with code 2\noutput:\nboom" });
@@ -101,7 +101,7 @@ describe("runCommaCommand", () => {
 
   it("turns parse and validation failures into error results", async () => {
     const tape = memoryTape();
-    const context = toolContext({ _runtime_workspace: process.cwd() }, tape);
+    const context = toolContext({}, { workspace: process.cwd(), tape });
     assert.deepEqual(await run(",fs.read path='README.md", context), { ok: false, output: "No closing quotation: a single quote is not closed" });
     assert.deepEqual(await run(",fs.read a offset=1 c", context), { ok: false, output: "positional argument 'c' cannot appear after keyword arguments" });
     assert.deepEqual(await run(",", context), { ok: false, output: "empty command: type ,help to list the commands" });

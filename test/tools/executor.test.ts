@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { z } from "zod";
 import { AgentHooks } from "../../src/agent/interceptors.ts";
+import type { TurnContext } from "../../src/kernel/turn-context.ts";
+import { testTurnContext } from "../support/framework.ts";
 import { BubError } from "../../src/kernel/errors.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { deny, proceed, replace, type ToolCall, type ToolCallResult } from "../../src/kernel/interception.ts";
@@ -16,11 +18,11 @@ import { defineTool, type Tool, type ToolContext } from "../../src/tools/tool.ts
 function hooksWith(...plugins: BubPlugin[]): AgentHooks {
   const runtime = new HookRuntime();
   plugins.forEach((plugin, index) => runtime.register(plugin, plugin.name ?? `plugin-${index}`));
-  return new AgentHooks(runtime);
+  return new AgentHooks(runtime, testTurnContext());
 }
 
 function context(state: TurnState = {}, extra: Partial<ToolContext<string>> = {}): ToolContext<string> {
-  return { tape: "tape-1", runId: "run-1", state, ...extra };
+  return { tape: "tape-1", runId: "run-1", state, signal: new AbortController().signal, ...extra };
 }
 
 async function captureLogs<T>(body: () => Promise<T>): Promise<{ result: T; logs: { level: LogLevel; namespace: string; message: string; error: unknown }[] }> {
@@ -149,13 +151,14 @@ describe("ToolExecutor", () => {
   });
 
   describe("with interception hooks", () => {
-    it("sets state._runtime_tape from the context before the hooks run", async () => {
-      let tapeSeen: unknown;
-      const hooks = hooksWith({ beforeToolCall: ({ state }) => void (tapeSeen = state._runtime_tape) });
-      const state: TurnState = {};
+    it("hands the hooks the turn's typed context and the call's state", async () => {
+      const seen: { context: TurnContext; state: TurnState }[] = [];
+      const hooks = hooksWith({ beforeToolCall: ({ context, state }) => void seen.push({ context, state }) });
+      const state: TurnState = { session_id: "s" };
       await createToolExecutor<string>({ hooks }).execute([call()], context(state));
-      assert.equal(tapeSeen, "tape-1");
-      assert.equal(state._runtime_tape, "tape-1");
+      assert.equal(seen.length, 1);
+      assert.equal(seen[0]?.state, state);
+      assert.equal(seen[0]?.context.sessionId, "test:1");
     });
 
     it("deny: the tool does not run; the model sees a tool error; the after-hook sees it", async () => {

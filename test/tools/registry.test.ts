@@ -116,7 +116,7 @@ describe("model-facing names", () => {
     assert.deepEqual(tools.map((tool) => tool.name), ["fs_read", "tape_info"]);
     assert.equal(read.name, "fs.read");
     assert.equal(tools[0]!.inputSchema, read.inputSchema);
-    assert.equal(await tools[0]!.run({ path: "a", offset: 0 }, { tape: null as never, runId: "r", state: {} }), "r:a");
+    assert.equal(await tools[0]!.run({ path: "a", offset: 0 }, { tape: null as never, runId: "r", state: {}, signal: new AbortController().signal }), "r:a");
   });
 });
 

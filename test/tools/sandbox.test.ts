@@ -117,7 +117,7 @@ describe("provideSandbox: the builtin tools in an executor process's own root", 
   });
 
   it("keeps background shells in the sandbox: bash.output reads them, bash.kill and quit stop them there", async () => {
-    const context = { ...toolContext({ session_id: "s-bg", _runtime_workspace: workspace.path }), sandbox };
+    const context = { ...toolContext({ session_id: "s-bg" }, { workspace: workspace.path }), sandbox };
     const started = String(await call(tools, "bash", { cmd: "echo started-in-$BUB_SANDBOX; exec sleep 30", background: true }, context));
     const id = started.replace("started: ", "");
     let output = "";
@@ -151,7 +151,7 @@ describe("provideSandbox: the builtin tools in an executor process's own root", 
   });
 
   it("a failing sandbox fails only the tool call, with the file named", async () => {
-    const context = { ...toolContext({ _runtime_workspace: workspace.path }), sandbox };
+    const context = { ...toolContext({}, { workspace: workspace.path }), sandbox };
     await assert.rejects(call(tools, "fs.read", { path: "missing.txt" }, context), /file not found: \/workspace\/missing\.txt/);
     assert.equal(existsSync(join(workspace.path, "missing.txt")), false);
   });

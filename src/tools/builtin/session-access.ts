@@ -51,12 +51,12 @@ export function isLocalTurn(state: TurnState): boolean {
   return channels.length > 0 && channels.every((channel) => channel === LOCAL_CHANNEL);
 }
 
-/** Who asks to reach a session: the tool context's turn state and settings. */
-export type SessionAccess = Pick<ToolContext, "state" | "turn">;
+/** Who asks to reach a session: the tool context's turn state, and its agent for the setting. */
+export type SessionAccess = Pick<ToolContext, "state" | "agent">;
 
 /** True when the `subagent_cross_session` setting is on. */
 export function crossSessionAllowed(access: SessionAccess): boolean {
-  const value = access.turn?.settings.getValue(CROSS_SESSION_SETTING, undefined);
+  const value = access.agent?.configValue(CROSS_SESSION_SETTING);
   return value === true || (typeof value === "string" && ["1", "true", "yes", "on"].includes(value.trim().toLowerCase()));
 }
 

@@ -30,7 +30,7 @@ describe("bash tools", () => {
   let workspace: { path: string; cleanup: () => Promise<void> };
   let shells: ShellManager;
   let tools: ReturnType<typeof bashTools>;
-  const state = () => ({ session_id: "s1", _runtime_workspace: workspace.path });
+  const state = () => ({ session_id: "s1" });
 
   before(async () => {
     workspace = await tempDir("bub-bash-");
@@ -43,28 +43,28 @@ describe("bash tools", () => {
   });
 
   it("runs a command in the workspace and returns its trimmed output", async () => {
-    assert.equal(await call(tools, "bash", { cmd: "pwd; echo '  done  '" }, toolContext(state())), `${workspace.path}\n  done`);
+    assert.equal(await call(tools, "bash", { cmd: "pwd; echo '  done  '" }, toolContext(state(), { workspace: workspace.path })), `${workspace.path}\n  done`);
   });
 
   it("interleaves stderr with stdout and says (no output) when there is none", async () => {
-    assert.equal(await call(tools, "bash", { cmd: "echo out; echo err >&2" }, toolContext(state())), "out\nerr");
-    assert.equal(await call(tools, "bash", { cmd: "true" }, toolContext(state())), "(no output)");
+    assert.equal(await call(tools, "bash", { cmd: "echo out; echo err >&2" }, toolContext(state(), { workspace: workspace.path })), "out\nerr");
+    assert.equal(await call(tools, "bash", { cmd: "true" }, toolContext(state(), { workspace: workspace.path })), "(no output)");
   });
 
   it("reports a non-zero exit with the code and output", async () => {
-    assert.equal(await errorOf(call(tools, "bash", { cmd: "echo nope; exit 3" }, toolContext(state()))), "command exited with code 3\noutput:\nnope");
-    assert.equal(await errorOf(call(tools, "bash", { cmd: "exit 1" }, toolContext(state()))), "command exited with code 1\noutput:\n(no output)");
+    assert.equal(await errorOf(call(tools, "bash", { cmd: "echo nope; exit 3" }, toolContext(state(), { workspace: workspace.path }))), "command exited with code 3\noutput:\nnope");
+    assert.equal(await errorOf(call(tools, "bash", { cmd: "exit 1" }, toolContext(state(), { workspace: workspace.path }))), "command exited with code 1\noutput:\n(no output)");
   });
 
   it("runs in cwd, resolved against the workspace, and rejects a missing one", async () => {
     execFileSync("mkdir", ["-p", join(workspace.path, "sub")]);
-    assert.equal(await call(tools, "bash", { cmd: "pwd", cwd: "sub" }, toolContext(state())), join(workspace.path, "sub"));
-    assert.equal(await errorOf(call(tools, "bash", { cmd: "pwd", cwd: "missing" }, toolContext(state()))), `working directory does not exist: ${join(workspace.path, "missing")}`);
+    assert.equal(await call(tools, "bash", { cmd: "pwd", cwd: "sub" }, toolContext(state(), { workspace: workspace.path })), join(workspace.path, "sub"));
+    assert.equal(await errorOf(call(tools, "bash", { cmd: "pwd", cwd: "missing" }, toolContext(state(), { workspace: workspace.path }))), `working directory does not exist: ${join(workspace.path, "missing")}`);
   });
 
   it("terminates a command that outlives its timeout, even one that ignores SIGTERM", async () => {
     const pidFile = join(workspace.path, "trap.pid");
-    const result = await call(tools, "bash", { cmd: `trap '' TERM; echo $$ > ${pidFile}; sleep 30 & wait`, timeout_seconds: 1 }, toolContext(state()));
+    const result = await call(tools, "bash", { cmd: `trap '' TERM; echo $$ > ${pidFile}; sleep 30 & wait`, timeout_seconds: 1 }, toolContext(state(), { workspace: workspace.path }));
     assert.equal(result, "command timed out after 1 seconds and was terminated");
     assert.equal(alive(Number(readFileSync(pidFile, "utf8"))), false);
     assert.equal(shells.ids().length, 0, "foreground shells are forgotten once they return");
@@ -72,19 +72,19 @@ describe("bash tools", () => {
 
   it("terminates the shell when the turn is cancelled", async () => {
     const controller = new AbortController();
-    const pending = call(tools, "bash", { cmd: "sleep 30" }, { ...toolContext(state()), signal: controller.signal });
+    const pending = call(tools, "bash", { cmd: "sleep 30" }, { ...toolContext(state(), { workspace: workspace.path }), signal: controller.signal });
     controller.abort(new Error("turn cancelled"));
     await assert.rejects(pending, /turn cancelled/);
     assert.equal(shells.ids().length, 0);
   });
 
   it("decodes UTF-8 characters split across reads", async () => {
-    const output = await call(tools, "bash", { cmd: "printf '\\xe4\\xbd'; sleep 0.2; printf '\\xa0 ok'" }, toolContext(state()));
+    const output = await call(tools, "bash", { cmd: "printf '\\xe4\\xbd'; sleep 0.2; printf '\\xa0 ok'" }, toolContext(state(), { workspace: workspace.path }));
     assert.equal(output, "你 ok");
   });
 
   it("starts a background shell, polls it with offsets and keeps it readable after exit", async () => {
-    const started = String(await call(tools, "bash", { cmd: "echo one; echo two", background: true }, toolContext(state())));
+    const started = String(await call(tools, "bash", { cmd: "echo one; echo two", background: true }, toolContext(state(), { workspace: workspace.path })));
     const id = /^started: (bash-[0-9a-f]{8})$/.exec(started)![1]!;
     await shells.get(id).closed;
     const first = String(await call(tools, "bash.output", { shell_id: id }));
@@ -104,7 +104,7 @@ describe("bash tools", () => {
     try {
       const local = createShellManager({ retentionMs: 60_000 });
       const localTools = bashTools(local);
-      const id = String(await call(localTools, "bash", { cmd: "echo hi", background: true }, toolContext(state()))).slice("started: ".length);
+      const id = String(await call(localTools, "bash", { cmd: "echo hi", background: true }, toolContext(state(), { workspace: workspace.path }))).slice("started: ".length);
       await local.get(id).closed;
       await call(localTools, "bash.output", { shell_id: id });
       mock.timers.tick(59_000);
@@ -124,7 +124,7 @@ describe("bash tools", () => {
   it("kills a background shell together with its children", async () => {
     const fifo = join(workspace.path, "child.fifo");
     execFileSync("mkfifo", [fifo]);
-    const started = String(await call(tools, "bash", { cmd: `sleep 300 & echo $! > ${fifo}; wait`, background: true }, toolContext(state())));
+    const started = String(await call(tools, "bash", { cmd: `sleep 300 & echo $! > ${fifo}; wait`, background: true }, toolContext(state(), { workspace: workspace.path })));
     const id = started.slice("started: ".length);
     const child = Number((await readFile(fifo, "utf8")).trim());
     assert.equal(alive(child), true);
@@ -135,10 +135,10 @@ describe("bash tools", () => {
   });
 
   it("quit stops only the shells of its own session", async () => {
-    const mine = String(await call(tools, "bash", { cmd: "sleep 300", background: true }, toolContext(state()))).slice(9);
-    const theirs = String(await call(tools, "bash", { cmd: "sleep 300", background: true }, toolContext({ ...state(), session_id: "s2" }))).slice(9);
+    const mine = String(await call(tools, "bash", { cmd: "sleep 300", background: true }, toolContext(state(), { workspace: workspace.path }))).slice(9);
+    const theirs = String(await call(tools, "bash", { cmd: "sleep 300", background: true }, toolContext({ ...state(), session_id: "s2" }, { workspace: workspace.path }))).slice(9);
     const agent = fakeAgent();
-    assert.equal(await call(tools, "quit", {}, toolContext({ ...state(), _runtime_agent: agent })), "Session tasks stopped.");
+    assert.equal(await call(tools, "quit", {}, toolContext(state(), { workspace: workspace.path, agent })), "Session tasks stopped.");
     assert.deepEqual(agent.quits, ["s1"]);
     assert.equal(shells.get(mine).status, "exited");
     assert.equal(shells.get(theirs).status, "running");
@@ -189,7 +189,7 @@ describe("bash tools", () => {
 
     it("kills a backgrounded child when the call times out", async () => {
       const pidFile = join(workspace.path, "timeout.pids");
-      const result = await call(tools, "bash", { cmd: `sleep 30 & echo $! $$ > ${pidFile}; sleep 30`, timeout_seconds: 1 }, toolContext(state()));
+      const result = await call(tools, "bash", { cmd: `sleep 30 & echo $! $$ > ${pidFile}; sleep 30`, timeout_seconds: 1 }, toolContext(state(), { workspace: workspace.path }));
       assert.equal(result, "command timed out after 1 seconds and was terminated");
       const pids = await pidsIn(pidFile, 2);
       assert.deepEqual(await allGone(pids), [], "the shell and its background child are gone");
@@ -198,7 +198,7 @@ describe("bash tools", () => {
     it("kills a backgrounded child when the call is aborted", async () => {
       const pidFile = join(workspace.path, "abort.pids");
       const controller = new AbortController();
-      const pending = call(tools, "bash", { cmd: `sleep 30 & echo $! $$ > ${pidFile}; sleep 30` }, { ...toolContext(state()), signal: controller.signal });
+      const pending = call(tools, "bash", { cmd: `sleep 30 & echo $! $$ > ${pidFile}; sleep 30` }, { ...toolContext(state(), { workspace: workspace.path }), signal: controller.signal });
       const pids = await pidsIn(pidFile, 2);
       assert.deepEqual(pids.filter((pid) => !alive(pid)), [], "both run before the abort");
       controller.abort(new Error("turn cancelled"));
@@ -208,7 +208,7 @@ describe("bash tools", () => {
 
     it("kills a nohup child left behind when the call ends normally", async () => {
       const pidFile = join(workspace.path, "nohup.pids");
-      const result = await call(tools, "bash", { cmd: `nohup sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}; echo started` }, toolContext(state()));
+      const result = await call(tools, "bash", { cmd: `nohup sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}; echo started` }, toolContext(state(), { workspace: workspace.path }));
       assert.equal(result, "started");
       assert.deepEqual(await allGone(await pidsIn(pidFile, 1)), []);
     });

@@ -15,7 +15,7 @@ describe("fs tools", () => {
   const tools = fsTools();
   let root: { path: string; cleanup: () => Promise<void> };
   let workspace: string;
-  const context = () => toolContext({ _runtime_workspace: workspace });
+  const context = () => toolContext({}, { workspace: workspace });
 
   before(async () => {
     root = await tempDir("bub-fs-");

@@ -21,26 +21,26 @@ const registry = () => [defineTool({ name: "bash", parameters: z.object({}), run
 /** The state of a turn of Telegram chat `chat`, as the builtin plugin loads it. */
 const telegramTurn = (chat: string, config: Record<string, unknown> = {}) => {
   const agent = fakeAgent({ tools: registry(), config });
-  return { agent, state: { session_id: `telegram:${chat}`, context: `channel=$telegram|chat_id=${chat}`, _runtime_agent: agent } };
+  return { agent, state: { session_id: `telegram:${chat}`, context: `channel=$telegram|chat_id=${chat}` } };
 };
 
 describe("sessions kept apart (subagent)", () => {
   it("refuses another chat's session in a Telegram turn, naming the session and the setting", async () => {
     const { agent, state } = telegramTurn("1");
-    const message = await errorOf(call(tools, "subagent", { prompt: "read their tape", session: "telegram:2" }, toolContext(state)));
+    const message = await errorOf(call(tools, "subagent", { prompt: "read their tape", session: "telegram:2" }, toolContext(state, { agent })));
     assert.match(message, /'telegram:2' belongs to another chat/);
     assert.match(message, /'telegram:1'/);
     assert.match(message, /BUB_SUBAGENT_CROSS_SESSION=true/);
     assert.match(message, /subagent_cross_session/);
     // The local CLI's sessions are another chat's too.
-    assert.match(await errorOf(call(tools, "subagent", { prompt: "x", session: " cli:local " }, toolContext(state))), /'cli:local' belongs to another chat/);
+    assert.match(await errorOf(call(tools, "subagent", { prompt: "x", session: " cli:local " }, toolContext(state, { agent }))), /'cli:local' belongs to another chat/);
     assert.equal(agent.runs.length, 0, "nothing ran");
   });
 
   it("lets a Telegram turn use temp, inherit, its own session and names that are not <channel>:<chat id>", async () => {
     const { agent, state } = telegramTurn("1");
     for (const session of ["temp", "inherit", "telegram:1", "research", "notes:2026", "temp/abc"]) {
-      await call(tools, "subagent", { prompt: "x", session }, toolContext(state));
+      await call(tools, "subagent", { prompt: "x", session }, toolContext(state, { agent }));
     }
     const ids = agent.runs.map((run) => run.sessionId);
     assert.match(ids[0]!, /^temp\/[0-9a-f]{8}$/);
@@ -49,18 +49,18 @@ describe("sessions kept apart (subagent)", () => {
 
   it("allows another chat's session when subagent_cross_session is true, and always in a local CLI turn", async () => {
     const { agent, state } = telegramTurn("1", { subagent_cross_session: true });
-    await call(tools, "subagent", { prompt: "x", session: "telegram:2" }, toolContext(state));
+    await call(tools, "subagent", { prompt: "x", session: "telegram:2" }, toolContext(state, { agent }));
     const local = fakeAgent({ tools: registry() });
-    await call(tools, "subagent", { prompt: "x", session: "telegram:2" }, toolContext({ session_id: "cli:local", context: "sender_id=human|channel=$cli|chat_id=local", _runtime_agent: local }));
-    await call(tools, "subagent", { prompt: "x", session: "telegram:2" }, toolContext({ session_id: "cli_session", context: "thread_id=cli_session|channel=$cli|chat_id=cli_chat", _runtime_agent: local }));
+    await call(tools, "subagent", { prompt: "x", session: "telegram:2" }, toolContext({ session_id: "cli:local", context: "sender_id=human|channel=$cli|chat_id=local" }, { agent: local }));
+    await call(tools, "subagent", { prompt: "x", session: "telegram:2" }, toolContext({ session_id: "cli_session", context: "thread_id=cli_session|channel=$cli|chat_id=cli_chat" }, { agent: local }));
     assert.deepEqual([...agent.runs, ...local.runs].map((run) => run.sessionId), ["telegram:2", "telegram:2", "telegram:2"]);
   });
 
   it("treats a plugin channel's <channel>:<chat id> as a chat session and fails closed without a channel", async () => {
     const agent = fakeAgent({ tools: registry() });
-    const discord = { session_id: "discord:7", context: "channel=$discord|chat_id=7", _runtime_agent: agent };
-    assert.match(await errorOf(call(tools, "subagent", { prompt: "x", session: "discord:8" }, toolContext(discord))), /'discord:8' belongs to another chat/);
-    assert.match(await errorOf(call(tools, "subagent", { prompt: "x", session: "telegram:2" }, toolContext({ _runtime_agent: agent }))), /'telegram:2'.*\(none\)/);
+    const discord = { session_id: "discord:7", context: "channel=$discord|chat_id=7" };
+    assert.match(await errorOf(call(tools, "subagent", { prompt: "x", session: "discord:8" }, toolContext(discord, { agent }))), /'discord:8' belongs to another chat/);
+    assert.match(await errorOf(call(tools, "subagent", { prompt: "x", session: "telegram:2" }, toolContext({}, { agent: agent }))), /'telegram:2'.*\(none\)/);
     assert.equal(agent.runs.length, 0);
   });
 

@@ -14,8 +14,8 @@ const registryTools = () => [echo("fs.read"), echo("bash"), ...tools];
 describe("subagent tool", () => {
   it("runs on a fresh temp session by default, with every tool but itself", async () => {
     const agent = fakeAgent({ tools: registryTools() });
-    const state = { session_id: "cli:local", _runtime_agent: agent, model: "x:y" };
-    assert.equal(await call(tools, "subagent", { prompt: "do it" }, toolContext(state)), "done");
+    const state = { session_id: "cli:local", model: "x:y" };
+    assert.equal(await call(tools, "subagent", { prompt: "do it" }, toolContext(state, { agent })), "done");
     const [run] = agent.runs;
     assert.match(run!.sessionId, /^temp\/[0-9a-f]{8}$/);
     assert.equal(run!.state.session_id, run!.sessionId);
@@ -28,9 +28,9 @@ describe("subagent tool", () => {
 
   it("inherits the current session or uses a named one", async () => {
     const agent = fakeAgent({ tools: registryTools() });
-    await call(tools, "subagent", { prompt: "a", session: "inherit" }, toolContext({ session_id: "tg:1", _runtime_agent: agent }));
-    await call(tools, "subagent", { prompt: "a", session: "inherit" }, toolContext({ _runtime_agent: agent }));
-    await call(tools, "subagent", { prompt: "a", session: "research" }, toolContext({ session_id: "tg:1", _runtime_agent: agent }));
+    await call(tools, "subagent", { prompt: "a", session: "inherit" }, toolContext({ session_id: "tg:1" }, { agent: agent }));
+    await call(tools, "subagent", { prompt: "a", session: "inherit" }, toolContext({}, { agent: agent }));
+    await call(tools, "subagent", { prompt: "a", session: "research" }, toolContext({ session_id: "tg:1" }, { agent: agent }));
     assert.deepEqual(agent.runs.map((run) => run.sessionId), ["tg:1", "temp/unknown", "research"]);
   });
 
@@ -40,7 +40,7 @@ describe("subagent tool", () => {
       tools,
       "subagent",
       { prompt: [{ type: "text", text: "hi" }], model: "openai:gpt-4o", allowed_tools: ["FS_READ", "subagent"], allowed_skills: ["telegram"] },
-      toolContext({ _runtime_agent: agent }),
+      toolContext({}, { agent: agent }),
     );
     const options = agent.runs[0]!.options!;
     assert.deepEqual(options.allowedTools, ["fs.read"]);
@@ -51,7 +51,7 @@ describe("subagent tool", () => {
 
   it("refuses unknown tool names before running anything", async () => {
     const agent = fakeAgent({ tools: registryTools() });
-    assert.equal(await errorOf(call(tools, "subagent", { prompt: "x", allowed_tools: ["nope", "bash"] }, toolContext({ _runtime_agent: agent }))), "unknown tool name(s): 'nope'");
+    assert.equal(await errorOf(call(tools, "subagent", { prompt: "x", allowed_tools: ["nope", "bash"] }, toolContext({}, { agent: agent }))), "unknown tool name(s): 'nope'");
     assert.equal(agent.runs.length, 0);
   });
 
@@ -66,7 +66,7 @@ describe("subagent tool", () => {
         { kind: "final", data: { ok: true, text: "ignored" } },
       ],
     });
-    assert.equal(await call(tools, "subagent", { prompt: "x" }, toolContext({ _runtime_agent: agent })), "part one, [Error: rate limited]part two");
+    assert.equal(await call(tools, "subagent", { prompt: "x" }, toolContext({}, { agent: agent })), "part one, [Error: rate limited]part two");
   });
 
   it("needs a runtime agent", async () => {

@@ -20,7 +20,7 @@ function close(server: Server): Promise<void> {
 }
 
 /** A tool context whose agent's settings are `config`. */
-const withConfig = (config: Record<string, unknown>) => toolContext({ _runtime_agent: fakeAgent({ config }) });
+const withConfig = (config: Record<string, unknown>) => toolContext({}, { agent: fakeAgent({ config }) });
 const refusal = (url: string, subject: string) => `web.fetch refused ${url}: ${subject} (set BUB_WEB_FETCH_ALLOW_HOSTS to allow it)`;
 
 describe("web.fetch address checks", () => {

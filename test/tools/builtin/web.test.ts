@@ -13,7 +13,7 @@ function listen(server: Server): Promise<string> {
 }
 
 /** A tool context whose agent's settings open 127.0.0.1. */
-const allowLocal = () => toolContext({ _runtime_agent: fakeAgent({ config: { web_fetch_allow_hosts: ["127.0.0.1"] } }) });
+const allowLocal = () => toolContext({}, { agent: fakeAgent({ config: { web_fetch_allow_hosts: ["127.0.0.1"] } }) });
 
 describe("web.fetch", () => {
   const tools = webTools();

@@ -9,15 +9,28 @@ import { createToolRegistry, type ToolRegistry } from "../../../src/tools/regist
 import type { RunStreamOptions, RuntimeAgent } from "../../../src/tools/runtime-agent.ts";
 import type { Tool, ToolContext } from "../../../src/tools/tool.ts";
 import type { Prompt } from "../../../src/kernel/envelope.ts";
+import { testTurnContext } from "../../support/framework.ts";
 
 /** A tape over a fresh memory store. */
 export function memoryTape(options: { sidecars?: TapeSidecar[]; archivePath?: string } = {}): Tape {
   return createTape({ name: "ws__session", store: createMemoryTapeStore(), sidecars: options.sidecars, archivePath: options.archivePath ?? "/nonexistent" });
 }
 
-/** A tool context over `tape` with `state`. */
-export function toolContext(state: TurnState = {}, tape: Tape = memoryTape()): ToolContext<Tape> {
-  return { tape, runId: "run-test", state };
+/** What a test tool context may carry besides its state. */
+export interface ToolContextOptions {
+  tape?: Tape;
+  /** The turn's workspace (a turn over a kernel framework); absent: no turn. */
+  workspace?: string;
+  agent?: RuntimeAgent;
+  signal?: AbortSignal;
+}
+
+/** A tool context with `state`, over a memory tape unless one is given. */
+export function toolContext(state: TurnState = {}, options: ToolContextOptions = {}): ToolContext<Tape> {
+  const signal = options.signal ?? new AbortController().signal;
+  const context: ToolContext<Tape> = { tape: options.tape ?? memoryTape(), runId: "run-test", state, signal };
+  const turn = options.workspace === undefined ? undefined : testTurnContext({ workspace: options.workspace, signal });
+  return { ...context, ...(turn ? { turn } : {}), ...(options.agent ? { agent: options.agent } : {}) };
 }
 
 /** Runs a tool by name from `tools` with raw arguments, as the executor would. */
@@ -81,6 +94,5 @@ export function fakeAgent(options: { tools?: ToolRegistry | Tool[]; events?: Str
       }
       return value;
     },
-    workspaceOf: () => options.workspace ?? process.cwd(),
   };
 }
