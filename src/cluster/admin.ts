@@ -82,14 +82,24 @@ class BossAdmin implements QueueAdmin {
 
   async counts(): Promise<QueueCounts[]> {
     try {
-      const counts: QueueCounts[] = [];
-      for (const queue of await this.#queues()) {
-        // Counted from the jobs now (pg-boss's cached counts may be a minute old).
-        const [main] = await this.#boss.getQueueStats(queue, { force: true });
-        const [dead] = await this.#boss.getQueueStats(`${queue}${DEAD_SUFFIX}`, { force: true });
-        counts.push({ queue, queued: main?.queuedCount ?? 0, active: main?.activeCount ?? 0, deadLetters: dead?.queuedCount ?? 0 });
+      const queues = await this.#queues();
+      const counts = new Map<string, QueueCounts>(queues.map((queue) => [queue, { queue, queued: 0, active: 0, deadLetters: 0 }]));
+      // Counted from the jobs themselves: pg-boss's counts are cached and may be a minute old.
+      const { rows } = await this.#boss
+        .getDb()
+        .executeSql("SELECT name, state::text AS state, count(*)::int AS n FROM pgboss.job WHERE name = ANY($1::text[]) AND state IN ('created', 'retry', 'active') GROUP BY name, state", [
+          [...queues, ...queues.map((queue) => `${queue}${DEAD_SUFFIX}`)],
+        ]);
+      for (const row of rows) {
+        const name = String(row.name);
+        const n = typeof row.n === "number" ? row.n : 0;
+        const own = counts.get(name);
+        const dead = name.endsWith(DEAD_SUFFIX) ? counts.get(name.slice(0, -DEAD_SUFFIX.length)) : undefined;
+        if (dead) dead.deadLetters += n;
+        else if (own && row.state === "active") own.active += n;
+        else if (own) own.queued += n;
       }
-      return counts;
+      return [...counts.values()];
     } catch (error) {
       throw postgresError(error, this.#url);
     }
