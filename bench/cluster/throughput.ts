@@ -18,6 +18,7 @@
 // gateways. CPU is reported for each, so the figures can be read per core.
 //
 // Run: node bench/cluster/throughput.ts [chats=1000] [messages=5] [max N=cores]
+//      BENCH_BUB_BIN=/path/to/prefix/node_modules/.bin/bub node bench/cluster/throughput.ts   (another installed build)
 import { cpus, loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { printMachine } from "../support/processes.ts";
@@ -30,6 +31,7 @@ const CHATS = intArg(2, 1000, 10_000);
 const MESSAGES = intArg(3, 5, 100);
 const MAX_N = intArg(4, CORES, 64);
 const SCALING_GOAL = 0.8;
+const BIN = process.env.BENCH_BUB_BIN;
 
 interface Run {
   n: number;
@@ -51,7 +53,7 @@ async function measure(n: number, database: Awaited<ReturnType<typeof startDatab
   const total = CHATS * MESSAGES;
   const turns = Array.from({ length: n }, () => 0);
   let counting = false;
-  const cluster = await startCluster(database, n, { modelReplies: total + 40 * n + 100, onModelRequest: (index) => counting && turns[index]!++ });
+  const cluster = await startCluster(database, n, { modelReplies: total + 40 * n + 100, onModelRequest: (index) => counting && turns[index]!++, ...(BIN ? { bin: BIN } : {}) });
   try {
     await sleep(1_000); // the warm-up's tape writes
     const dbBefore = await database.counters();
@@ -73,6 +75,10 @@ async function measure(n: number, database: Awaited<ReturnType<typeof startDatab
     const counts = cluster.queryCounts();
     if (counts.some((count) => count === null)) throw new Error("a gateway wrote no query count (did it exit cleanly?)");
     const queries = counts.reduce<number>((sum, count) => sum + count!, 0);
+    if (n === MAX_N) {
+      console.log(`statements per message answered, N=${n} (query-count.ts, the most frequent):`);
+      for (const [text, count] of cluster.topStatements().slice(0, 12)) console.log(`  ${(count / Math.max(burst.answered, 1)).toFixed(2).padStart(6)}  ${text}`);
+    }
     return { n, burst, throughput: burst.answered / (burst.wallMs / 1000), turns, gatewayCpuMs, benchCpuMs: (bench.user + bench.system) / 1000, db, queries, connections, machineBusy };
   } finally {
     await cluster.stop();
@@ -80,7 +86,7 @@ async function measure(n: number, database: Awaited<ReturnType<typeof startDatab
 }
 
 printMachine();
-console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(" ")}; ${CHATS} private chats x ${MESSAGES} messages (closed loop), model answers in ${MODEL_MS} ms; N = 1..${MAX_N} gateways on one embedded PostgreSQL (fsync on)`);
+console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(" ")}; ${CHATS} private chats x ${MESSAGES} messages (closed loop), model answers in ${MODEL_MS} ms; N = 1..${MAX_N} gateways on one embedded PostgreSQL (fsync on)${BIN ? `; bub from ${BIN}` : ""}`);
 const database = await startDatabase();
 const runs: Run[] = [];
 try {

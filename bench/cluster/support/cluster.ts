@@ -125,6 +125,15 @@ export function counterDelta(before: DbCounters, after: DbCounters): DbCounters 
   };
 }
 
+/** What query-count.ts wrote, or null. */
+function readCount(file: string): { queries: number; statements: Record<string, number> } | null {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as { queries: number; statements: Record<string, number> };
+  } catch {
+    return null;
+  }
+}
+
 /** N gateways on one bot; see the module comment. */
 export interface Cluster {
   readonly url: string;
@@ -140,6 +149,8 @@ export interface Cluster {
   resetQueryCounts(): void;
   /** Queries per gateway since the reset (read after {@link stop}; null for a killed one). */
   queryCounts(): (number | null)[];
+  /** The most frequent statements over all gateways since the reset, with their counts (after {@link stop}). */
+  topStatements(): [string, number][];
   stop(): Promise<void>;
 }
 
@@ -232,15 +243,12 @@ export async function startCluster(database: Database, count: number, options: C
     resetQueryCounts() {
       gateways.forEach((gateway, index) => !killed.has(index) && !gateway.exited() && gateway.child.kill("SIGUSR2"));
     },
-    queryCounts: () =>
-      countFiles.map((file, index) => {
-        if (killed.has(index)) return null;
-        try {
-          return (JSON.parse(readFileSync(file, "utf8")) as { queries: number }).queries;
-        } catch {
-          return null;
-        }
-      }),
+    queryCounts: () => countFiles.map((file, index) => (killed.has(index) ? null : (readCount(file)?.queries ?? null))),
+    topStatements() {
+      const sum = new Map<string, number>();
+      for (const file of countFiles) for (const [text, count] of Object.entries(readCount(file)?.statements ?? {})) sum.set(text, (sum.get(text) ?? 0) + count);
+      return [...sum].sort((a, b) => b[1] - a[1]);
+    },
     stop,
   };
   try {
