@@ -65,12 +65,12 @@ export function newCorrelationId(): string {
     bytes[index] = ms % 256;
     ms = Math.floor(ms / 256);
   }
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  bytes[6] = (bytes[6] & 0x0f) | 0x70;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
   let text = "";
   for (let index = 0; index < 16; index++) {
     if (index === 4 || index === 6 || index === 8 || index === 10) text += "-";
-    text += HEX[bytes[index]!];
+    text += HEX[bytes[index]];
   }
   return text;
 }

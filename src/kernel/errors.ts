@@ -21,7 +21,7 @@ export const ErrorKind = {
   UNKNOWN: "unknown",
 } as const satisfies Record<string, ErrorKind>;
 
-const KINDS = new Set<string>(Object.values(ErrorKind));
+const KINDS: ReadonlySet<string> = new Set<string>(Object.values(ErrorKind));
 const MARKER = Symbol.for("bub.error.BubError");
 
 /** Plain-object form of a {@link BubError}, as written to tapes and `error` stream events. */
@@ -33,7 +33,11 @@ export interface BubErrorData {
 
 /** Narrows any string to a known {@link ErrorKind}, defaulting to `"unknown"`. */
 export function toErrorKind(value: unknown): ErrorKind {
-  return typeof value === "string" && KINDS.has(value) ? (value as ErrorKind) : "unknown";
+  return isErrorKind(value) ? value : "unknown";
+}
+
+function isErrorKind(value: unknown): value is ErrorKind {
+  return typeof value === "string" && KINDS.has(value);
 }
 
 /**
@@ -57,7 +61,7 @@ export class BubError extends Error {
 
   /** True for any BubError, even one created by another copy of this package. */
   static isInstance(value: unknown): value is BubError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+    return typeof value === "object" && value !== null && MARKER in value && value[MARKER] === true;
   }
 
   /** `{ kind, message }` plus `details` only when there are any. */

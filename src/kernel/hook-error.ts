@@ -12,7 +12,7 @@ export const PLUGIN_HOOK_ADVICE = "fix the plugin or take it out (`bub hooks` sh
 
 function firstLine(error: unknown): string {
   const text = BubError.isInstance(error) || error instanceof Error ? error.message || error.name : String(error);
-  return text.trim().split("\n")[0]!.trim();
+  return text.trim().split("\n")[0].trim();
 }
 
 /**
@@ -41,7 +41,7 @@ export class PluginHookError extends BubError {
 
   /** True for a PluginHookError, even one made by another copy of this package. */
   static override isInstance(value: unknown): value is PluginHookError {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+    return typeof value === "object" && value !== null && MARKER in value && value[MARKER] === true;
   }
 }
 

@@ -64,22 +64,29 @@ export interface ToolCallResult {
 
 const DECISION = Symbol.for("bub.decision");
 
+/** A decision made by one of the helpers below: frozen, and marked as such. */
+type Marked<T> = T & { readonly [DECISION]: true };
+
 /** Ends the model step with `text` instead of calling the model. */
 export function finish(text: string): LlmCallDecision {
-  return Object.freeze({ action: "finish", text, [DECISION]: true }) as LlmCallDecision;
+  const decision: Marked<LlmCallDecision> = { action: "finish", text, [DECISION]: true };
+  return Object.freeze(decision);
 }
 
 /** Lets the tool call go ahead, optionally with new arguments. */
 export function proceed(args: Record<string, unknown> | null = null): ToolCallDecision {
-  return Object.freeze({ action: "proceed", arguments: args ? { ...args } : null, [DECISION]: true }) as ToolCallDecision;
+  const decision: Marked<ToolCallDecision> = { action: "proceed", arguments: args ? { ...args } : null, [DECISION]: true };
+  return Object.freeze(decision);
 }
 
 /** Skips the tool and hands the model `result` instead. */
 export function replace(result: unknown): ToolCallDecision {
-  return Object.freeze({ action: "replace", result, [DECISION]: true }) as ToolCallDecision;
+  const decision: Marked<ToolCallDecision> = { action: "replace", result, [DECISION]: true };
+  return Object.freeze(decision);
 }
 
 /** Refuses the tool call; the model sees a tool error with `message`. */
 export function deny(message: string): ToolCallDecision {
-  return Object.freeze({ action: "deny", message, [DECISION]: true }) as ToolCallDecision;
+  const decision: Marked<ToolCallDecision> = { action: "deny", message, [DECISION]: true };
+  return Object.freeze(decision);
 }

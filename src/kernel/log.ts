@@ -8,9 +8,13 @@ export type LogSink = (level: LogLevel, namespace: string, message: string, erro
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+function isLogLevel(value: string | undefined): value is LogLevel {
+  return value === "debug" || value === "info" || value === "warn" || value === "error";
+}
+
 function thresholdFromEnv(): number {
   const configured = process.env.BUB_LOG_LEVEL?.toLowerCase();
-  if (configured && configured in ORDER) return ORDER[configured as LogLevel];
+  if (isLogLevel(configured)) return ORDER[configured];
   return process.env.BUB_DEBUG ? ORDER.debug : ORDER.warn;
 }
 

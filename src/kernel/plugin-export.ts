@@ -29,5 +29,5 @@ function isClass(fn: Function): boolean {
 export async function instantiatePlugin(plugin: PluginExport, framework: BubFramework): Promise<BubPlugin> {
   const made: unknown = typeof plugin !== "function" ? plugin : isClass(plugin) ? Reflect.construct(plugin, [framework]) : await plugin(framework);
   if (typeof made !== "object" || made === null) throw new TypeError(`plugin factory returned ${made === null ? "null" : typeof made}, expected a plugin object`);
-  return made as BubPlugin;
+  return made;
 }

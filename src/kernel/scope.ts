@@ -12,15 +12,24 @@ export interface RunningScope {
 
 type Exit = (error: unknown) => Promise<void>;
 
-function isIterator(value: unknown): value is Generator<unknown> | AsyncGenerator<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as Generator).next === "function" && typeof (value as Generator).throw === "function";
+/** A provider's answer is a generator (sync or async) when it has `next` and `throw` methods. */
+function isIterator<T>(value: Provided<T>): value is Generator<T, void, unknown> | AsyncGenerator<T, void, unknown> {
+  return typeof value === "object" && value !== null && "next" in value && typeof value.next === "function" && "throw" in value && typeof value.throw === "function";
+}
+
+function isAsyncDisposable(value: unknown): value is AsyncDisposable {
+  return typeof value === "object" && value !== null && Symbol.asyncDispose in value && typeof value[Symbol.asyncDispose] === "function";
+}
+
+function isDisposable(value: unknown): value is Disposable {
+  return typeof value === "object" && value !== null && Symbol.dispose in value && typeof value[Symbol.dispose] === "function";
 }
 
 /** Enters a provider hook's answer: generators yield their value and clean up at exit; disposables are disposed. */
 export async function enterProvided<T>(provided: Provided<T> | null | undefined): Promise<{ value: T | null; exit: Exit }> {
   if (provided === null || provided === undefined) return { value: null, exit: async () => {} };
   if (isIterator(provided)) {
-    const generator = provided as Generator<T> | AsyncGenerator<T>;
+    const generator = provided;
     const first = await generator.next();
     const exit: Exit = async (error) => {
       if (error === undefined) await generator.next();
@@ -32,12 +41,11 @@ export async function enterProvided<T>(provided: Provided<T> | null | undefined)
         }
       }
     };
-    return { value: first.done ? null : (first.value as T), exit };
+    return { value: first.done ? null : first.value, exit };
   }
-  const value = provided as T;
-  const disposable = value as Partial<AsyncDisposable & Disposable>;
-  if (typeof disposable[Symbol.asyncDispose] === "function") return { value, exit: async () => disposable[Symbol.asyncDispose]!() };
-  if (typeof disposable[Symbol.dispose] === "function") return { value, exit: async () => disposable[Symbol.dispose]!() };
+  const value = provided;
+  if (isAsyncDisposable(value)) return { value, exit: async () => value[Symbol.asyncDispose]() };
+  if (isDisposable(value)) return { value, exit: async () => value[Symbol.dispose]() };
   return { value, exit: async () => {} };
 }
 

@@ -75,8 +75,10 @@ export class AsyncStreamEvents implements AsyncIterable<StreamEvent> {
       value instanceof AsyncStreamEvents ||
       (typeof value === "object" &&
         value !== null &&
-        typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function" &&
-        typeof (value as { state?: unknown }).state === "object")
+        Symbol.asyncIterator in value &&
+        typeof value[Symbol.asyncIterator] === "function" &&
+        "state" in value &&
+        typeof value.state === "object")
     );
   }
 

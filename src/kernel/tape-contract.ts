@@ -109,10 +109,10 @@ export interface TapeContext {
 
 /** True when a value has the shape of a {@link TapeContext}. */
 export function isTapeContext(value: unknown): value is TapeContext {
-  if (typeof value !== "object" || value === null) return false;
-  const context = value as Partial<TapeContext>;
-  const anchorOk = context.anchor === null || context.anchor === LAST_ANCHOR || typeof context.anchor === "string";
-  return anchorOk && (context.select === undefined || typeof context.select === "function") && typeof context.state === "object";
+  if (typeof value !== "object" || value === null || !("anchor" in value) || !("state" in value)) return false;
+  const select = "select" in value ? value.select : undefined;
+  const anchorOk = value.anchor === null || value.anchor === LAST_ANCHOR || typeof value.anchor === "string";
+  return anchorOk && (select === undefined || typeof select === "function") && typeof value.state === "object";
 }
 
 /** A named companion tape mounted beside every session tape (`<tape>__sidecar__<name>`). */
