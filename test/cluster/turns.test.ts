@@ -73,7 +73,7 @@ describe("queued turns", () => {
     }
   });
 
-  it("steers a turn running behind one queue with a message the other took; one that comes too late runs as the next turn", async () => {
+  it("steers a turn running behind one queue with a message the other took; one the turn did not read, or that came after it, runs as the next turn", async () => {
     const url = await (await postgres()).createDatabase();
     const [runner, taker] = await Promise.all([ClusterQueue.open({ url, ...QUICK }), ClusterQueue.open({ url, ...QUICK })]);
     try {
@@ -83,12 +83,15 @@ describe("queued turns", () => {
       const ran: string[] = [];
       const read: string[] = [];
       let release = Promise.withResolvers<void>();
+      let reading = true;
       const handler = turnRunner(async (message) => {
         ran.push(message.content);
         // The turn reads its steering inbox until it is told to end.
+        const ends = release.promise;
+        const readsSteering = reading;
         for (;;) {
-          const done = await Promise.race([release.promise.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 20))]);
-          for (const steered of inbox.drainMessages({ sessionId: message.sessionId ?? "" })) read.push(steered.content);
+          const done = await Promise.race([ends.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 20))]);
+          if (readsSteering) for (const steered of inbox.drainMessages({ sessionId: message.sessionId ?? "" })) read.push(steered.content);
           if (done) return;
         }
       });
@@ -114,8 +117,25 @@ describe("queued turns", () => {
       await taker.accept([{ key: "k:3", session: "telegram:9", item: { text: "thanks" }, order: 3 }]);
       await eventually(() => (ran.length === 2 ? true : undefined), "the next turn to run");
       release.resolve();
-      await eventually(() => (turns.size === 0 ? true : undefined), "the last job to end");
+      await eventually(() => (turns.size === 0 ? true : undefined), "the job to end");
       assert.deepEqual(ran, ["write a poem", "thanks"]);
+
+      // Steered into a turn that ends without reading it: taken back out of the inbox, it runs next.
+      reading = false;
+      release = Promise.withResolvers<void>();
+      await taker.accept([{ key: "k:4", session: "telegram:9", item: { text: "summarise" }, order: 4 }]);
+      await eventually(() => (ran.length === 3 ? true : undefined), "the fourth turn to run");
+      await taker.accept([{ key: "k:5", session: "telegram:9", item: { text: "in French" }, order: 5 }]);
+      await eventually(() => (inbox.messageCount({ sessionId: "telegram:9" }) === 1 ? true : undefined), "the message to be steered");
+      reading = true;
+      const next = release;
+      release = Promise.withResolvers<void>();
+      next.resolve();
+      await eventually(() => (ran.length === 4 ? true : undefined), "the unread message to run as its own turn");
+      release.resolve();
+      await eventually(() => (turns.size === 0 ? true : undefined), "the last job to end");
+      assert.deepEqual(ran, ["write a poem", "thanks", "summarise", "in French"]);
+      assert.deepEqual(read, ["make it rhyme"]);
     } finally {
       await Promise.all([runner.close(), taker.close()]);
     }

@@ -155,5 +155,11 @@ describe("several bub gateway processes on one PostgreSQL serve one bot (install
     assert.equal(listed.code, 0, listed.stderr);
     const report: unknown = JSON.parse(listed.stdout);
     assert.deepEqual(report, { queues: [{ queue: `bub_inbound_telegram_${FAKE_BOT.id}`, queued: 0, active: 0, dead_letters: 0 }], dead_letters: [] });
+    // SIGTERM: the survivors stop taking messages and exit cleanly.
+    for (const gateway of gateways.slice(1)) {
+      gateway.child.kill("SIGTERM");
+      const result = await gateway.exited(15_000);
+      assert.equal(result.code, 0, `exit ${result.code} ${result.signal}\nstderr:\n${result.stderr.slice(-2000)}`);
+    }
   });
 });
