@@ -11,38 +11,19 @@ import type { BubFramework } from "../kernel/framework.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnSnapshot } from "../kernel/types.ts";
 import { channelOwnAdmission } from "./admission.ts";
-import type { DebounceClock, DebounceWindows } from "./debounce.ts";
 import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
 import { InboundQueue } from "./inbound-queue.ts";
 import { OutboundRouter } from "./outbound.ts";
 import { providedChannels, selectChannels } from "./selection.ts";
 import { graceExpired, stopChannels } from "./shutdown.ts";
+import { IdleWaiters } from "./idle.ts";
+import type { ChannelManagerOptions } from "./manager-options.ts";
 import { TurnAdmission } from "./turn-admission.ts";
 import { TurnRunner } from "./turn-runner.ts";
 
-const log = createLogger("bub:channels");
+export type { ChannelManagerOptions } from "./manager-options.ts";
 
-/** Options for {@link ChannelManager}. */
-export interface ChannelManagerOptions {
-  /**
-   * Which channels to run: names, `all` (every enabled channel that is not an interface),
-   * and `!name` to exclude one. Defaults to the `BUB_ENABLED_CHANNELS` setting (`all`).
-   */
-  enabledChannels?: readonly string[] | null;
-  /**
-   * Channels to use in addition to the plugins' (`provideChannels`); one with the same name
-   * as a plugin's replaces it. A function receives the manager's message handler.
-   */
-  channels?: Iterable<Channel> | ((messageHandler: MessageHandler) => Iterable<Channel>);
-  /** Seconds running turns get to finish at shutdown before they are cancelled (default 30). */
-  graceSeconds?: number;
-  /** Run turns with streaming model output. Defaults to the `BUB_STREAM_OUTPUT` setting. */
-  streamOutput?: boolean;
-  /** Debounce windows. Default to the `BUB_DEBOUNCE_SECONDS` / `BUB_MAX_WAIT_SECONDS` / `BUB_ACTIVE_TIME_WINDOW` settings. */
-  debounce?: Partial<DebounceWindows>;
-  /** Clock for debounce timers (tests). */
-  clock?: DebounceClock;
-}
+const log = createLogger("bub:channels");
 
 /**
  * Runs channels and schedules their messages as turns. It is the framework's
@@ -88,7 +69,7 @@ export class ChannelManager implements ChannelRouter {
   readonly #outbound: OutboundRouter;
   #accepting = true;
   #stopController = new AbortController();
-  #idleWaiters: (() => void)[] = [];
+  readonly #idle = new IdleWaiters(() => this.#queue.idle && this.#runner.sessionCount === 0);
   #running: Promise<void> | null = null;
   #startedChannels: Channel[] = [];
   #ready = Promise.withResolvers<void>();
@@ -96,7 +77,7 @@ export class ChannelManager implements ChannelRouter {
   constructor(framework: BubFramework, options: ChannelManagerOptions = {}) {
     this.framework = framework;
     this.#options = options;
-    const checkIdle = () => this.#checkIdle();
+    const checkIdle = () => this.#idle.check();
     this.#runner = new TurnRunner(framework, { streamOutput: options.streamOutput, onSettled: checkIdle });
     this.#queue = new InboundQueue(new TurnAdmission(framework, this.#runner), checkIdle);
     this.#debouncers = new ChannelDebouncers((batch) => this.#queue.enqueue(batch, null), () => debounceWindows(framework, options.debounce), options.clock);
@@ -131,24 +112,12 @@ export class ChannelManager implements ChannelRouter {
     return Promise.resolve();
   }
 
-  #isIdle(): boolean {
-    return this.#queue.idle && this.#runner.sessionCount === 0;
-  }
-
-  #checkIdle(): void {
-    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return;
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
   /**
    * Resolves once nothing is queued, admitted-and-waiting or running (messages held by a
    * debounce window are not counted). For tests, benchmarks and graceful shutdown.
    */
   idle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#idle.wait();
   }
 
   /** A session's current turn snapshot (for tools and status displays). */
@@ -272,7 +241,7 @@ export class ChannelManager implements ChannelRouter {
     }
     this.#runner.clear();
     await stopChannels(this.#startedChannels.splice(0).reverse());
-    this.#checkIdle();
+    this.#idle.check();
     log.info("channel.manager stopped");
   }
 }
