@@ -62,9 +62,13 @@ export class ClusterQueue {
   #listening: Awaited<ReturnType<NonNullable<Db["listen"]>>> | null = null;
   #sweeper: ReturnType<typeof setInterval> | null = null;
   #closed = false;
+  /** Every job's limits: set on each job, so a change of the settings applies to the messages queued from then on. */
+  readonly #limits: { retryLimit: number; expireInSeconds: number; heartbeatSeconds: number };
 
-  private constructor(boss: PgBoss, source: string, database: string) {
+  private constructor(boss: PgBoss, options: ClusterQueueOptions, database: string) {
     this.#boss = boss;
+    this.#limits = { retryLimit: 1, expireInSeconds: options.expireSeconds, heartbeatSeconds: options.heartbeatSeconds };
+    const source = options.source;
     const names = queueNames(source);
     this.queue = names.queue;
     this.deadLetter = names.deadLetter;
@@ -100,7 +104,7 @@ export class ClusterQueue {
       openTelemetry: { enabled: false },
     });
     boss.on("error", (error) => log.warn(`queue.pgboss ${error.message.split("\n")[0]}`));
-    const queue = new ClusterQueue(boss, options.source, database);
+    const queue = new ClusterQueue(boss, options, database);
     try {
       await boss.start();
       await queue.#createQueues(options);
@@ -118,7 +122,6 @@ export class ClusterQueue {
     if (!(await boss.getQueue(this.deadLetter))) await createQuietly(boss, this.deadLetter, { retentionSeconds: 30 * 86400, deleteAfterSeconds: 30 * 86400 });
     const settings = { retryLimit: 1, expireInSeconds: options.expireSeconds, heartbeatSeconds: options.heartbeatSeconds, deadLetter: this.deadLetter, notify: true };
     if (!(await boss.getQueue(this.queue))) await createQuietly(boss, this.queue, { policy: "key_strict_fifo", ...settings });
-    else await boss.updateQueue(this.queue, { retryLimit: 1, expireInSeconds: options.expireSeconds, notify: true });
   }
 
   /**
@@ -128,7 +131,7 @@ export class ClusterQueue {
    */
   async accept(messages: readonly Inbound[]): Promise<string[]> {
     if (messages.length === 0) return [];
-    const jobs = messages.map(({ key, session, item, order }) => ({ id: jobIdOf(this.queue, key, order), data: { key, session, item }, singletonKey: session }));
+    const jobs = messages.map(({ key, session, item, order }) => ({ id: jobIdOf(this.queue, key, order), data: { key, session, item }, singletonKey: session, deadLetter: this.deadLetter, ...this.#limits }));
     const inserted = new Set((await this.#boss.insert(this.queue, jobs, { returnId: true })) ?? []);
     const fresh = jobs.filter((job) => inserted.has(job.id));
     if (fresh.length > 0) {
