@@ -49,7 +49,7 @@ export class ChannelMessage implements Envelope {
   media: MediaItem[];
   lifespan: TurnLifespan | null;
   outputChannel: string;
-  [extension: string]: unknown;
+  [extension: `${string}.${string}`]: unknown;
 
   constructor(init: ChannelMessageInit) {
     this.sessionId = init.sessionId;

@@ -38,9 +38,8 @@ export interface TurnLifespan {
 
 /**
  * One message in or out of a turn. The named fields are the ones the pipeline and the
- * builtin channels use; a plugin adds its own under other keys, read with brackets
- * (`envelope["myPlugin.priority"]`), so a misspelt field is a compile error for a plugin
- * built with `noPropertyAccessFromIndexSignature` (the `bub plugin new` template sets it).
+ * builtin channels use; a plugin adds its own under names with a dot (its own prefix:
+ * `envelope["acme.priority"]`), so a misspelt field (`envelope.contnet`) does not compile.
  */
 export interface Envelope {
   /** The text of the message (`""` when it has none). */
@@ -63,7 +62,8 @@ export interface Envelope {
   /** Whether the message addresses the bot (a mention, a private chat). */
   isActive?: boolean;
   lifespan?: TurnLifespan | null;
-  [extension: string]: unknown;
+  /** What plugins add, under a name with a dot: `acme.priority`, read as `envelope["acme.priority"]`. */
+  [extension: `${string}.${string}`]: unknown;
 }
 
 /** What {@link toEnvelope} accepts: a typed envelope, a partial one in camelCase or the reference's snake_case, or plain text. */

@@ -39,9 +39,11 @@ export const audit = definePlugin({
   afterToolCall: async ({ call, context }) => {
     const tape: TapeHandle | null = context.tape;
     await tape?.appendEvent("audit", { tool: call.tool });
+  },
+  buildPrompt: ({ message }) => {
     // @ts-expect-error the envelope is typed: a misspelt field does not compile
-    const misspelt: string = context.sesionId;
-    void misspelt;
+    void message.contnet;
+    return message.content;
   },
 });
 `;
