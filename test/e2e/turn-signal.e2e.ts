@@ -1,7 +1,8 @@
 /**
- * A plugin of the installed package whose `runModel` waits on the `signal` of its hook
- * arguments sees the abort when the turn is cancelled: by SIGINT during a `bub chat` turn,
- * and by a `bub gateway` shutdown whose grace period runs out.
+ * A plugin of the installed package whose `runModel` waits on its typed turn context's
+ * `signal` (`context.signal`, the same as the hook's `signal`) sees the abort when the turn
+ * is cancelled: by SIGINT during a `bub chat` turn, and by a `bub gateway` shutdown whose
+ * grace period runs out.
  */
 import assert from "node:assert/strict";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -32,12 +33,13 @@ class FeederChannel implements Channel {
 export default definePlugin({
   name: "waiting-model",
   provideChannels: ({ messageHandler }) => [new FeederChannel(messageHandler)],
-  runModel({ signal }) {
+  runModel({ context, signal }) {
+    if (context.signal !== signal) throw new Error("the context's signal is not the hook's");
     log("model waiting");
     return new Promise<string>((_resolve, reject) => {
-      signal.addEventListener("abort", () => {
+      context.signal.addEventListener("abort", () => {
         log("model aborted");
-        reject(signal.reason);
+        reject(context.signal.reason);
       }, { once: true });
     });
   },
