@@ -68,8 +68,7 @@ export class ClusterQueue {
   private constructor(boss: PgBoss, options: ClusterQueueOptions, database: string) {
     this.#boss = boss;
     this.#limits = { retryLimit: 1, expireInSeconds: options.expireSeconds, heartbeatSeconds: options.heartbeatSeconds };
-    const source = options.source;
-    const names = queueNames(source);
+    const names = queueNames(options.source);
     this.queue = names.queue;
     this.deadLetter = names.deadLetter;
     this.database = database;
@@ -166,7 +165,14 @@ export class ClusterQueue {
         await handler({ id: job.id, retryCount: job.retryCount, payload });
       }
     });
-    const sweep = () => void this.unblock(onDeadLetter).catch((error: unknown) => log.warn(`queue.sweep failed: ${describe(error)}`));
+    let pruned = Date.now();
+    const sweep = () => {
+      void this.unblock(onDeadLetter).catch((error: unknown) => log.warn(`queue.sweep failed: ${describe(error)}`));
+      // Old recorded replies go once an hour (and at every start).
+      if (Date.now() - pruned < 3_600_000) return;
+      pruned = Date.now();
+      void this.replies.prune().catch((error: unknown) => log.warn(`queue.replies prune failed: ${describe(error)}`));
+    };
     this.#sweeper = setInterval(sweep, 5000);
     this.#sweeper.unref();
     sweep();
