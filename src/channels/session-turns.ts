@@ -71,40 +71,29 @@ export class TurnTask {
 
 /** The running turns of one session, in start order (usually none or one). */
 export class RunningTurns {
-  #first: TurnTask | null = null;
-  /** Turns after the first, when several run side by side. */
-  #rest: TurnTask[] | null = null;
+  readonly #tasks: TurnTask[] = [];
 
   get size(): number {
-    return this.#first === null ? 0 : 1 + (this.#rest === null ? 0 : this.#rest.length);
+    return this.#tasks.length;
   }
 
   add(task: TurnTask): void {
-    if (this.#first === null) this.#first = task;
-    else (this.#rest ??= []).push(task);
+    this.#tasks.push(task);
   }
 
   delete(task: TurnTask): void {
-    if (this.#first === task) {
-      this.#first = this.#rest !== null && this.#rest.length > 0 ? this.#rest.shift()! : null;
-      return;
-    }
-    const index = this.#rest === null ? -1 : this.#rest.indexOf(task);
-    if (index >= 0) this.#rest!.splice(index, 1);
+    const index = this.#tasks.indexOf(task);
+    if (index >= 0) this.#tasks.splice(index, 1);
   }
 
   /** How many are not cancelled. */
   liveCount(): number {
-    if (this.#first === null) return 0;
-    let count = this.#first.cancelled ? 0 : 1;
-    if (this.#rest !== null) for (const task of this.#rest) if (!task.cancelled) count++;
-    return count;
+    return this.#tasks.filter((task) => !task.cancelled).length;
   }
 
   /** A copy, in start order. */
   toArray(): TurnTask[] {
-    if (this.#first === null) return [];
-    return this.#rest === null ? [this.#first] : [this.#first, ...this.#rest];
+    return [...this.#tasks];
   }
 }
 
@@ -120,14 +109,6 @@ const turnScope = new AsyncLocalStorage<TurnTask>();
 /** Runs `body` as part of `task`'s turn (see {@link currentTurnMessage}). */
 export function runInTurn<A extends unknown[], R>(task: TurnTask, body: (...args: A) => R, ...args: A): R {
   return turnScope.run(task, body, ...args);
-}
-
-/**
- * Makes the rest of the current synchronous execution and what it starts part of `task`'s
- * turn; for the tail of a promise job, whose context ends with the job.
- */
-export function enterTurn(task: TurnTask): void {
-  turnScope.enterWith(task);
 }
 
 /** The message of the turn the caller runs in, or null outside one. */

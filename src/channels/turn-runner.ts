@@ -9,7 +9,7 @@ import { createLogger } from "../kernel/log.ts";
 import type { Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { SteeringTarget, TurnResult, TurnSnapshot } from "../kernel/types.ts";
-import { emptySessionTurns, enterTurn, isCurrentTurn, runInTurn, TurnTask, type SessionTurns } from "./session-turns.ts";
+import { emptySessionTurns, isCurrentTurn, runInTurn, TurnTask, type SessionTurns } from "./session-turns.ts";
 import { steeringTargetOf } from "./steering.ts";
 import { TurnSlots } from "./turn-slots.ts";
 
@@ -89,30 +89,16 @@ export class TurnRunner {
     return this.snapshot(this.#sessions.get(sessionId) ?? emptySessionTurns(sessionId), { sessionId });
   }
 
-  /**
-   * Starts a turn for the message. `inJob`: the caller is the tail of a promise job (a
-   * turn's continuation, once it ended), where nothing runs after this in the job.
-   */
-  schedule(turns: SessionTurns, message: Envelope, inJob = false): void {
+  /** Starts a turn for the message, inside its turn scope. */
+  schedule(turns: SessionTurns, message: Envelope): void {
     // The session may have gone idle (and been forgotten) since admission: re-register it.
     if (this.#sessions.get(turns.sessionId) !== turns) turns = this.sessionTurns(turns.sessionId);
     const task = new TurnTask(message, turns);
     turns.active.add(task);
-    if (inJob) {
-      // A context entered in a promise job ends with the job, and nothing else of this job
-      // runs after the turn's start.
-      enterTurn(task);
-      TurnRunner.#runTurn(this, task);
-    } else {
-      runInTurn(task, TurnRunner.#runTurn, this, task);
-    }
+    runInTurn(task, TurnRunner.#runTurn, this, task);
   }
 
-  /**
-   * Runs a turn (inside its turn scope). The turn's end is handled in a promise job
-   * (#finish relies on it), and a failed turn just ends: processInbound already logged it
-   * and told onError.
-   */
+  /** Runs a turn (inside its turn scope); a failed turn just ends: processInbound already logged it and told onError. */
   static #runTurn(runner: TurnRunner, task: TurnTask): void {
     // Without a free slot the turn waits (still the session's running turn, so its order holds).
     if (runner.#turnSlots().acquire(() => runInTurn(task, TurnRunner.#start, runner, task))) TurnRunner.#start(runner, task);
@@ -159,11 +145,7 @@ export class TurnRunner {
     return this.#options.streamOutput ?? this.#framework.settings.getValue("stream_output", false) === true;
   }
 
-  /**
-   * The turn ended (or was cancelled): promote its unread steering, start the session's next
-   * message. Always the last thing its promise job does (the end of #runTurn, or the
-   * microtask #cancel queues), which #next relies on.
-   */
+  /** The turn ended (or was cancelled): promote its unread steering, start the session's next message. */
   #finish(task: TurnTask): void {
     if (!task.end()) return; // cancelled earlier; what it did after that is not waited for
     const turns = task.turns;
@@ -186,12 +168,12 @@ export class TurnRunner {
     turns.pending.unshift(...leftovers);
   }
 
-  /** Starts the session's next pending message once nothing of it runs (called last in a promise job: see #finish). */
+  /** Starts the session's next pending message once nothing of it runs. */
   #next(turns: SessionTurns): void {
     if (turns.active.size === 0 && turns.pending.length > 0) {
       const next = turns.pending.shift();
       if (next) {
-        this.schedule(turns, next, true);
+        this.schedule(turns, next);
         return;
       }
     }
