@@ -112,7 +112,8 @@ export async function invokeTool<TTape>(
       });
     }
     validated = true;
-    const runContext = tool.context ? context! : { signal };
+    // A context tool without a context was refused above.
+    const runContext = tool.context && context ? context : { signal };
     const result = await tool.run(parsed.data, runContext);
     await reportToolSuccess(reporter, tool.name, result, performance.now() - started);
     return result;

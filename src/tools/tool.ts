@@ -7,6 +7,7 @@ import type { Sandbox } from "../kernel/sandbox.ts";
 import type { TurnState } from "../kernel/types.ts";
 import type { TurnContext } from "../kernel/turn-context.ts";
 import type { RuntimeAgent } from "./runtime-agent.ts";
+import { isRecord } from "../config/config-data.ts";
 
 /** What a context tool receives besides its arguments. */
 export interface ToolContext<TTape = TapeHandle> {
@@ -34,14 +35,23 @@ export interface ToolRunOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What a tool's `run` receives besides its arguments: a {@link ToolContext} when `C` is `true` (`context: true`), else {@link ToolRunOptions}. */
+export type ToolRunContext<C extends boolean, TTape = TapeHandle> = C extends true ? ToolContext<TTape> : ToolRunOptions;
+
 /** The zod schema type accepted for tool parameters: an object schema. */
 export type ToolParameters = z.ZodObject<z.core.$ZodLooseShape>;
 
 /**
  * A registered tool. `run` receives arguments already validated by `parameters`; use
  * the executor (or {@link invokeTool}) to call a tool with raw arguments from a model.
+ * `TContext` is what `run` takes besides them ({@link ToolRunContext}; either, by default).
  */
-export interface Tool<TArgs extends Record<string, unknown> = Record<string, unknown>, TResult = unknown, TTape = TapeHandle> {
+export interface Tool<
+  TArgs extends Record<string, unknown> = Record<string, unknown>,
+  TResult = unknown,
+  TTape = TapeHandle,
+  TContext extends ToolContext<TTape> | ToolRunOptions = ToolContext<TTape> | ToolRunOptions,
+> {
   /** Runtime name; may contain dots (`fs.read`). The model sees `fs_read`. */
   readonly name: string;
   readonly description: string;
@@ -52,7 +62,7 @@ export interface Tool<TArgs extends Record<string, unknown> = Record<string, unk
   readonly agentUse: boolean;
   /** JSON schema of the arguments object, computed once on first use. */
   readonly inputSchema: Readonly<Record<string, unknown>>;
-  run(args: TArgs, context: ToolContext<TTape> | ToolRunOptions): TResult | Promise<TResult>;
+  run(args: TArgs, context: TContext): TResult | Promise<TResult>;
 }
 
 /** What {@link defineTool} takes. */
@@ -77,7 +87,7 @@ export interface ToolDefinition<P extends ToolParameters, C extends boolean, TRe
    * {@link toolInputSchema} returns. Omitted: computed on first use.
    */
   inputSchema?: Readonly<Record<string, unknown>>;
-  run(args: z.output<P>, context: C extends true ? ToolContext<TTape> : ToolRunOptions): TResult | Promise<TResult>;
+  run(args: z.output<P>, context: ToolRunContext<C, TTape>): TResult | Promise<TResult>;
 }
 
 /** Drops the safe-integer bounds zod adds to every `.int()`: noise in every prompt. */
@@ -86,8 +96,8 @@ function dropIntegerBounds(node: unknown): void {
     for (const item of node) dropIntegerBounds(item);
     return;
   }
-  if (typeof node !== "object" || node === null) return;
-  const record = node as Record<string, unknown>;
+  if (!isRecord(node)) return;
+  const record = node;
   if (record.type === "integer") {
     if (record.minimum === Number.MIN_SAFE_INTEGER) delete record.minimum;
     if (record.maximum === Number.MAX_SAFE_INTEGER) delete record.maximum;
@@ -97,7 +107,7 @@ function dropIntegerBounds(node: unknown): void {
 
 /** JSON schema (draft-07) of a zod object schema, as models expect it. */
 export function toolInputSchema(parameters: z.ZodType): Record<string, unknown> {
-  const schema = z.toJSONSchema(parameters, { target: "draft-07", io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  const schema: Record<string, unknown> = z.toJSONSchema(parameters, { target: "draft-07", io: "input", unrepresentable: "any" });
   delete schema.$schema;
   dropIntegerBounds(schema);
   if (schema.type === undefined) schema.type = "object";
@@ -119,31 +129,39 @@ export function toolInputSchema(parameters: z.ZodType): Record<string, unknown> 
  * });
  * ```
  */
-export function defineTool<P extends ToolParameters = z.ZodObject<{}>, C extends boolean = false, TResult = unknown, TTape = TapeHandle>(
-  definition: ToolDefinition<P, C, TResult, TTape>,
-): Tool<z.output<P>, TResult, TTape> {
+export function defineTool<
+  S extends z.core.$ZodLooseShape = {},
+  Cfg extends z.core.$ZodObjectConfig = z.core.$strip,
+  C extends boolean = false,
+  TResult = unknown,
+  TTape = TapeHandle,
+>(
+  definition: ToolDefinition<z.ZodObject<S, Cfg>, C, TResult, TTape>,
+): Tool<z.output<z.ZodObject<S, Cfg>>, TResult, TTape, ToolRunContext<C, TTape>> {
   const name = definition.name.trim();
   if (!name) throw new TypeError("defineTool: a tool needs a non-empty name");
-  type Parameters = z.ZodType<z.output<P>, Record<string, unknown>>;
   const declared = definition.parameters;
-  let parameters = (typeof declared === "function" ? undefined : declared) as Parameters | undefined;
+  let parameters: z.ZodObject<S, Cfg> | undefined;
   let schema = definition.inputSchema;
   const run = definition.run;
-  return Object.freeze({
+  const tool: Tool<z.output<z.ZodObject<S, Cfg>>, TResult, TTape, ToolRunContext<C, TTape>> = {
     name,
     description: definition.description ?? "",
-    get parameters(): Parameters {
-      return (parameters ??= (typeof declared === "function" ? declared() : z.object({})) as unknown as Parameters);
+    get parameters() {
+      // Without `parameters`, `S` and `Cfg` are their defaults (`{}`, `$strip`): the very
+      // types of `z.object({})`; TypeScript cannot tie an omitted property to a default.
+      return (parameters ??= typeof declared === "function" ? declared() : (declared ?? (z.object({}) as z.ZodObject<S, Cfg>)));
     },
     context: definition.context === true,
     agentUse: definition.agentUse !== false,
     get inputSchema() {
       return (schema ??= Object.freeze(toolInputSchema(this.parameters)));
     },
-    run(args: z.output<P>, context: ToolContext<TTape> | ToolRunOptions) {
-      return run(args, context as C extends true ? ToolContext<TTape> : ToolRunOptions);
+    run(args, context) {
+      return run(args, context);
     },
-  });
+  };
+  return Object.freeze(tool);
 }
 
 /** `fs.read` → `fs_read`: the name the model sees. */
@@ -155,17 +173,17 @@ export function toModelToolName(name: string): string {
 const renamedCopies = new WeakMap<Tool, Tool>();
 
 /** A copy of a tool under another name (its schema and behaviour unchanged); the same copy each time for one tool and name. */
-export function renameTool<T extends Tool>(tool: T, name: string): T {
+export function renameTool(tool: Tool, name: string): Tool {
   if (tool.name === name) return tool;
   const known = renamedCopies.get(tool);
-  if (known?.name === name) return known as T;
+  if (known?.name === name) return known;
   const copy = makeRenamed(tool, name);
   renamedCopies.set(tool, copy);
   return copy;
 }
 
-function makeRenamed<T extends Tool>(tool: T, name: string): T {
-  return Object.freeze({
+function makeRenamed(tool: Tool, name: string): Tool {
+  const copy: Tool = {
     name,
     description: tool.description,
     get parameters() {
@@ -177,7 +195,8 @@ function makeRenamed<T extends Tool>(tool: T, name: string): T {
       return tool.inputSchema;
     },
     run: tool.run.bind(tool),
-  }) as unknown as T;
+  };
+  return Object.freeze(copy);
 }
 
 /** Agent-usable tools renamed to their model-facing aliases (`fs.read` → `fs_read`). */
@@ -197,7 +216,8 @@ function signature(tool: Tool): string {
   const properties = schema.properties;
   const name = toModelToolName(tool.name);
   if (typeof properties !== "object" || properties === null || Object.keys(properties).length === 0) return `${name}()`;
-  const required = new Set(Array.isArray(schema.required) ? (schema.required as unknown[]).filter((item) => typeof item === "string") : []);
+  const listed: unknown = schema.required;
+  const required = new Set(Array.isArray(listed) ? listed.filter((item: unknown) => typeof item === "string") : []);
   const params = Object.keys(properties).map((key) => (required.has(key) ? key : `${key}?`));
   return `${name}(${params.join(", ")})`;
 }

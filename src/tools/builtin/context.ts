@@ -7,20 +7,39 @@ import { resolve } from "node:path";
 import { expandHome } from "../../config/paths.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { Sandbox } from "../../kernel/sandbox.ts";
+import type { TapeHandle } from "../../kernel/tape-contract.ts";
 import type { Tape } from "../../tape/index.ts";
 import { createHostSandbox, resolveHostPath } from "../sandbox-host.ts";
 import type { ToolContext } from "../tool.ts";
 
 /**
+ * True when a context's tape is the runtime's {@link Tape} (what the agent hands its tools),
+ * not just the kernel's {@link TapeHandle}: it has the methods the builtin tools call.
+ */
+function isRuntimeTape(tape: TapeHandle): tape is Tape {
+  return (
+    typeof tape.appendEvent === "function" &&
+    typeof tape.handoff === "function" &&
+    "query" in tape && typeof tape.query === "function" &&
+    "info" in tape && typeof tape.info === "function" &&
+    "anchors" in tape && typeof tape.anchors === "function" &&
+    "reset" in tape && typeof tape.reset === "function" &&
+    "sidecarTapeName" in tape && typeof tape.sidecarTapeName === "function"
+  );
+}
+
+/**
  * The context's tape.
- * @throws BubError `invalid_input` when the context carries no tape.
+ * @throws BubError `invalid_input` when the context carries no tape, or a tape that is not the runtime's.
  */
 export function tapeOf(context: ToolContext): Tape {
-  const tape = context.tape as Partial<Tape> | null | undefined;
+  // A context built by hand may leave the tape out, whatever its type says.
+  const tape: TapeHandle | null | undefined = context.tape;
   if (typeof tape !== "object" || tape === null || typeof tape.appendEvent !== "function") {
     throw new BubError("invalid_input", "This tool needs the session tape, but the tool context has none.");
   }
-  return tape as Tape;
+  if (!isRuntimeTape(tape)) throw new BubError("invalid_input", "This tool needs the runtime's session tape, but the tool context has another kind of tape.");
+  return tape;
 }
 
 /** The session's workspace: the turn's, else null (a context built by hand). */
