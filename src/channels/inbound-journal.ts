@@ -20,7 +20,9 @@
  */
 import { open, readFile, rename, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
+import { isRecord } from "../config/config-data.ts";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
+import { errorCode } from "../config/thrown.ts";
 import { createLogger } from "../kernel/log.ts";
 
 const log = createLogger("bub:channels");
@@ -54,16 +56,19 @@ interface PendingWrite {
 }
 
 function parseRecord(line: string): JournalRecord | null {
+  let record: unknown;
   try {
-    const record = JSON.parse(line) as Partial<JournalRecord> | null;
-    if (typeof record !== "object" || record === null) return null;
-    if (record.t === "mark" && typeof record.last === "number") return record as JournalRecord;
-    if (typeof (record as { id?: unknown }).id !== "number") return null;
-    if (record.t === "received" || record.t === "started" || record.t === "retried" || record.t === "done") return record as JournalRecord;
-    return null;
+    record = JSON.parse(line);
   } catch {
     return null;
   }
+  if (!isRecord(record)) return null;
+  const { t, id, last } = record;
+  if (t === "mark" && typeof last === "number") return { t, last };
+  if (typeof id !== "number") return null;
+  if (t === "received") return { t, id, item: record.item };
+  if (t === "started" || t === "retried" || t === "done") return { t, id };
+  return null;
 }
 
 /** See the module comment. Open one with {@link InboundJournal.open}. */
@@ -98,7 +103,7 @@ export class InboundJournal {
     try {
       text = await readFile(path, "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      if (errorCode(error) !== "ENOENT") throw error;
     }
     const lines = text.split("\n");
     let ignored = 0;
@@ -214,7 +219,8 @@ export class InboundJournal {
         this.#queue = [];
         try {
           const lines = batch.flatMap((write) => write.lines);
-          const handle = this.#handle!;
+          const handle = this.#handle;
+          if (!handle) throw new Error(`inbound journal ${this.path} is not open`);
           await handle.write(`${lines.join("\n")}\n`);
           if (batch.some((write) => write.sync)) await handle.datasync();
           this.#linesSinceCompaction += lines.length;

@@ -54,10 +54,9 @@ export class InboundQueue {
   async #pump(): Promise<void> {
     if (!this.#started || this.#pumping) return;
     this.#pumping = true;
-    while (this.#waiting.length > 0) {
-      const { message, admitted } = this.#waiting.shift()!;
-      await this.#admitter.admit(message);
-      admitted?.();
+    for (let next = this.#waiting.shift(); next; next = this.#waiting.shift()) {
+      await this.#admitter.admit(next.message);
+      next.admitted?.();
     }
     this.#pumping = false;
     this.#onIdle();

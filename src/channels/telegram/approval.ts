@@ -47,7 +47,8 @@ function senderOf(message: ApprovalRequest["message"]): string | null {
   for (const line of message.content.split("\n").reverse()) {
     if (!line.startsWith("{")) continue;
     try {
-      const sender = (JSON.parse(line) as { sender_id?: unknown }).sender_id;
+      const parsed: unknown = JSON.parse(line);
+      const sender = typeof parsed === "object" && parsed !== null && "sender_id" in parsed ? parsed.sender_id : undefined;
       if (typeof sender === "string" || typeof sender === "number") return String(sender);
     } catch {
       // not one message's JSON: try the line before
@@ -116,7 +117,7 @@ export class TelegramApprovals {
     const match = query?.data === undefined ? null : CALLBACK.exec(query.data);
     if (!query || !match) return;
     const reply = (text: string) => ctx.answerCallbackQuery({ text }).catch((error: unknown) => log.debug(`telegram.approval answerCallbackQuery failed: ${this.#context.describeError(error)}`));
-    const question = this.#open.get(match[1]!);
+    const question = this.#open.get(match[1]);
     if (!question || String(query.message?.chat.id ?? "") !== question.chatId) {
       await reply("This question is no longer open.");
       return;
@@ -127,7 +128,7 @@ export class TelegramApprovals {
       return;
     }
     const approved = match[2] === "yes";
-    this.#open.delete(match[1]!);
+    this.#open.delete(match[1]);
     question.settle({ approved, by: who(query.from) });
     await reply(approved ? "Approved" : "Denied");
   }
@@ -135,5 +136,6 @@ export class TelegramApprovals {
 
 /** True when `signal` aborted because its time ran out. */
 function isTimeout(signal: AbortSignal): boolean {
-  return (signal.reason as { name?: unknown } | undefined)?.name === "TimeoutError";
+  const reason: unknown = signal.reason;
+  return typeof reason === "object" && reason !== null && "name" in reason && reason.name === "TimeoutError";
 }

@@ -33,7 +33,7 @@ export function outboundText(message: Envelope): string {
     try {
       const parsed: unknown = JSON.parse(trimmed);
       if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
-        const text = (parsed as Record<string, unknown>).message;
+        const text = "message" in parsed ? parsed.message : undefined;
         return text === undefined || text === null ? "" : String(text);
       }
     } catch {

@@ -55,7 +55,7 @@ export function postgresPollerElection(options: PostgresPollerOptions): PollerEl
   const password = databaseUrlPassword(options.url);
   const me = `pid ${process.pid} on ${hostname()}`;
   const describe = (error: unknown): string => {
-    const raw = (error instanceof Error ? error.message || error.name : String(error)).split("\n")[0]!;
+    const raw = (error instanceof Error ? error.message || error.name : String(error)).split("\n")[0];
     return (password ? raw.replaceAll(password, "***") : raw).replaceAll(options.url, where);
   };
 
