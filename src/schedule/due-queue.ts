@@ -24,8 +24,8 @@ export class DueQueue {
     let index = heap.length - 1;
     while (index > 0) {
       const parent = (index - 1) >> 1;
-      if (heap[parent]!.due <= entry.due) break;
-      heap[index] = heap[parent]!;
+      if (heap[parent].due <= entry.due) break;
+      heap[index] = heap[parent];
       index = parent;
     }
     heap[index] = entry;
@@ -42,9 +42,9 @@ export class DueQueue {
       const left = 2 * index + 1;
       if (left >= heap.length) break;
       const right = left + 1;
-      const child = right < heap.length && heap[right]!.due < heap[left]!.due ? right : left;
-      if (heap[child]!.due >= last.due) break;
-      heap[index] = heap[child]!;
+      const child = right < heap.length && heap[right].due < heap[left].due ? right : left;
+      if (heap[child].due >= last.due) break;
+      heap[index] = heap[child];
       index = child;
     }
     heap[index] = last;

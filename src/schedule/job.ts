@@ -49,7 +49,20 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 const text = (value: unknown): value is string => typeof value === "string" && value !== "";
-const optionalText = (value: unknown): value is string | null => value === null || text(value);
+
+/** A field that must be a non-empty string. */
+function requiredText(record: Record<string, unknown>, field: string): string {
+  const value = record[field];
+  if (!text(value)) throw new Error(`field '${field}' is missing or not a string`);
+  return value;
+}
+
+/** A field that may be missing or null, else a non-empty string. */
+function optionalText(record: Record<string, unknown>, field: string): string | null {
+  const value = record[field] ?? null;
+  if (value !== null && !text(value)) throw new Error(`field '${field}' is not a string or null`);
+  return value;
+}
 
 /**
  * The job a parsed JSON file holds.
@@ -57,28 +70,19 @@ const optionalText = (value: unknown): value is string | null => value === null 
  */
 export function parseJob(value: unknown): ScheduleJob {
   if (!isRecord(value)) throw new Error("not a JSON object");
-  for (const field of ["id", "session_id", "channel", "chat_id", "prompt", "created_at"] as const) {
-    if (!text(value[field])) throw new Error(`field '${field}' is missing or not a string`);
-  }
-  for (const field of ["cron", "at", "timezone"] as const) {
-    if (!optionalText(value[field] ?? null)) throw new Error(`field '${field}' is not a string or null`);
-  }
-  const cron = (value.cron as string | null | undefined) ?? null;
-  const at = (value.at as string | null | undefined) ?? null;
+  const id = requiredText(value, "id");
+  const session_id = requiredText(value, "session_id");
+  const channel = requiredText(value, "channel");
+  const chat_id = requiredText(value, "chat_id");
+  const prompt = requiredText(value, "prompt");
+  const created_at = requiredText(value, "created_at");
+  const cron = optionalText(value, "cron");
+  const at = optionalText(value, "at");
+  const timezone = optionalText(value, "timezone");
   if ((cron === null) === (at === null)) throw new Error("exactly one of 'cron' and 'at' must be set");
   if (at !== null && Number.isNaN(Date.parse(at))) throw new Error(`field 'at' is not a time: ${at}`);
-  if (!isJobId(value.id as string)) throw new Error(`field 'id' is not a schedule id: ${String(value.id)}`);
-  return {
-    id: value.id as string,
-    session_id: value.session_id as string,
-    channel: value.channel as string,
-    chat_id: value.chat_id as string,
-    prompt: value.prompt as string,
-    cron,
-    at,
-    timezone: (value.timezone as string | null | undefined) ?? null,
-    created_at: value.created_at as string,
-  };
+  if (!isJobId(id)) throw new Error(`field 'id' is not a schedule id: ${id}`);
+  return { id, session_id, channel, chat_id, prompt, cron, at, timezone, created_at };
 }
 
 /** The run state a parsed JSON file holds, or null when it is not one. */

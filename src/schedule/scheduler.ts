@@ -237,7 +237,7 @@ export class Scheduler {
 
   /** Deletes run states whose job is gone (a removal that raced a run). */
   async #pruneStates(ids: ReadonlySet<string>): Promise<void> {
-    const names = await readdir(this.#options.store.stateDir).catch(() => [] as string[]);
+    const names = await readdir(this.#options.store.stateDir).catch((): string[] => []);
     await Promise.all(
       names.filter((name) => name.endsWith(".json") && !ids.has(name.slice(0, -".json".length))).map((name) => rm(join(this.#options.store.stateDir, name), { force: true })),
     );

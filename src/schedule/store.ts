@@ -10,6 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { errorCode } from "../config/thrown.ts";
 import { createLogger } from "../kernel/log.ts";
 import { isJobId, parseJob, parseRunState, type ScheduleJob, type ScheduleRunState } from "./job.ts";
 
@@ -21,7 +22,7 @@ export function schedulesDir(home: string): string {
 }
 
 function isMissing(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | null)?.code === "ENOENT";
+  return errorCode(error) === "ENOENT";
 }
 
 /** Writes `data` as JSON to `path` through a temporary file renamed over it. */

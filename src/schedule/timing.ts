@@ -44,9 +44,10 @@ export class RunTimes {
       const at = new Date(job.at);
       return at > after ? at : null;
     }
+    if (job.cron === null) return null;
     const key = `${job.timezone ?? ""}\u0000${job.cron}`;
     let cron = this.#patterns.get(key);
-    if (!cron) this.#patterns.set(key, (cron = new Cron(job.cron!, { ...cronOptions(job.timezone), paused: true })));
+    if (!cron) this.#patterns.set(key, (cron = new Cron(job.cron, { ...cronOptions(job.timezone), paused: true })));
     return cron.nextRun(after);
   }
 }

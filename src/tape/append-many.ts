@@ -1,4 +1,15 @@
+import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
+
+/**
+ * The one entry a batch append of one entry stored.
+ * @throws BubError `unknown` when the store returned none.
+ */
+export function onlyEntry(stored: readonly TapeEntry[]): TapeEntry {
+  const entry = stored.at(0);
+  if (entry === undefined) throw new BubError("unknown", "The tape store stored no entry for an append of one.");
+  return entry;
+}
 
 /**
  * Appends entries in order through `appendBatch` when the store has it (one durable write),

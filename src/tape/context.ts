@@ -4,11 +4,16 @@
  */
 import { LAST_ANCHOR, type ChatMessage, type TapeContext, type TapeEntry, type TapeQuery } from "../kernel/tape-contract.ts";
 import { pythonJson } from "./python-format.ts";
+import { isJsonObject } from "./values.ts";
 
 type JsonRecord = Record<string, unknown>;
 
-function isRecord(value: unknown): value is JsonRecord {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+/**
+ * A `message` entry's payload as a chat message: a copy of the payload. A payload without a
+ * string `role` is given `role: "user"`, which is how the model layer reads such a message anyway.
+ */
+function chatMessage(payload: JsonRecord): ChatMessage {
+  return { ...payload, role: typeof payload.role === "string" ? payload.role : "user" };
 }
 
 /**
@@ -28,11 +33,11 @@ export function contextEntries(entries: readonly TapeEntry[]): TapeEntry[] {
 
 /** Without a selector, the context is the payloads of the `message` entries. */
 export function plainMessages(entries: readonly TapeEntry[]): ChatMessage[] {
-  return entries.filter((entry) => entry.kind === "message").map((entry) => ({ ...entry.payload }) as ChatMessage);
+  return entries.filter((entry) => entry.kind === "message").map((entry) => chatMessage(entry.payload));
 }
 
 function toolCallsOf(value: unknown): JsonRecord[] {
-  return Array.isArray(value) ? value.filter(isRecord).map((call) => ({ ...call })) : [];
+  return Array.isArray(value) ? value.filter(isJsonObject).map((call) => ({ ...call })) : [];
 }
 
 function renderToolResult(result: unknown): string {
@@ -44,7 +49,7 @@ function toolMessage(result: unknown, call: JsonRecord | undefined): ChatMessage
   if (!call) return message;
   if (typeof call.id === "string" && call.id !== "") message.tool_call_id = call.id;
   const fn = call.function;
-  if (isRecord(fn) && typeof fn.name === "string" && fn.name !== "") message.name = fn.name;
+  if (isJsonObject(fn) && typeof fn.name === "string" && fn.name !== "") message.name = fn.name;
   return message;
 }
 
@@ -68,7 +73,7 @@ export function selectMessages(entries: Iterable<TapeEntry>, _context?: TapeCont
         messages.push({ role: "assistant", content: `[Anchor created: ${String(payload.name ?? "None")}]: ${pythonJson(payload.state)}` });
         break;
       case "message":
-        messages.push({ ...payload } as ChatMessage);
+        messages.push(chatMessage(payload));
         break;
       case "tool_call":
         pendingCalls = toolCallsOf(payload.calls);

@@ -59,10 +59,10 @@ const DATE_ONLY = /^(\d{4})-?(\d{2})-?(\d{2})$/;
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?(Z|z|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:\.\d{1,6})?)?)?)?$/;
 
-const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
+/** Days in `month` (1-12) of `year`. */
 function daysInMonth(year: number, month: number): number {
-  return month === 2 && isLeap(year) ? 29 : MONTH_DAYS[month - 1]!;
+  if (month === 2) return isLeap(year) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 function isLeap(year: number): boolean {
@@ -80,10 +80,10 @@ function offsetMicros(text: string | undefined): number | null {
   if (!text || text === "Z" || text === "z") return 0;
   const sign = text[0] === "-" ? -1 : 1;
   const digits = text.slice(1).replace(/:/g, "");
-  const [secondsPart, fractionPart = ""] = digits.split(".");
-  const hours = Number(secondsPart!.slice(0, 2));
-  const minutes = Number(secondsPart!.slice(2, 4) || "0");
-  const seconds = Number(secondsPart!.slice(4, 6) || "0");
+  const [secondsPart = "", fractionPart = ""] = digits.split(".");
+  const hours = Number(secondsPart.slice(0, 2));
+  const minutes = Number(secondsPart.slice(2, 4) || "0");
+  const seconds = Number(secondsPart.slice(4, 6) || "0");
   if (hours > 23 || minutes > 59 || seconds > 59) return null;
   const fraction = Number(fractionPart.padEnd(6, "0").slice(0, 6));
   return sign * ((hours * 3600 + minutes * 60 + seconds) * MICROS_PER_SECOND + fraction);

@@ -1,15 +1,13 @@
 import { BubError, type BubErrorData } from "../kernel/errors.ts";
 import { redactJsonText } from "../config/redaction.ts";
+import { errorMessage } from "../config/thrown.ts";
 import { currentCorrelationMeta } from "../kernel/correlation.ts";
 import type { JsonObject, NewTapeEntry, TapeEntry } from "../kernel/tape-contract.ts";
 import { dateFromEpochSeconds, utcNow } from "./date.ts";
+import { isJsonObject } from "./values.ts";
 
 /** Extra fields stored beside an entry's payload (`run_id`, `context: false`, ...). */
 export type EntryMeta = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function make(kind: string, payload: JsonObject, meta: EntryMeta | undefined): NewTapeEntry {
   return { kind, payload, meta: { ...meta }, date: utcNow() };
@@ -72,16 +70,16 @@ export interface PreparedEntry {
  * @throws BubError `invalid_input` when the kind is not a string or payload/meta are not objects.
  */
 export function prepareEntry(entry: NewTapeEntry): PreparedEntry {
-  if (!isObject(entry)) {
+  if (!isJsonObject(entry)) {
     throw new BubError("invalid_input", "A tape entry must be an object with kind and payload: build it with entries.event(...) or similar.");
   }
   if (typeof entry.kind !== "string" || entry.kind === "") {
     throw new BubError("invalid_input", `A tape entry needs a non-empty string kind (got ${JSON.stringify(entry.kind) ?? "undefined"}).`);
   }
-  if (!isObject(entry.payload)) {
+  if (!isJsonObject(entry.payload)) {
     throw new BubError("invalid_input", `The payload of a '${entry.kind}' tape entry must be an object.`);
   }
-  if (entry.meta != null && !isObject(entry.meta)) {
+  if (entry.meta != null && !isJsonObject(entry.meta)) {
     throw new BubError("invalid_input", `The meta of a '${entry.kind}' tape entry must be an object.`);
   }
   if (entry.date != null && typeof entry.date !== "string") {
@@ -95,7 +93,7 @@ function withCorrelationMeta(meta: JsonObject | undefined): JsonObject {
   const ids = currentCorrelationMeta();
   if (!ids) return meta ?? {};
   const stamped: JsonObject = { ...meta };
-  for (const key in ids) if (!Object.hasOwn(stamped, key)) stamped[key] = ids[key as keyof typeof ids];
+  for (const [key, id] of Object.entries(ids)) if (!Object.hasOwn(stamped, key)) stamped[key] = id;
   return stamped;
 }
 
@@ -110,7 +108,7 @@ export function encodeEntry(id: number, entry: PreparedEntry): string {
   try {
     return redactJsonText(JSON.stringify({ id, kind: entry.kind, payload: entry.payload, meta: entry.meta, date: entry.date }));
   } catch (error) {
-    throw new BubError("invalid_input", `A '${entry.kind}' tape entry is not JSON-serializable (${(error as Error).message}): store plain data only.`, {
+    throw new BubError("invalid_input", `A '${entry.kind}' tape entry is not JSON-serializable (${errorMessage(error)}): store plain data only.`, {
       cause: error,
     });
   }
@@ -134,8 +132,19 @@ export interface EncodedEntry {
 export function encodeEntryBody(entry: PreparedEntry): EncodedEntry {
   const json = encodeEntry(0, entry);
   const body = json.slice(json.indexOf(",") + 1);
-  const { id: _id, ...value } = JSON.parse(json) as TapeEntry;
+  const { id: _id, ...value } = parseStoredEntry(json);
   return { body, bodyBytes: Buffer.byteLength(body, "utf8"), value };
+}
+
+/**
+ * The entry a store just wrote, read back from {@link encodeEntry}'s text (so it holds what
+ * the store holds: secrets redacted, values as JSON has them).
+ * @throws BubError `unknown` should the text not be an entry, which encodeEntry never produces.
+ */
+export function parseStoredEntry(text: string): TapeEntry {
+  const entry = parseEntryLine(text);
+  if (typeof entry === "string") throw new BubError("unknown", `An encoded tape entry does not read back as one (${entry}).`);
+  return entry;
 }
 
 /**
@@ -145,12 +154,12 @@ export function encodeEntryBody(entry: PreparedEntry): EncodedEntry {
  * Returns a short reason instead when the value is not an entry.
  */
 export function decodeEntry(value: unknown): TapeEntry | string {
-  if (!isObject(value)) return "not a JSON object";
+  if (!isJsonObject(value)) return "not a JSON object";
   const { id, kind, payload } = value;
   if (typeof id !== "number" || !Number.isSafeInteger(id)) return "id is not an integer";
   if (typeof kind !== "string") return "kind is not a string";
-  if (!isObject(payload)) return "payload is not an object";
-  const meta = isObject(value.meta) ? value.meta : {};
+  if (!isJsonObject(payload)) return "payload is not an object";
+  const meta = isJsonObject(value.meta) ? value.meta : {};
   let date: string;
   const legacy = value.date ?? value.timestamp;
   if (typeof value.date === "string") date = value.date;
@@ -172,20 +181,23 @@ export function parseEntryLine(text: string): TapeEntry | string {
 }
 
 /** A deep copy of a JSON value (what entries hold): several times quicker than `structuredClone` here. */
-function cloneJson<T>(value: T): T {
-  if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) return value.map(cloneJson) as T;
-  const out: Record<string, unknown> = {};
+function cloneJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(cloneJson);
+  return isJsonObject(value) ? cloneObject(value) : value;
+}
+
+function cloneObject(value: JsonObject): JsonObject {
+  const out: JsonObject = {};
   for (const key of Object.keys(value)) {
-    const child = cloneJson((value as Record<string, unknown>)[key]);
+    const child = cloneJson(value[key]);
     // An own "__proto__" key (JSON.parse makes one) must stay a key, not become the prototype.
     if (key === "__proto__") Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
     else out[key] = child;
   }
-  return out as T;
+  return out;
 }
 
 /** A deep copy of an entry, so callers can never change what a store holds. */
 export function cloneEntry(entry: TapeEntry): TapeEntry {
-  return cloneJson(entry);
+  return { id: entry.id, kind: entry.kind, payload: cloneObject(entry.payload), meta: cloneObject(entry.meta), date: entry.date };
 }

@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { createLogger } from "../kernel/log.ts";
 import type { TapeNameRecord } from "../kernel/tape-contract.ts";
 import { utcNow } from "./date.ts";
+import { errorCode } from "../config/thrown.ts";
+import { isJsonObject } from "./values.ts";
 
 const log = createLogger("bub:tape");
 
@@ -29,7 +31,8 @@ export function parseNameIndex(text: string): TapeNameRecord[] {
     } catch {
       continue;
     }
-    const { tape, session_id: sessionId, workspace } = (value ?? {}) as Record<string, unknown>;
+    if (!isJsonObject(value)) continue;
+    const { tape, session_id: sessionId, workspace } = value;
     if (typeof tape !== "string" || typeof sessionId !== "string" || typeof workspace !== "string" || records.has(tape)) continue;
     records.set(tape, { tape, sessionId, workspace });
   }
@@ -65,7 +68,7 @@ export function createFileNameIndex(directory: string): FileNameIndex {
     try {
       return parseNameIndex(await readFile(path, "utf8"));
     } catch (error) {
-      if ((error as { code?: string }).code === "ENOENT") return [];
+      if (errorCode(error) === "ENOENT") return [];
       throw error;
     }
   }

@@ -8,6 +8,8 @@ import { scanTapeFiles } from "./file-tape-stats.ts";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
 import { createProcessLock } from "./process-lock.ts";
 import { fileStoreError } from "./store-errors.ts";
+import { onlyEntry } from "./append-many.ts";
+import { errorCode } from "../config/thrown.ts";
 import { TapeFile, type SkippedLine } from "./tape-file.ts";
 
 export type { SkippedLine } from "./tape-file.ts";
@@ -176,7 +178,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       try {
         names = await readdir(directory);
       } catch (error) {
-        if ((error as { code?: string }).code === "ENOENT") return [];
+        if (errorCode(error) === "ENOENT") return [];
         throw fileStoreError(error, "list", directory);
       }
       return names
@@ -191,7 +193,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       return found;
     },
     async append(tape, entry) {
-      return (await appendBatch(tape, [entry]))[0]!;
+      return onlyEntry(await appendBatch(tape, [entry]));
     },
     appendBatch,
     async reset(tape) {
@@ -200,7 +202,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       try {
         await syncDirectory(directory);
       } catch (error) {
-        if ((error as { code?: string }).code !== "ENOENT") throw fileStoreError(error, "sync the directory of", file.path);
+        if (errorCode(error) !== "ENOENT") throw fileStoreError(error, "sync the directory of", file.path);
       }
     },
     async skippedLines(tape) {

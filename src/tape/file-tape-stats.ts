@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { TapeStats } from "../kernel/tape-contract.ts";
 import { parseEntryLine } from "./entry.ts";
 import { isLegacyTurnStart, turnIdOf, TurnTracker } from "./turns.ts";
+import { errorCode } from "../config/thrown.ts";
 
 const NEWLINE = 0x0a;
 const QUOTE = 0x22;
@@ -42,7 +43,7 @@ class Finder {
 function lastEntryOf(text: string): { id: number; date: string } | null {
   const id = ID_PREFIX.exec(text);
   const date = DATE_SUFFIX.exec(text.length > 200 ? text.slice(-200) : text);
-  if (id && date) return { id: Number(id[1]), date: date[1]! };
+  if (id && date) return { id: Number(id[1]), date: date[1] };
   const entry = parseEntryLine(text);
   return typeof entry === "string" ? null : { id: entry.id, date: entry.date };
 }
@@ -141,7 +142,7 @@ export function scanTapeFile(directory: string, tape: string): TapeStats | null 
   try {
     fd = openSync(join(directory, `${tape}.jsonl`), "r");
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return null;
+    if (errorCode(error) === "ENOENT") return null;
     throw error;
   }
   try {

@@ -6,12 +6,13 @@
 import { BubError, describeError } from "../kernel/errors.ts";
 import { createLogger } from "../kernel/log.ts";
 import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
-import { appendMany } from "./append-many.ts";
-import { cloneEntry, encodeEntry, entries, prepareEntry, type PreparedEntry } from "./entry.ts";
+import { appendMany, onlyEntry } from "./append-many.ts";
+import { cloneEntry, encodeEntry, entries, parseStoredEntry, prepareEntry, type PreparedEntry } from "./entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, isAnchorNamed, runQuery } from "./query-engine.ts";
 import { sidecarTapeName } from "./sidecar.ts";
 import { hasAnchor, type Tape } from "./tape.ts";
 import { withTapeLock } from "./tape-lock.ts";
+import { isJsonObject } from "./values.ts";
 
 const log = createLogger("bub:tape");
 
@@ -53,7 +54,7 @@ interface LocalTape {
 
 function textParts(value: unknown): unknown {
   if (!Array.isArray(value)) return value;
-  return value.filter((part) => typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text");
+  return value.filter((part) => isJsonObject(part) && part.type === "text");
 }
 
 /**
@@ -68,7 +69,7 @@ export function redactMedia(entry: PreparedEntry): PreparedEntry {
 }
 
 function lastIndexWhere(list: readonly TapeEntry[], test: (entry: TapeEntry) => boolean): number {
-  for (let index = list.length - 1; index >= 0; index--) if (test(list[index]!)) return index;
+  for (let index = list.length - 1; index >= 0; index--) if (test(list[index])) return index;
   return -1;
 }
 
@@ -97,7 +98,7 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
       throw new BubError("invalid_input", `The fork of tape ${main} was discarded, so nothing more can be written to it: open a new fork.`);
     }
     const target = local(name);
-    const stored = batch.map((entry, index) => JSON.parse(encodeEntry(target.lastId + index + 1, redactMedia(prepareEntry(entry)))) as TapeEntry);
+    const stored = batch.map((entry, index) => parseStoredEntry(encodeEntry(target.lastId + index + 1, redactMedia(prepareEntry(entry)))));
     target.entries.push(...stored);
     target.lastId += stored.length;
     return stored.map(cloneEntry);
@@ -190,7 +191,7 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
     listTapes: () => parent.listTapes(),
     fetchAll: (query) => (isLocal(query.tape) ? fetchManaged(query) : parent.fetchAll(query)),
     async append(name, entry) {
-      if (isLocal(name) || (managed.has(name) && state === "discarded")) return appendLocal(name, [entry])[0]!;
+      if (isLocal(name) || (managed.has(name) && state === "discarded")) return onlyEntry(appendLocal(name, [entry]));
       return parent.append(name, { ...redactMedia(prepareEntry(entry)) });
     },
     async appendBatch(name, batch) {

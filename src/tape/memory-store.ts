@@ -1,5 +1,6 @@
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
-import { cloneEntry, encodeEntry, prepareEntry } from "./entry.ts";
+import { onlyEntry } from "./append-many.ts";
+import { cloneEntry, encodeEntry, parseStoredEntry, prepareEntry } from "./entry.ts";
 import { runQuery } from "./query-engine.ts";
 import { isSidecarTapeName } from "./sidecar.ts";
 
@@ -26,7 +27,7 @@ export function createMemoryTapeStore(): TapeStore & Required<Pick<TapeStore, "a
   function appendAll(tape: string, batch: readonly NewTapeEntry[]): TapeEntry[] {
     const prepared = batch.map(prepareEntry);
     const state = tapes.get(tape) ?? { entries: [], lastId: 0 };
-    const stored = prepared.map((entry, index) => JSON.parse(encodeEntry(state.lastId + index + 1, entry)) as TapeEntry);
+    const stored = prepared.map((entry, index) => parseStoredEntry(encodeEntry(state.lastId + index + 1, entry)));
     state.entries.push(...stored);
     state.lastId += stored.length;
     tapes.set(tape, state);
@@ -41,7 +42,7 @@ export function createMemoryTapeStore(): TapeStore & Required<Pick<TapeStore, "a
       return runQuery(tapes.get(query.tape)?.entries ?? [], query).map(cloneEntry);
     },
     async append(tape, entry) {
-      return appendAll(tape, [entry])[0]!;
+      return onlyEntry(appendAll(tape, [entry]));
     },
     async appendBatch(tape, batch) {
       return appendAll(tape, batch);

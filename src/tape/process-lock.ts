@@ -12,6 +12,8 @@ import { DatabaseSync } from "node:sqlite";
 import { makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import { fileStoreError } from "./store-errors.ts";
+import { errorMessage } from "../config/thrown.ts";
+import { sqliteCode } from "./values.ts";
 
 /** Mutual exclusion across processes (and across store objects of one process). */
 export interface ProcessLock {
@@ -29,11 +31,6 @@ const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
 const SQLITE_READONLY = 8;
 const SQLITE_CANTOPEN = 14;
-
-function sqliteCode(error: unknown): number | undefined {
-  const code = (error as { errcode?: unknown } | null)?.errcode;
-  return typeof code === "number" ? code & 0xff : undefined;
-}
 
 function pause(attempt: number): Promise<void> {
   if (attempt < 4) return new Promise((resolve) => setImmediate(resolve));
@@ -57,7 +54,7 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
     } catch (error) {
       throw new BubError(
         "config",
-        `Cannot open the tape lock file ${path} (${(error as Error).message}): make the tapes directory writable, or point BUB_HOME at a writable location.`,
+        `Cannot open the tape lock file ${path} (${errorMessage(error)}): make the tapes directory writable, or point BUB_HOME at a writable location.`,
         { details: { path }, cause: error },
       );
     }
@@ -71,7 +68,7 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
       if (sqliteCode(error) !== SQLITE_BUSY && sqliteCode(error) !== SQLITE_LOCKED) {
         database.close();
         database = null;
-        throw new BubError("config", `Cannot use the tape lock file ${path} (${(error as Error).message}): delete it if it is not a SQLite file, or make it writable.`, {
+        throw new BubError("config", `Cannot use the tape lock file ${path} (${errorMessage(error)}): delete it if it is not a SQLite file, or make it writable.`, {
           details: { path },
           cause: error,
         });
@@ -80,17 +77,18 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
     return database;
   }
 
-  function tryBegin(): boolean {
+  /** The lock database inside a transaction that holds the lock, or null when another process holds it. */
+  function tryBegin(): DatabaseSync | null {
     const db = open();
     if (db.isTransaction) db.exec("ROLLBACK");
     try {
       db.exec("BEGIN IMMEDIATE");
-      return true;
+      return db;
     } catch (error) {
       const code = sqliteCode(error);
-      if (code === SQLITE_BUSY || code === SQLITE_LOCKED) return false;
+      if (code === SQLITE_BUSY || code === SQLITE_LOCKED) return null;
       const kind = code === SQLITE_READONLY || code === SQLITE_CANTOPEN ? "config" : "unknown";
-      throw new BubError(kind, `Cannot take the tape lock ${path} (${(error as Error).message}): make the tapes directory and this file writable.`, {
+      throw new BubError(kind, `Cannot take the tape lock ${path} (${errorMessage(error)}): make the tapes directory and this file writable.`, {
         details: { path },
         cause: error,
       });
@@ -100,7 +98,8 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
   return {
     async run(critical) {
       const started = Date.now();
-      for (let attempt = 0; !tryBegin(); attempt++) {
+      let locked = tryBegin();
+      for (let attempt = 0; locked === null; attempt++) {
         if (Date.now() - started > timeoutMs) {
           throw new BubError(
             "temporary",
@@ -109,11 +108,12 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
           );
         }
         await pause(attempt);
+        locked = tryBegin();
       }
       try {
         return critical();
       } finally {
-        database!.exec("ROLLBACK");
+        locked.exec("ROLLBACK");
       }
     },
     close() {

@@ -2,9 +2,17 @@
  * Text the reference runtime produces with Python's `json.dumps` and `repr`, reproduced so
  * that the messages a model sees and the strings tools return are the same in both runtimes.
  */
+import { isJsonObject } from "./values.ts";
 
 function dumpValue(value: unknown, sortKeys: boolean): string {
   if (value === null || value === undefined) return "null";
+  if (Array.isArray(value)) return `[${value.map((item) => dumpValue(item, sortKeys)).join(", ")}]`;
+  if (isJsonObject(value)) {
+    if (typeof value.toJSON === "function") return dumpValue(value.toJSON(), sortKeys);
+    const keys = Object.keys(value).filter((key) => value[key] !== undefined && typeof value[key] !== "function");
+    if (sortKeys) keys.sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}: ${dumpValue(value[key], sortKeys)}`).join(", ")}}`;
+  }
   switch (typeof value) {
     case "string":
       return JSON.stringify(value);
@@ -15,20 +23,9 @@ function dumpValue(value: unknown, sortKeys: boolean): string {
       return value ? "true" : "false";
     case "bigint":
       return value.toString();
-    case "object":
-      break;
     default:
       return JSON.stringify(String(value));
   }
-  if (Array.isArray(value)) {
-    return `[${value.map((item) => dumpValue(item, sortKeys)).join(", ")}]`;
-  }
-  const withJson = value as { toJSON?: () => unknown };
-  if (typeof withJson.toJSON === "function") return dumpValue(withJson.toJSON(), sortKeys);
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record).filter((key) => record[key] !== undefined && typeof record[key] !== "function");
-  if (sortKeys) keys.sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}: ${dumpValue(record[key], sortKeys)}`).join(", ")}}`;
 }
 
 /**
@@ -48,7 +45,7 @@ export function pythonRepr(text: string): string {
   const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
   let out = quote;
   for (const char of text) {
-    const code = char.codePointAt(0)!;
+    const code = char.codePointAt(0) ?? 0;
     if (char === "\\") out += "\\\\";
     else if (char === quote) out += `\\${quote}`;
     else if (char === "\n") out += "\\n";

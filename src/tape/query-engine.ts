@@ -40,7 +40,7 @@ export function isAnchorNamed(entry: TapeEntry, name?: string): boolean {
 }
 
 function lastIndexWhere(entries: readonly TapeEntry[], test: (entry: TapeEntry) => boolean): number {
-  for (let index = entries.length - 1; index >= 0; index--) if (test(entries[index]!)) return index;
+  for (let index = entries.length - 1; index >= 0; index--) if (test(entries[index])) return index;
   return -1;
 }
 
@@ -66,7 +66,7 @@ export function sliceByAnchors(entries: readonly TapeEntry[], slice: AnchorSlice
       const start = lastIndexWhere(entries, (entry) => isAnchorNamed(entry, slice.start));
       if (start < 0) throw anchorNotFound(slice.start);
       let end = -1;
-      for (let index = start + 1; index < entries.length && end < 0; index++) if (isAnchorNamed(entries[index]!, slice.end)) end = index;
+      for (let index = start + 1; index < entries.length && end < 0; index++) if (isAnchorNamed(entries[index], slice.end)) end = index;
       if (end < 0) throw anchorNotFound(slice.end);
       return entries.slice(start + 1, end);
     }
@@ -132,7 +132,8 @@ export function applyFilter(slice: readonly TapeEntry[], filter: EntryFilter): T
   if (limit === 0) return out;
   if (filter.newestFirst) {
     for (let index = slice.length - 1; index >= 0 && out.length < limit; index--) {
-      if (filter.matches(slice[index]!)) out.push(slice[index]!);
+      const entry = slice[index];
+      if (filter.matches(entry)) out.push(entry);
     }
     return out;
   }

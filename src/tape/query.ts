@@ -52,10 +52,11 @@ function builder(query: TapeQuery): TapeQueryBuilder {
   };
 }
 
+/** A frozen copy of `query` without the fields set to undefined. */
 function withoutUndefined(query: TapeQuery): TapeQuery {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) out[key] = value;
-  return Object.freeze(out) as unknown as TapeQuery;
+  const out: TapeQuery = { ...query };
+  for (const key of Object.keys(out)) if (Reflect.get(out, key) === undefined) Reflect.deleteProperty(out, key);
+  return Object.freeze(out);
 }
 
 /** Starts a query on `tape` (or continues from an existing query object). */

@@ -60,7 +60,7 @@ export async function findSessionTape(store: TapeStore, target: string, workspac
   const here = sessionTapeName(target, workspace);
   const local = candidates.find((tape) => tape.tape === here);
   if (local) return { ...local, sessionId: target, workspace: local.workspace ?? resolveWorkspace(workspace) };
-  if (candidates.length === 1) return { ...candidates[0]!, sessionId: target };
+  if (candidates.length === 1) return { ...candidates[0], sessionId: target };
   if (candidates.length > 1) {
     throw new BubError(
       "invalid_input",

@@ -11,6 +11,7 @@ import { entries } from "./entry.ts";
 import { pythonRepr, withThousands } from "./python-format.ts";
 import type { Tape } from "./tape.ts";
 import { codePointLength, headCodePoints, tailCodePoints, utf8Chunks } from "./text-units.ts";
+import { isJsonObject } from "./values.ts";
 
 const log = createLogger("bub:tape");
 const MARKER = Symbol.for("bub.tape.SpillSidecar");
@@ -103,8 +104,8 @@ function count(value: unknown): number | undefined {
 
 function manifestFrom(entry: TapeEntry | undefined, handle: string): SpillManifest | null {
   if (!entry || entry.kind !== "event" || entry.payload.name !== "spill.manifest") return null;
-  const data = entry.payload.data as Record<string, unknown> | undefined;
-  if (typeof data !== "object" || data === null || data.handle !== handle) return null;
+  const data = entry.payload.data;
+  if (!isJsonObject(data) || data.handle !== handle) return null;
   const [chunks, bytes, chars, lines] = [count(data.chunks), count(data.bytes), count(data.chars), count(data.lines)];
   if (chunks === undefined || bytes === undefined || chars === undefined || lines === undefined) return null;
   return { handle, chunks, bytes, chars, lines };
@@ -116,7 +117,7 @@ function isNotFound(error: unknown): boolean {
 
 /** True for a sidecar made by {@link createSpillSidecar}. */
 export function isSpillSidecar(value: unknown): value is SpillSidecar {
-  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+  return typeof value === "object" && value !== null && MARKER in value && value[MARKER] === true;
 }
 
 /**
@@ -214,9 +215,10 @@ export function createSpillSidecar(options: { threshold?: number } = {}): SpillS
       for (const [offset, entry] of found.entries()) {
         const index = start + offset;
         const results = entry.payload.results;
-        const valid = entry.meta.spill_handle === handle && entry.meta.spill_chunk === index && Array.isArray(results) && results.length === 1 && typeof results[0] === "string";
+        const chunk: unknown = Array.isArray(results) && results.length === 1 ? results[0] : undefined;
+        const valid = entry.meta.spill_handle === handle && entry.meta.spill_chunk === index && typeof chunk === "string";
         if (!valid) return { status: "incomplete", reason: `invalid chunk ${index} for handle ${pythonRepr(handle)}` };
-        parts.push((results as string[])[0]!);
+        parts.push(chunk);
       }
       return { status: "ok", page: { manifest, content: parts.join(""), start, stop, nextCursor, complete } };
     },

@@ -1,13 +1,16 @@
 import { dirname } from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { DatabaseSync, type SQLOutputValue, type StatementSync } from "node:sqlite";
 import { createLogger } from "../kernel/log.ts";
 import { makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { utcNow } from "./date.ts";
-import { decodeEntry, encodeEntry, prepareEntry } from "./entry.ts";
+import { onlyEntry } from "./append-many.ts";
+import { decodeEntry, encodeEntry, parseStoredEntry, prepareEntry } from "./entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "./query-engine.ts";
 import { isSidecarTapeName } from "./sidecar.ts";
+import { errorMessage } from "../config/thrown.ts";
+import { sqliteCode } from "./values.ts";
 
 const log = createLogger("bub:tape");
 
@@ -81,8 +84,8 @@ const SQLITE_NOTADB = 26;
 
 function sqliteError(error: unknown, path: string, busyTimeoutMs: number): BubError {
   if (BubError.isInstance(error)) return error;
-  const code = ((error as { errcode?: number }).errcode ?? -1) & 0xff;
-  const message = (error as Error).message;
+  const code = sqliteCode(error);
+  const message = errorMessage(error);
   const options = { details: { path, sqlite: message }, cause: error };
   switch (code) {
     case SQLITE_BUSY:
@@ -108,12 +111,19 @@ function sqliteError(error: unknown, path: string, busyTimeoutMs: number): BubEr
 /** A cell to block on for {@link Atomics.wait} pauses between open attempts. */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
-interface EntryRow {
-  id: number;
-  kind: string;
-  payload: string;
-  meta: string;
-  date: string;
+/** A row as `node:sqlite` reads it. */
+type Row = Record<string, SQLOutputValue>;
+
+/** An INTEGER column of a row, or undefined when the row or the value is missing. */
+function integerColumn(row: Row | undefined, column: string): number | undefined {
+  const value = row?.[column];
+  return typeof value === "number" ? value : undefined;
+}
+
+/** A TEXT column of a row, or undefined when the row or the value is missing. */
+function textColumn(row: Row | undefined, column: string): string | undefined {
+  const value = row?.[column];
+  return typeof value === "string" ? value : undefined;
 }
 
 /**
@@ -151,7 +161,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       } catch (error) {
         database?.close();
         database = null;
-        const code = ((error as { errcode?: number }).errcode ?? -1) & 0xff;
+        const code = sqliteCode(error);
         if ((code !== SQLITE_BUSY && code !== SQLITE_LOCKED) || Date.now() >= deadline) throw sqliteError(error, path, busyTimeoutMs);
         Atomics.wait(PAUSE, 0, 0, 5); // the store's API is synchronous here: a short blocking pause
       }
@@ -189,20 +199,20 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
   function anchorId(tape: string, name: string | null, after = 0, first = false): number | undefined {
     const where = name === null ? "kind = 'anchor'" : "anchor_name = ?";
     const sql = `SELECT id FROM tape_entries WHERE tape = ? AND ${where} AND id > ? ORDER BY id ${first ? "ASC" : "DESC"} LIMIT 1`;
-    const row = (name === null ? statement(sql).get(tape, after) : statement(sql).get(tape, name, after)) as { id: number } | undefined;
-    return row?.id;
+    return integerColumn(name === null ? statement(sql).get(tape, after) : statement(sql).get(tape, name, after), "id");
   }
 
-  function toEntry(row: EntryRow): TapeEntry | undefined {
+  function toEntry(row: Row): TapeEntry | undefined {
+    const { id, kind, payload, meta, date } = row;
     let value: unknown;
     try {
-      value = { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), meta: JSON.parse(row.meta), date: row.date };
+      if (typeof payload === "string" && typeof meta === "string") value = { id, kind, payload: JSON.parse(payload), meta: JSON.parse(meta), date };
     } catch {
       value = undefined;
     }
     const entry = value === undefined ? "not valid JSON" : decodeEntry(value);
     if (typeof entry === "string") {
-      log.warn(`tape.row_skipped database=${path} id=${row.id} reason=${entry}`);
+      log.warn(`tape.row_skipped database=${path} id=${String(id)} reason=${entry}`);
       return undefined;
     }
     return entry;
@@ -237,7 +247,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
     const sql = `SELECT id, kind, payload, meta, date FROM tape_entries WHERE tape = ? AND id > ? AND id < ?${kindClause} ORDER BY id ${order}`;
     const found: TapeEntry[] = [];
     for (const row of statement(sql).iterate(query.tape, lower, upper, ...kinds)) {
-      const entry = toEntry(row as unknown as EntryRow);
+      const entry = toEntry(row);
       if (entry && filter.matches(entry)) found.push(entry);
       if (found.length >= limit) break;
     }
@@ -248,12 +258,11 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
     if (batch.length === 0) return [];
     const prepared = batch.map(prepareEntry);
     return transaction(() => {
-      const row = statement("SELECT last_id FROM tapes WHERE name = ?").get(tape) as { last_id: number } | undefined;
-      const lastId = row?.last_id ?? 0;
+      const lastId = integerColumn(statement("SELECT last_id FROM tapes WHERE name = ?").get(tape), "last_id") ?? 0;
       const insert = statement("INSERT INTO tape_entries (tape, id, kind, anchor_name, payload, meta, date) VALUES (?, ?, ?, ?, ?, ?, ?)");
       const stored = prepared.map((entry, index) => {
         const text = encodeEntry(lastId + index + 1, entry);
-        const value = JSON.parse(text) as TapeEntry;
+        const value = parseStoredEntry(text);
         const anchorName = value.kind === "anchor" && typeof value.payload.name === "string" ? value.payload.name : null;
         insert.run(tape, value.id, value.kind, anchorName, JSON.stringify(value.payload), JSON.stringify(value.meta), value.date);
         return value;
@@ -269,14 +278,18 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
   return {
     path,
     async listTapes() {
-      const rows = guarded(() => statement("SELECT name FROM tapes").all()) as { name: string }[];
-      return rows.map((row) => row.name).filter((name) => !isSidecarTapeName(name)).sort();
+      const names: string[] = [];
+      for (const row of guarded(() => statement("SELECT name FROM tapes").all())) {
+        const name = textColumn(row, "name");
+        if (name !== undefined && !isSidecarTapeName(name)) names.push(name);
+      }
+      return names.sort();
     },
     async fetchAll(query) {
       return guarded(() => fetch(query));
     },
     async append(tape, entry) {
-      return appendRows(tape, [entry])[0]!;
+      return onlyEntry(appendRows(tape, [entry]));
     },
     async appendBatch(tape, batch) {
       return appendRows(tape, batch);
@@ -289,23 +302,31 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       recorded.add(record.tape);
     },
     async tapeNames() {
-      const rows = guarded(() => statement("SELECT tape, session_id, workspace FROM tape_names ORDER BY tape").all()) as { tape: string; session_id: string; workspace: string }[];
-      return rows.map((row) => ({ tape: row.tape, sessionId: row.session_id, workspace: row.workspace }));
+      const rows = guarded(() => statement("SELECT tape, session_id, workspace FROM tape_names ORDER BY tape").all());
+      const records: TapeNameRecord[] = [];
+      for (const row of rows) {
+        const [tape, sessionId, workspace] = [textColumn(row, "tape"), textColumn(row, "session_id"), textColumn(row, "workspace")];
+        if (tape !== undefined && sessionId !== undefined && workspace !== undefined) records.push({ tape, sessionId, workspace });
+      }
+      return records;
     },
     async tapeStats() {
-      type Row = { tape: string; entries: number; last_id: number; bytes: number; turn_ids: number; legacy_turns: number };
-      const rows = guarded(() => statement(STATS_SQL).all()) as Row[];
+      const rows = guarded(() => statement(STATS_SQL).all());
       const dates = statement("SELECT date FROM tape_entries WHERE tape = ? AND id = ?");
-      return rows
-        .filter((row) => !isSidecarTapeName(row.tape))
-        .sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0))
-        .map((row) => ({
-          tape: row.tape,
-          entries: row.entries,
-          turns: row.turn_ids + row.legacy_turns,
-          lastDate: ((dates.get(row.tape, row.last_id) as { date: string } | undefined)?.date ?? null),
-          bytes: row.bytes,
-        }));
+      const stats: TapeStats[] = [];
+      for (const row of rows) {
+        const tape = textColumn(row, "tape");
+        if (tape === undefined || isSidecarTapeName(tape)) continue;
+        const lastId = integerColumn(row, "last_id");
+        stats.push({
+          tape,
+          entries: integerColumn(row, "entries") ?? 0,
+          turns: (integerColumn(row, "turn_ids") ?? 0) + (integerColumn(row, "legacy_turns") ?? 0),
+          lastDate: lastId === undefined ? null : (textColumn(dates.get(tape, lastId), "date") ?? null),
+          bytes: integerColumn(row, "bytes") ?? 0,
+        });
+      }
+      return stats.sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0));
     },
     async reset(tape) {
       transaction(() => {

@@ -1,7 +1,8 @@
 import { BubError } from "../kernel/errors.ts";
+import { errorCode, errorMessage } from "../config/thrown.ts";
 
 function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
+  const code = errorCode(error);
   return typeof code === "string" ? code : undefined;
 }
 
@@ -43,6 +44,6 @@ export function fileStoreError(error: unknown, action: string, path: string): Bu
         cause: error,
       });
     default:
-      return new BubError("unknown", `${head}: ${(error as Error)?.message ?? String(error)}`, { details, cause: error });
+      return new BubError("unknown", `${head}: ${errorMessage(error)}`, { details, cause: error });
   }
 }

@@ -25,8 +25,8 @@ export function sqlitePathFromDsn(dsn: string): string {
   let path = dsn.trim();
   const scheme = /^(sqlite3?|file):/i.exec(path);
   if (scheme) {
-    path = path.slice(scheme[0].length).split("?")[0]!;
-    const isFileUrl = scheme[1]!.toLowerCase() === "file";
+    path = path.slice(scheme[0].length).split("?")[0];
+    const isFileUrl = scheme[1].toLowerCase() === "file";
     if (path.startsWith("//")) path = isFileUrl ? path.slice(2) : path.slice(3);
     path = decodeURIComponent(path);
   }

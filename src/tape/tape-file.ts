@@ -6,6 +6,7 @@
 import { closeSync, constants, fstatSync, open as openCallback, openSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { promisify } from "node:util";
 import type { TapeEntry, TapeQuery } from "../kernel/tape-contract.ts";
+import { BubError } from "../kernel/errors.ts";
 import { createLogger } from "../kernel/log.ts";
 import type { EncodedEntry } from "./entry.ts";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";
@@ -13,6 +14,7 @@ import { runQuery } from "./query-engine.ts";
 import { fileStoreError } from "./store-errors.ts";
 import { TapeIndex, type AppendedLine, type SkippedLine } from "./tape-index.ts";
 import { readTape } from "./tape-read.ts";
+import { errorCode } from "../config/thrown.ts";
 
 export type { SkippedLine } from "./tape-index.ts";
 
@@ -20,16 +22,21 @@ const log = createLogger("bub:tape");
 const openAsync = promisify(openCallback);
 
 function isMissing(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === "ENOENT";
+  return errorCode(error) === "ENOENT";
+}
+
+/** An open descriptor of the file. */
+interface Descriptor {
+  readonly fd: number;
+  /** Group commit of this descriptor (each descriptor has its own). */
+  readonly commit: GroupCommit;
+  readonly writable: boolean;
 }
 
 /** The state of one tape file; used by the file store only. */
 export class TapeFile {
   readonly path: string;
-  #fd: number | null = null;
-  /** Group commit of the current descriptor (each descriptor has its own). */
-  #commit: GroupCommit | null = null;
-  #writable = false;
+  #open: Descriptor | null = null;
   #ino = -1;
   #dev = -1;
   readonly #index: TapeIndex;
@@ -43,12 +50,12 @@ export class TapeFile {
 
   /** True while a descriptor is open. */
   get open(): boolean {
-    return this.#fd !== null;
+    return this.#open !== null;
   }
 
   /** True while a sync is running on the descriptor. */
   get busy(): boolean {
-    return this.#commit?.busy ?? false;
+    return this.#open?.commit.busy ?? false;
   }
 
   /**
@@ -57,21 +64,21 @@ export class TapeFile {
    * the disk. Call outside the directory lock; a no-op when it is open for writing already.
    */
   async openForAppend(): Promise<void> {
-    if (this.#fd !== null && this.#writable) return;
+    if (this.#open?.writable) return;
     let fd: number;
     let created = false;
     try {
       fd = await openAsync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o644);
       created = true;
     } catch (error) {
-      if ((error as { code?: string }).code !== "EEXIST") throw fileStoreError(error, "create", this.path);
+      if (errorCode(error) !== "EEXIST") throw fileStoreError(error, "create", this.path);
       try {
         fd = await openAsync(this.path, constants.O_RDWR | constants.O_APPEND);
       } catch (inner) {
         throw fileStoreError(inner, "open for appending", this.path);
       }
     }
-    if (this.#fd !== null && this.#writable) {
+    if (this.#open?.writable) {
       // Another append opened it meanwhile: keep that descriptor.
       closeSync(fd);
       return;
@@ -90,8 +97,9 @@ export class TapeFile {
 
   /** Entries matching `query`, with the shared query semantics. */
   read(query: TapeQuery): TapeEntry[] {
-    if (!this.#refresh()) return runQuery([], query);
-    return readTape(this.#fd!, this.#index, query);
+    const open = this.#refresh();
+    if (!open) return runQuery([], query);
+    return readTape(open.fd, this.#index, query);
   }
 
   /**
@@ -99,13 +107,15 @@ export class TapeFile {
    * lock; then await `durable()` (outside the lock) before acknowledging the append.
    */
   appendLocked(batch: readonly EncodedEntry[]): { stored: TapeEntry[]; durable: () => Promise<void> } {
-    if (!this.#refresh() || !this.#writable) this.#openForAppend();
-    const firstId = this.#index.nextId(this.#fd!);
+    let open = this.#refresh();
+    if (!open?.writable) open = this.#openForAppend();
+    const { fd, commit } = open;
+    const firstId = this.#index.nextId(fd);
     const lines = batch.map((entry, index) => `{"id":${firstId + index},${entry.body}`);
     const separator = this.#index.needsSeparator ? "\n" : "";
     const bytes = Buffer.from(`${separator}${lines.join("\n")}\n`, "utf8");
     try {
-      for (let written = 0; written < bytes.length; ) written += writeSync(this.#fd!, bytes, written);
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
     } catch (error) {
       throw fileStoreError(error, "append to", this.path);
     }
@@ -113,10 +123,9 @@ export class TapeFile {
     const appended: AppendedLine[] = batch.map((encoded, index) => {
       const entry: TapeEntry = { id: firstId + index, ...encoded.value };
       stored.push(entry);
-      return { entry, lineBytes: lines[index]!.length - encoded.body.length + encoded.bodyBytes + 1 };
+      return { entry, lineBytes: lines[index].length - encoded.body.length + encoded.bodyBytes + 1 };
     });
     this.#index.recordAppend(separator.length, appended);
-    const commit = this.#commit!;
     const ticket = commit.noteWrite();
     const durable = async (): Promise<void> => {
       try {
@@ -140,65 +149,69 @@ export class TapeFile {
 
   /** Every line skipped so far, after indexing the whole file. */
   skippedLines(): SkippedLine[] {
-    return this.#refresh() ? this.#index.skippedLines(this.#fd!) : [];
+    const open = this.#refresh();
+    return open ? this.#index.skippedLines(open.fd) : [];
   }
 
   /** Closes the descriptor once no sync needs it; the index is kept. */
   async release(): Promise<void> {
-    await this.#commit?.idle();
+    await this.#open?.commit.idle();
     this.#closeFd();
   }
 
-  /** Brings the index up to date with the file; false when the file does not exist. */
-  #refresh(): boolean {
+  /** Brings the index up to date with the file and returns its descriptor; null when the file does not exist. */
+  #refresh(): Descriptor | null {
     let stats;
     try {
       stats = statSync(this.path);
     } catch (error) {
       if (isMissing(error)) {
         this.#forget();
-        return false;
+        return null;
       }
       throw fileStoreError(error, "read", this.path);
     }
     let size = stats.size;
-    if (this.#fd !== null && (stats.ino !== this.#ino || stats.dev !== this.#dev)) this.#forget();
-    if (this.#fd === null) {
-      if (!this.#openExisting()) {
+    if (this.#open !== null && (stats.ino !== this.#ino || stats.dev !== this.#dev)) this.#forget();
+    let open = this.#open;
+    if (open === null) {
+      open = this.#openExisting();
+      if (open === null) {
         this.#forget();
-        return false;
+        return null;
       }
-      size = fstatSync(this.#fd!).size;
+      size = fstatSync(open.fd).size;
     }
-    this.#index.update(this.#fd!, size);
-    return true;
+    this.#index.update(open.fd, size);
+    return open;
   }
 
-  #openExisting(): boolean {
+  /** Opens the existing file, for writing where allowed; null when it does not exist. */
+  #openExisting(): Descriptor | null {
     for (const [flags, writable] of [
       [constants.O_RDWR | constants.O_APPEND, true],
       [constants.O_RDONLY, false],
     ] as const) {
       try {
-        this.#adopt(openSync(this.path, flags), writable);
-        return true;
+        return this.#adopt(openSync(this.path, flags), writable);
       } catch (error) {
-        if (isMissing(error)) return false;
-        const code = (error as { code?: string }).code;
+        if (isMissing(error)) return null;
+        const code = errorCode(error);
         if (!writable || (code !== "EACCES" && code !== "EROFS" && code !== "EPERM")) throw fileStoreError(error, "open", this.path);
       }
     }
-    return false;
+    return null;
   }
 
-  #openForAppend(): void {
+  /** Opens the file for appending, creating it when missing, and brings the index up to date. */
+  #openForAppend(): Descriptor {
     this.#closeFd();
     let fd: number;
     try {
       fd = openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o644);
       this.#created = true;
     } catch (error) {
-      if ((error as { code?: string }).code !== "EEXIST") throw fileStoreError(error, "create", this.path);
+      if (errorCode(error) !== "EEXIST") throw fileStoreError(error, "create", this.path);
       try {
         fd = openSync(this.path, constants.O_RDWR | constants.O_APPEND);
       } catch (inner) {
@@ -206,27 +219,27 @@ export class TapeFile {
       }
     }
     this.#adopt(fd, true);
-    this.#refresh();
+    const open = this.#refresh();
+    // Only a process that deletes tape files without the directory lock gets here.
+    if (!open) throw new BubError("temporary", `Tape file ${this.path} was deleted while it was being opened for appending: retry.`, { details: { path: this.path } });
+    return open;
   }
 
   /** Takes `fd` as the descriptor; the index survives only if it is still the same file. */
-  #adopt(fd: number, writable: boolean): void {
+  #adopt(fd: number, writable: boolean): Descriptor {
     const stats = fstatSync(fd);
     if (stats.ino !== this.#ino || stats.dev !== this.#dev) this.#index.clear();
-    this.#fd = fd;
-    this.#commit = createGroupCommit(fd);
-    this.#writable = writable;
+    this.#open = { fd, commit: createGroupCommit(fd), writable };
     this.#ino = stats.ino;
     this.#dev = stats.dev;
+    return this.#open;
   }
 
   #closeFd(): void {
-    const fd = this.#fd;
-    const commit = this.#commit;
-    this.#fd = null;
-    this.#commit = null;
-    this.#writable = false;
-    if (fd === null) return;
+    const open = this.#open;
+    this.#open = null;
+    if (open === null) return;
+    const { fd, commit } = open;
     const close = (): void => {
       try {
         closeSync(fd);
@@ -234,7 +247,7 @@ export class TapeFile {
         log.debug(`tape.close_failed file=${this.path}`, error);
       }
     };
-    if (commit?.busy) void commit.idle().then(close);
+    if (commit.busy) void commit.idle().then(close);
     else close();
   }
 

@@ -1,4 +1,5 @@
-import type { TapeEntry } from "../kernel/tape-contract.ts";
+import type { JsonObject, TapeEntry } from "../kernel/tape-contract.ts";
+import { isJsonObject } from "./values.ts";
 
 /** A summary of one tape, as the `tape.info` tool reports it. */
 export interface TapeInfo {
@@ -22,10 +23,8 @@ export interface AnchorSummary {
   readonly state: Record<string, unknown>;
 }
 
-type JsonRecord = Record<string, unknown>;
-
-function record(value: unknown): JsonRecord | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as JsonRecord) : undefined;
+function record(value: unknown): JsonObject | undefined {
+  return isJsonObject(value) ? value : undefined;
 }
 
 function integer(value: unknown): number | undefined {
@@ -34,7 +33,7 @@ function integer(value: unknown): number | undefined {
 
 function lastUsage(entries: readonly TapeEntry[]): { usage: number | null; rate: number | null } {
   for (let index = entries.length - 1; index >= 0; index--) {
-    const entry = entries[index]!;
+    const entry = entries[index];
     if (entry.kind !== "event" || entry.payload.name !== "run") continue;
     const usage = record(record(entry.payload.data)?.usage);
     const total = integer(usage?.total_tokens);
@@ -57,7 +56,7 @@ export function summarizeTape(name: string, entries: readonly TapeEntry[]): Tape
       lastIndex = index;
     }
   });
-  const lastName = lastIndex >= 0 ? entries[lastIndex]!.payload.name : undefined;
+  const lastName = lastIndex >= 0 ? entries[lastIndex].payload.name : undefined;
   const { usage, rate } = lastUsage(entries);
   return {
     name,

@@ -9,6 +9,7 @@ import { describeError } from "../kernel/errors.ts";
 import type { TapeStore } from "../kernel/tape-contract.ts";
 import { archiveStamp } from "./date.ts";
 import { fileStoreError } from "./store-errors.ts";
+import { errorCode } from "../config/thrown.ts";
 
 /** What a sidecar lifecycle event (`sidecar.archive`, `sidecar.reset`) records. */
 export interface SidecarLifecycle {
@@ -43,7 +44,7 @@ export async function archiveTape(store: TapeStore, tape: string, archivePath: s
     try {
       handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
     } catch (error) {
-      if ((error as { code?: string }).code === "EEXIST") continue;
+      if (errorCode(error) === "EEXIST") continue;
       throw fileStoreError(error, "create the archive", path);
     }
     try {

@@ -28,7 +28,8 @@ export async function tapeStatsOf(store: TapeStore, concurrency = 8): Promise<Ta
   const worker = async (): Promise<void> => {
     while (next < tapes.length) {
       const index = next++;
-      stats[index] = statsOfEntries(tapes[index]!, await store.fetchAll({ tape: tapes[index]! }));
+      const tape = tapes[index];
+      stats[index] = statsOfEntries(tape, await store.fetchAll({ tape }));
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, tapes.length) }, worker));

@@ -131,14 +131,14 @@ export async function hasAnchor(store: TapeStore, tape: string): Promise<boolean
 }
 
 function isBuilder(query: TapeQuery | TapeQueryBuilder): query is TapeQueryBuilder {
-  return typeof (query as TapeQueryBuilder).build === "function";
+  return "build" in query && typeof query.build === "function";
 }
 
 /** The `id` of each tool call (`""` for a call without one), or `[]` when no call has an id. */
 export function toolCallIds(calls: readonly unknown[] | null | undefined): string[] {
   if (!calls || calls.length === 0) return [];
   const ids = calls.map((call) => {
-    const id = typeof call === "object" && call !== null ? (call as { id?: unknown }).id : undefined;
+    const id = typeof call === "object" && call !== null && "id" in call ? call.id : undefined;
     return typeof id === "string" ? id : "";
   });
   return ids.some((id) => id !== "") ? ids : [];

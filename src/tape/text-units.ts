@@ -47,7 +47,7 @@ export function utf8Chunks(bytes: Buffer, maxBytes: number): string[] {
   let start = 0;
   while (start < bytes.length) {
     let end = Math.min(start + maxBytes, bytes.length);
-    while (end < bytes.length && end > start && (bytes[end]! & 0xc0) === 0x80) end--;
+    while (end < bytes.length && end > start && (bytes[end] & 0xc0) === 0x80) end--;
     if (end === start) end = Math.min(start + maxBytes, bytes.length);
     chunks.push(bytes.toString("utf8", start, end));
     start = end;

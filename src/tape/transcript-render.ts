@@ -5,6 +5,7 @@
  * has the date); `--json` and the JSONL export keep everything.
  */
 import type { Transcript, TranscriptItem, TranscriptTurn } from "./transcript.ts";
+import { isJsonObject } from "./values.ts";
 
 /** `sender_id=…|…` then `---Date: …---`, as the builtin plugin prefixes prompts. */
 const PROMPT_CONTEXT = /^[^\n]*\n---Date: [^\n]*---\n/;
@@ -16,9 +17,9 @@ export function contentText(content: unknown): string {
   if (Array.isArray(content)) {
     return content
       .map((part) => {
-        const value = part as { type?: unknown; text?: unknown };
-        if (value?.type === "text" && typeof value.text === "string") return value.text;
-        return `[${typeof value?.type === "string" ? value.type.replace(/_url$/, "") : "part"}]`;
+        const value = isJsonObject(part) ? part : {};
+        if (value.type === "text" && typeof value.text === "string") return value.text;
+        return `[${typeof value.type === "string" ? value.type.replace(/_url$/, "") : "part"}]`;
       })
       .join("\n");
   }
@@ -121,7 +122,7 @@ function itemText(item: TranscriptItem, maxLines: number): string {
     case "error":
       return labelled("error", `[${item.kind}] ${item.message}`);
     case "event": {
-      const data = (item.data ?? {}) as Record<string, unknown>;
+      const data = isJsonObject(item.data) ? item.data : {};
       if (item.name === "command") {
         return labelled("command", `,${String(data.raw ?? data.name ?? "")} (${String(data.status ?? "?")})\n${shorten(String(data.output ?? ""), maxLines)}`.trimEnd());
       }
@@ -197,7 +198,7 @@ function itemMarkdown(item: TranscriptItem): string {
       return `**Error** (${item.kind}): ${item.message}`;
     case "event":
       if (item.name === "command") {
-        const data = (item.data ?? {}) as Record<string, unknown>;
+        const data = isJsonObject(item.data) ? item.data : {};
         return `**Command** ${code(`,${String(data.raw ?? data.name ?? "")}`)} (${String(data.status ?? "?")})\n\n${fenced(String(data.output ?? ""))}`;
       }
       return `_Event ${code(item.name)}_${item.data === null ? "" : `\n\n${fenced(JSON.stringify(item.data, null, 2), "json")}`}`;

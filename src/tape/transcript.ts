@@ -7,6 +7,7 @@
 import { BubError } from "../kernel/errors.ts";
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { turnIdOf, TurnTracker } from "./turns.ts";
+import { isJsonObject } from "./values.ts";
 
 /** One thing that happened in a turn, in tape order. `id` and `date` are the entry's. */
 export type TranscriptItem =
@@ -82,7 +83,7 @@ const QUIET_EVENTS = new Set(["loop.start", "loop.step.start", "loop.step", "run
 type JsonRecord = Record<string, unknown>;
 
 function record(value: unknown): JsonRecord | null {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as JsonRecord) : null;
+  return isJsonObject(value) ? value : null;
 }
 
 function count(value: unknown): number {
@@ -98,7 +99,8 @@ interface OpenTurn {
   number: number | null;
   turnId: string | null;
   continued: boolean;
-  entries: TapeEntry[];
+  /** Never empty: a turn opens with its first entry. */
+  entries: [TapeEntry, ...TapeEntry[]];
 }
 
 /** The `{id, name}` of each call in a `tool_call` entry. */
@@ -184,8 +186,8 @@ function buildTurn(open: OpenTurn): TranscriptTurn {
         items.push({ type: "event", id, date, name: entry.kind, data: payload });
     }
   }
-  const start = open.entries[0]!.date;
-  const end = open.entries.at(-1)!.date;
+  const start = open.entries[0].date;
+  const end = open.entries[open.entries.length - 1].date;
   return {
     number: open.number,
     turnId: open.turnId,
@@ -230,10 +232,9 @@ export function buildTranscript(
         number = ++turns;
         if (turnId !== null) numbers.set(turnId, number);
       } else if (change === "resumed" && turnId !== null) number = numbers.get(turnId) ?? null;
-      current = { number, turnId: change === null ? null : turnId, continued: change === "resumed", entries: [] };
+      current = { number, turnId: change === null ? null : turnId, continued: change === "resumed", entries: [entry] };
       open.push(current);
-    }
-    current.entries.push(entry);
+    } else current.entries.push(entry);
   }
   let parts = open.map(buildTurn);
   if (options.sinceAnchor !== undefined) {
@@ -242,7 +243,7 @@ export function buildTranscript(
     if (!anchor && wanted !== true) throw new BubError("not_found", `Anchor ${JSON.stringify(wanted)} was not found on tape ${options.tape} — check the name (\`bub tape show\` lists the anchors)`);
     const from = anchor?.id ?? 0;
     parts = parts
-      .map((part) => (part.items.length > 0 && part.items[0]!.id >= from ? part : { ...part, items: part.items.filter((item) => item.id >= from) }))
+      .map((part) => (part.items.length > 0 && part.items[0].id >= from ? part : { ...part, items: part.items.filter((item) => item.id >= from) }))
       .filter((part) => part.items.length > 0);
   }
   return {

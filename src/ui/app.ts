@@ -14,6 +14,7 @@ import { lastEntryId, searchTapes, sessionStats, storeSessionNames, summarise, t
 import { readSpill } from "./spill.ts";
 import { lastBlockStart, renderTimeline } from "./timeline.ts";
 import { pageStart } from "./turns.ts";
+import { isJsonObject } from "../tape/values.ts";
 
 /** Options of {@link createUiApp}. */
 export interface UiAppOptions {
@@ -46,6 +47,23 @@ const SECURITY_HEADERS: Record<string, string> = {
   "Referrer-Policy": "no-referrer",
   "Cache-Control": "no-store",
 };
+
+function isTapeStats(value: unknown): value is TapeStats {
+  return (
+    isJsonObject(value) &&
+    typeof value.tape === "string" &&
+    typeof value.entries === "number" &&
+    typeof value.turns === "number" &&
+    (value.lastDate === null || typeof value.lastDate === "string") &&
+    (value.bytes === null || typeof value.bytes === "number")
+  );
+}
+
+/** The stats a sessions fingerprint (their JSON text) holds. */
+function statsOfFingerprint(fingerprint: string): TapeStats[] {
+  const value: unknown = JSON.parse(fingerprint);
+  return Array.isArray(value) ? value.filter(isTapeStats) : [];
+}
 
 function positive(value: string | undefined): number | null {
   if (value === undefined || !/^\d+$/.test(value)) return null;
@@ -115,7 +133,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
       const stop = watch.subscribe("sessions", read, null, (fingerprint) => {
         sending = sending
           .then(async () => {
-            const rows = await summarise(store, JSON.parse(fingerprint) as TapeStats[], names);
+            const rows = await summarise(store, statsOfFingerprint(fingerprint), names);
             await stream.writeSSE({ event: "sessions", data: JSON.stringify({ html: sessionRows(rows).value }) });
           })
           .catch(() => undefined);
@@ -127,7 +145,8 @@ export function createUiApp(options: UiAppOptions): UiApp {
   app.get("/s/:tape", async (context) => {
     const tape = context.req.param("tape");
     const entries = await store.fetchAll({ tape });
-    if (entries.length === 0) return context.html(messagePage("No such session", `No tape named ${tape} holds entries.`).value, 404);
+    const newestEntry = entries.at(-1);
+    if (newestEntry === undefined) return context.html(messagePage("No such session", `No tape named ${tape} holds entries.`).value, 404);
     const { start, end } = pageRange(entries, pageSize, positive(context.req.query("before")), positive(context.req.query("around")));
     const shown = entries.slice(start, end);
     const newest = end === entries.length;
@@ -136,12 +155,12 @@ export function createUiApp(options: UiAppOptions): UiApp {
     const html = sessionPage({
       tape,
       title: { tape, name },
-      total: entries.at(-1)!.id,
+      total: newestEntry.id,
       timeline: renderTimeline(shown, { tape, redact }),
       first: shown[0]?.id ?? null,
       last: shown.at(-1)?.id ?? null,
-      olderBefore: start > 0 ? entries[start]!.id : null,
-      newerBefore: newest ? null : newerEnd === entries.length ? "" : entries[newerEnd]!.id,
+      olderBefore: start > 0 ? entries[start].id : null,
+      newerBefore: newest ? null : newerEnd === entries.length ? "" : entries[newerEnd].id,
       liveFrom: newest ? (lastBlockStart(shown) ?? 0) : null,
     });
     return context.html(html.value);
@@ -156,8 +175,9 @@ export function createUiApp(options: UiAppOptions): UiApp {
       let sending = Promise.resolve();
       const send = async (): Promise<void> => {
         const entries = (await store.fetchAll({ tape })).filter((entry) => entry.id >= from);
-        if (entries.length === 0) return;
-        const update = { from, last: entries.at(-1)!.id, html: renderTimeline(entries, { tape, redact }).value };
+        const newestEntry = entries.at(-1);
+        if (newestEntry === undefined) return;
+        const update = { from, last: newestEntry.id, html: renderTimeline(entries, { tape, redact }).value };
         from = lastBlockStart(entries) ?? from;
         await stream.writeSSE({ event: "update", data: JSON.stringify(update) });
       };

@@ -18,7 +18,7 @@ const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;"
 
 /** `text` with `& < > " '` replaced by entities: safe in element content and quoted attributes. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => ESCAPES[character]!);
+  return text.replace(/[&<>"']/g, (character) => ESCAPES[character]);
 }
 
 function render(value: unknown): string {
@@ -37,8 +37,8 @@ function render(value: unknown): string {
  * ```
  */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  let out = strings[0]!;
-  for (let index = 0; index < values.length; index++) out += render(values[index]) + strings[index + 1]!;
+  let out = strings[0];
+  for (let index = 0; index < values.length; index++) out += render(values[index]) + strings[index + 1];
   return new Html(out);
 }
 

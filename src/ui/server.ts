@@ -3,7 +3,6 @@
  * the printed URL carries.
  */
 import { randomBytes } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { BubError } from "../kernel/errors.ts";
 import type { TapeStore } from "../kernel/tape-contract.ts";
 import { createUiApp } from "./app.ts";
@@ -53,7 +52,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       reject(new BubError("invalid_input", `Port ${port} on 127.0.0.1 ${reason}. Choose another with --port, or --port 0 for any free one.`));
     });
   });
-  port = (server.address() as AddressInfo).port;
+  const address = server.address();
+  if (address !== null && typeof address === "object") port = address.port;
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     port,
@@ -62,7 +62,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       ui.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        if ("closeAllConnections" in server) server.closeAllConnections();
       });
     },
   };

@@ -60,7 +60,7 @@ export async function lastEntryId(store: TapeStore, tape: string): Promise<numbe
 
 function previewOf(entries: readonly TapeEntry[]): string | null {
   for (let index = entries.length - 1; index >= 0; index--) {
-    const entry = entries[index]!;
+    const entry = entries[index];
     if (entry.kind !== "message") continue;
     const content = entry.payload.content;
     const text = typeof content === "string" ? content : JSON.stringify(content ?? "");
@@ -86,8 +86,8 @@ export async function summarise(store: TapeStore, stats: readonly TapeStats[], n
   const worker = async (): Promise<void> => {
     while (next < stats.length) {
       const at = next++;
-      const tape = stats[at]!.tape;
-      rows[at] = { ...stats[at]!, name: index?.get(tape) ?? null, preview: previewOf(await newestEntries(store, tape)) };
+      const tape = stats[at].tape;
+      rows[at] = { ...stats[at], name: index?.get(tape) ?? null, preview: previewOf(await newestEntries(store, tape)) };
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, stats.length) }, worker));

@@ -4,6 +4,7 @@
  * Every tape value passes through {@link html}, which escapes it.
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
+import { isJsonObject } from "../tape/values.ts";
 import { html, join, type Html } from "./html.ts";
 import { groupTimeline, turnDurationMs, turnModel, turnUsage, type AnchorBlock, type TurnBlock } from "./turns.ts";
 
@@ -20,7 +21,7 @@ const SPILL_NOTICE = /\[tool output spilled: [^\]]*; handle: ([0-9a-f]{8,64})\]/
 function textOf(value: unknown): string {
   if (typeof value === "string") return value;
   if (Array.isArray(value)) {
-    const texts = value.map((part) => (typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text" ? String((part as { text?: unknown }).text ?? "") : null));
+    const texts = value.map((part: unknown) => (isJsonObject(part) && part.type === "text" ? String(part.text ?? "") : null));
     if (texts.every((text) => text !== null)) return texts.join("\n");
   }
   return JSON.stringify(value, null, 2) ?? "";
@@ -64,10 +65,10 @@ function resultBody(result: unknown, options: TimelineOptions): Html {
 }
 
 function toolCall(entry: TapeEntry, results: TapeEntry | null, options: TimelineOptions): Html {
-  const calls = Array.isArray(entry.payload.calls) ? (entry.payload.calls as Record<string, unknown>[]) : [];
-  const outputs = results && Array.isArray(results.payload.results) ? (results.payload.results as unknown[]) : [];
+  const calls: unknown[] = Array.isArray(entry.payload.calls) ? entry.payload.calls : [];
+  const outputs: unknown[] = results && Array.isArray(results.payload.results) ? results.payload.results : [];
   const items = calls.map((call, index) => {
-    const fn = (typeof call.function === "object" && call.function !== null ? call.function : {}) as { name?: unknown; arguments?: unknown };
+    const fn = isJsonObject(call) && isJsonObject(call.function) ? call.function : {};
     const name = String(fn.name ?? "tool");
     const args = options.redact(pretty(fn.arguments ?? ""));
     const result = index < outputs.length ? resultBody(outputs[index], options) : html`<p class="muted">No result on the tape yet.</p>`;
@@ -113,7 +114,7 @@ function turnEntries(entries: readonly TapeEntry[], options: TimelineOptions): H
   // Bookkeeping events in a row (loop.start, run, loop.step ...) fold into one line.
   let events: TapeEntry[] = [];
   const flushEvents = (): void => {
-    if (events.length === 1) out.push(entryHtml(events[0]!, options));
+    if (events.length === 1) out.push(entryHtml(events[0], options));
     else if (events.length > 1) {
       const names = events.map((event) => String(event.payload.name ?? "event")).join(", ");
       out.push(html`<details class="entry events"><summary><span class="badge">${events.length} events</span> ${names}</summary>${events.map((event) => entryHtml(event, options))}</details>`);
@@ -158,7 +159,7 @@ function turnHtml(block: TurnBlock, options: TimelineOptions): Html {
     turnId ? html`<span>turn <code title="meta.turn_id on the tape, bub.turn_id on the trace">${String(turnId)}</code></span>` : null,
   ].filter((fact) => fact !== null);
   const title = block.title === "turn" ? "Turn" : block.title === "continued" ? "Turn, continued" : "Entries";
-  return html`<section class="turn" data-from="${block.from}" aria-label="${title} from entry ${block.from}"><header class="turn-head"><h3>${title} <a href="#e${block.from}">#${block.from}</a></h3> ${time(block.entries[0]!)} <span class="facts">${facts}</span></header>${turnEntries(block.entries, options)}</section>`;
+  return html`<section class="turn" data-from="${block.from}" aria-label="${title} from entry ${block.from}"><header class="turn-head"><h3>${title} <a href="#e${block.from}">#${block.from}</a></h3> ${time(block.entries[0])} <span class="facts">${facts}</span></header>${turnEntries(block.entries, options)}</section>`;
 }
 
 function anchorHtml(block: AnchorBlock, options: TimelineOptions): Html {

@@ -5,6 +5,7 @@
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { isLegacyTurnStart, turnIdOf, TurnTracker } from "../tape/turns.ts";
+import { isJsonObject } from "../tape/values.ts";
 
 /** Token counts summed over a turn's model calls (`run` events). */
 export interface TurnUsage {
@@ -87,9 +88,9 @@ export function turnUsage(entries: readonly TapeEntry[]): TurnUsage | null {
   let usage: TurnUsage | null = null;
   for (const entry of entries) {
     if (eventName(entry) !== "run") continue;
-    const data = entry.payload.data as { usage?: Record<string, unknown> } | undefined;
-    const reported = data?.usage;
-    if (typeof reported !== "object" || reported === null) continue;
+    const data = entry.payload.data;
+    const reported = isJsonObject(data) ? data.usage : undefined;
+    if (!isJsonObject(reported)) continue;
     usage ??= { prompt: 0, completion: 0, total: 0 };
     const prompt = count(reported.prompt_tokens ?? reported.input_tokens);
     const completion = count(reported.completion_tokens ?? reported.output_tokens);
@@ -102,9 +103,10 @@ export function turnUsage(entries: readonly TapeEntry[]): TurnUsage | null {
 
 /** Milliseconds from a turn's first entry to its last, or null when the dates do not parse. */
 export function turnDurationMs(entries: readonly TapeEntry[]): number | null {
-  if (entries.length === 0) return null;
-  const first = Date.parse(entries[0]!.date);
-  const last = Date.parse(entries.at(-1)!.date);
+  const [firstEntry, lastEntry] = [entries.at(0), entries.at(-1)];
+  if (firstEntry === undefined || lastEntry === undefined) return null;
+  const first = Date.parse(firstEntry.date);
+  const last = Date.parse(lastEntry.date);
   return Number.isFinite(first) && Number.isFinite(last) ? Math.max(0, last - first) : null;
 }
 
@@ -113,7 +115,8 @@ export function turnModel(entries: readonly TapeEntry[]): string | null {
   for (const entry of entries) {
     const name = eventName(entry);
     if (name !== "run" && name !== "loop.start") continue;
-    const model = (entry.payload.data as { model?: unknown } | undefined)?.model;
+    const data = entry.payload.data;
+    const model = isJsonObject(data) ? data.model : undefined;
     if (typeof model === "string" && model !== "") return model;
   }
   return null;
@@ -129,9 +132,9 @@ export function pageStart(entries: readonly TapeEntry[], end: number, size: numb
   if (start === 0) return 0;
   // A turn starts at an anchor, a legacy start event, or an entry whose turn id differs from the one before it.
   for (let index = start; index < end; index++) {
-    const entry = entries[index]!;
+    const entry = entries[index];
     const turnId = turnIdOf(entry);
-    if (entry.kind === "anchor" || (turnId === null ? isLegacyTurnStart(entry) : turnId !== turnIdOf(entries[index - 1]!))) return index;
+    if (entry.kind === "anchor" || (turnId === null ? isLegacyTurnStart(entry) : turnId !== turnIdOf(entries[index - 1]))) return index;
   }
   return start;
 }

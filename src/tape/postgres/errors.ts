@@ -1,4 +1,5 @@
 /** PostgreSQL and connection failures as one-line {@link BubError}s that never show the password. */
+import { errorCode } from "../../config/thrown.ts";
 import { BubError } from "../../kernel/errors.ts";
 
 /** What a `postgres://` URL points at, without its credentials: `host:port/database`. */
@@ -35,8 +36,8 @@ export function postgresError(error: unknown, url: string): BubError {
   const where = describeDatabaseUrl(url);
   const password = databaseUrlPassword(url);
   const raw = error instanceof Error ? error.message || error.name : String(error);
-  const message = (password ? raw.replaceAll(password, "***") : raw).replaceAll(url, where).split("\n")[0]!;
-  const code = String((error as { code?: unknown }).code ?? "");
+  const message = (password ? raw.replaceAll(password, "***") : raw).replaceAll(url, where).split("\n")[0];
+  const code = String(errorCode(error) ?? "");
   const options = { details: { database: where, ...(code ? { code } : {}) }, cause: error };
   if (TEMPORARY_CODES.has(code)) {
     return new BubError("temporary", `PostgreSQL at ${where} is unreachable or busy (${message}): start it, or check BUB_DATABASE_URL, then retry.`, options);

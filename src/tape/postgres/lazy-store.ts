@@ -5,6 +5,7 @@
  */
 import { BubError } from "../../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeStats, TapeStore } from "../../kernel/tape-contract.ts";
+import { errorMessage } from "../../config/thrown.ts";
 import { describeDatabaseUrl } from "./errors.ts";
 
 /** Options of {@link createPostgresTapeStore}. */
@@ -74,7 +75,7 @@ export function createPostgresTapeStore(options: PostgresTapeStoreOptions): Post
       (module) => module.openPostgresTapeStore(settings),
       (error: unknown) => {
         loading = null;
-        throw new BubError("config", `The PostgreSQL tape store could not load its driver (${(error as Error).message}): reinstall bub-ts so that its 'pg' dependency is present.`, { cause: error });
+        throw new BubError("config", `The PostgreSQL tape store could not load its driver (${errorMessage(error)}): reinstall bub-ts so that its 'pg' dependency is present.`, { cause: error });
       },
     );
     return loading;

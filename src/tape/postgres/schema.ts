@@ -51,7 +51,7 @@ CREATE TABLE bub_tape_names (
 ];
 
 /** The newest schema version this build knows. */
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
 
 /**
  * Brings the schema of the connected database (its current schema) up to

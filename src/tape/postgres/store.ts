@@ -6,6 +6,7 @@ import pg from "pg";
 import { createLogger } from "../../kernel/log.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } from "../../kernel/tape-contract.ts";
 import { utcNow } from "../date.ts";
+import { onlyEntry } from "../append-many.ts";
 import { decodeEntry, encodeEntryBody, prepareEntry } from "../entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "../query-engine.ts";
 import { isSidecarTapeName } from "../sidecar.ts";
@@ -148,7 +149,7 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
         if (found.length >= limit) return found;
       }
       if (rows.length < page) return found;
-      const last = Number(rows[rows.length - 1]!.id);
+      const last = Number(rows[rows.length - 1].id);
       if (filter.newestFirst) upper = last;
       else lower = last;
     }
@@ -157,15 +158,19 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
   async function appendRows(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
     if (batch.length === 0) return [];
     const values = batch.map((entry) => encodeEntryBody(prepareEntry(entry)).value);
-    const columns: string[][] = [[], [], [], [], []];
+    const kinds: string[] = [];
+    const anchorNames: (string | null)[] = [];
+    const payloads: string[] = [];
+    const metas: string[] = [];
+    const dates: string[] = [];
     for (const value of values) {
-      columns[0]!.push(value.kind);
-      columns[1]!.push((value.kind === "anchor" && typeof value.payload.name === "string" ? value.payload.name : null) as string);
-      columns[2]!.push(JSON.stringify(value.payload));
-      columns[3]!.push(JSON.stringify(value.meta));
-      columns[4]!.push(value.date);
+      kinds.push(value.kind);
+      anchorNames.push(value.kind === "anchor" && typeof value.payload.name === "string" ? value.payload.name : null);
+      payloads.push(JSON.stringify(value.payload));
+      metas.push(JSON.stringify(value.meta));
+      dates.push(value.date);
     }
-    const rows = await query<{ id: string }>(APPEND_SQL, [tape, values.length, ...columns]);
+    const rows = await query<{ id: string }>(APPEND_SQL, [tape, values.length, kinds, anchorNames, payloads, metas, dates]);
     const first = rows.reduce((lowest, row) => Math.min(lowest, Number(row.id)), Infinity);
     return values.map((value, index) => ({ id: first + index, ...value }));
   }
@@ -184,7 +189,7 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
     },
     fetchAll: fetch,
     async append(tape, entry) {
-      return (await appendRows(tape, [entry]))[0]!;
+      return onlyEntry(await appendRows(tape, [entry]));
     },
     appendBatch: appendRows,
     async reset(tape) {
