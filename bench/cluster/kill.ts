@@ -32,7 +32,7 @@ const VICTIM = process.argv[5] ?? "poller";
 if (VICTIM !== "poller" && VICTIM !== "other") throw new Error(`argument 4 must be poller or other, got ${VICTIM}`);
 if (GATEWAYS < 2) throw new Error("kill.ts needs at least 2 gateways");
 const IN_FLIGHT_MS = 1_000;
-const DEADLINE_MS = 180_000;
+const DEADLINE_MS = 600_000;
 
 printMachine();
 const passed = passedThroughText();
