@@ -90,13 +90,13 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
     wrapStream(message, stream) {
       const session = sessionOf(message);
       if (!session) return stream;
-      async function* forwarded(): AsyncGenerator<StreamEvent> {
+      const forwarded = async function* (): AsyncGenerator<StreamEvent> {
         for await (const event of stream) {
-          if (event.kind === "tool_call") session!.asked.clear();
-          for (const update of updatesFor(event, session!.calls, session!.cwd)) await notify(session!.id, update);
+          if (event.kind === "tool_call") session.asked.clear();
+          for (const update of updatesFor(event, session.calls, session.cwd)) await notify(session.id, update);
           yield event;
         }
-      }
+      };
       return new AsyncStreamEvents(forwarded(), stream.state);
     },
     async quit() {},
@@ -115,11 +115,11 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
           sessionId: session.id,
           toolCall: {
             toolCallId,
-            title: `${toolTitle(request.tool, request.arguments as Record<string, unknown>)} (${request.reason})`,
+            title: `${toolTitle(request.tool, request.arguments)} (${request.reason})`,
             kind: toolKind(request.tool),
             status: "pending",
             rawInput: request.arguments,
-            locations: toolLocations(request.arguments as Record<string, unknown>, session.cwd),
+            locations: toolLocations(request.arguments, session.cwd),
           },
           options: [
             { optionId: "allow", name: "Allow", kind: "allow_once" },

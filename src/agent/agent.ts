@@ -208,7 +208,7 @@ export class Agent implements RuntimeAgent {
     } catch (error) {
       if (signal.aborted) {
         try {
-          for (const prompt of pending.prompts) await tape.append(entries.message({ role: "user", content: prompt as never }));
+          for (const prompt of pending.prompts) await tape.append(entries.message({ role: "user", content: prompt }));
           pending.prompts = [];
           const reason = signal.reason;
           await tape.appendEvent("interrupted", {
@@ -353,7 +353,8 @@ export class Agent implements RuntimeAgent {
         yield event;
       }
       if (stepText) wroteText = true;
-      const outcome = stepStream.outcome!;
+      const outcome = stepStream.outcome;
+      if (!outcome) throw new Error(`model step ${step} ended without an outcome`);
       const elapsed_ms = Math.round(performance.now() - started);
       streamState.usage = outcome.usage ?? streamState.usage;
       if (outcome.status === "error") {

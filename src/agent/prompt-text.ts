@@ -18,7 +18,7 @@ let lastHash = "";
 export function promptText(prompt: Prompt): string {
   if (typeof prompt === "string") return prompt;
   return prompt
-    .filter((part): part is { type: "text"; text: string } => typeof part === "object" && part !== null && (part as { type?: unknown }).type === "text")
+    .filter((part) => typeof part === "object" && part !== null && part.type === "text")
     .map((part) => part.text)
     .join("\n");
 }

@@ -2,7 +2,7 @@
  * The one shape every `bub` error takes on stderr: `bub: <what happened> — <what to do>`,
  * and with `--verbose` the chain of causes under it. Known secrets are redacted.
  */
-import { BubError, type ErrorKind } from "../kernel/errors.ts";
+import { BubError, isErrorKind, type ErrorKind } from "../kernel/errors.ts";
 import { redactSecrets } from "../config/redaction.ts";
 
 /** What to do about a failure of each kind, when its message does not say. */
@@ -40,7 +40,7 @@ function kindOf(error: unknown): ErrorKind | null {
 
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
-  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") return (error as { message: string }).message;
+  if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") return error.message;
   return String(error);
 }
 
@@ -70,14 +70,19 @@ function detailLine(error: unknown): string[] {
   return [`  details: ${json.length > 600 ? `${json.slice(0, 600)}…` : json}`];
 }
 
+/** The `cause` of a thrown value, when it has one. */
+function causeOf(error: unknown): unknown {
+  return typeof error === "object" && error !== null && "cause" in error ? error.cause : undefined;
+}
+
 /** The details of `error`, then `  caused by: <message>` for each of its causes, at most eight deep. */
 function causeLines(error: unknown): string[] {
   const lines: string[] = detailLine(error);
-  let cause = (error as { cause?: unknown } | null)?.cause;
+  let cause = causeOf(error);
   for (let depth = 0; cause !== undefined && cause !== null && depth < 8; depth++) {
     const name = cause instanceof Error && cause.name !== "Error" ? `${cause.name}: ` : "";
     lines.push(`  caused by: ${name}${messageOf(cause).replace(/\s*\n\s*/g, " ")}`);
-    cause = (cause as { cause?: unknown }).cause;
+    cause = causeOf(cause);
   }
   return lines;
 }
@@ -95,7 +100,8 @@ export function errorLine(error: unknown, options: ErrorLineOptions = {}): strin
     message = message.replace(STAGE_PREFIX, "");
     const found = KIND_PREFIX.exec(message);
     if (found) {
-      kind = found[1] as ErrorKind;
+      // A kind this version does not know gets no advice, like a message naming none.
+      kind = isErrorKind(found[1]) ? found[1] : null;
       message = message.slice(found[0].length);
     }
   } else if (error instanceof Error && (error.name === "ConfigError" || error.name === "YamlError")) {

@@ -15,7 +15,7 @@ export function providerScopedEnv(env: NodeJS.ProcessEnv): Record<string, unknow
     const match = /^BUB_(.+)_API_(KEY|BASE)$/.exec(name);
     if (!match || value === undefined || value === "") continue;
     const field = match[2] === "KEY" ? "api_key" : "api_base";
-    (scoped[field] ??= {})[match[1]!.toLowerCase()] = value;
+    (scoped[field] ??= {})[match[1].toLowerCase()] = value;
   }
   return scoped;
 }

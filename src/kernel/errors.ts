@@ -36,7 +36,8 @@ export function toErrorKind(value: unknown): ErrorKind {
   return isErrorKind(value) ? value : "unknown";
 }
 
-function isErrorKind(value: unknown): value is ErrorKind {
+/** True for one of the {@link ErrorKind} strings. */
+export function isErrorKind(value: unknown): value is ErrorKind {
   return typeof value === "string" && KINDS.has(value);
 }
 

@@ -47,7 +47,8 @@ function isObject(value: unknown): value is object {
 async function packageVersion(): Promise<string | undefined> {
   try {
     const { readFile } = await import("node:fs/promises");
-    return (JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version;
+    const parsed: unknown = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8"));
+    return isObject(parsed) && "version" in parsed && typeof parsed.version === "string" ? parsed.version : undefined;
   } catch {
     return undefined;
   }

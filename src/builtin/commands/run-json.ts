@@ -18,8 +18,8 @@ const ERROR_KINDS = new Set(["invalid_input", "config", "provider", "tool", "tem
 
 /** A failed tool's result as the executor records it: `{kind, message, details?}`. */
 function isErrorData(value: unknown): value is { kind: string; message: string } {
-  if (typeof value !== "object" || value === null) return false;
-  const { kind, message } = value as { kind?: unknown; message?: unknown };
+  if (typeof value !== "object" || value === null || !("kind" in value) || !("message" in value)) return false;
+  const { kind, message } = value;
   return typeof kind === "string" && ERROR_KINDS.has(kind) && typeof message === "string";
 }
 
@@ -43,7 +43,7 @@ export class JsonTurnWriter {
   readonly #out: { write(text: string): unknown };
   /** Calls of the current step, in order: their results come in the same order. */
   #calls: CallInfo[] = [];
-  #usage: Usage | null = null;
+  #usage: Record<string, unknown> | null = null;
   #errors = 0;
 
   constructor(out: { write(text: string): unknown }) {
@@ -74,9 +74,11 @@ export class JsonTurnWriter {
         return;
       case "tool_call":
         this.#calls = event.data.tool_calls.map((call, index) => {
-          const fn = (call.function ?? {}) as { name?: unknown; arguments?: unknown };
-          const info = { id: String(call.id ?? `call_${index}`), name: String(fn.name ?? call.name ?? "") };
-          this.#line({ type: "tool_call", ...info, arguments: parsedArguments(fn.arguments ?? call.arguments) });
+          const fn: unknown = call.function;
+          const fnName = typeof fn === "object" && fn !== null && "name" in fn ? fn.name : undefined;
+          const fnArguments = typeof fn === "object" && fn !== null && "arguments" in fn ? fn.arguments : undefined;
+          const info = { id: String(call.id ?? `call_${index}`), name: String(fnName ?? call.name ?? "") };
+          this.#line({ type: "tool_call", ...info, arguments: parsedArguments(fnArguments ?? call.arguments) });
           return info;
         });
         return;
@@ -125,15 +127,22 @@ export class JsonTurnWriter {
   }
 }
 
-/** Two usages added field by field (numbers only; nested counts such as cached tokens too). */
-function addUsage(total: Usage | null, usage: Usage): Usage {
+/**
+ * Two usages added field by field (numbers only; nested counts such as cached tokens too).
+ * `total` is what was summed so far under the same key: nothing yet, or (normally) a usage.
+ */
+function addUsage(total: unknown, usage: Usage | Record<string, unknown>): Record<string, unknown> {
   if (!total) return structuredClone(usage);
-  const sum: Record<string, unknown> = { ...total };
+  const sum: Record<string, unknown> = Object.assign({}, total);
   for (const [key, value] of Object.entries(usage)) {
     const before = sum[key];
     if (typeof value === "number") sum[key] = (typeof before === "number" ? before : 0) + value;
-    else if (typeof value === "object" && value !== null && !Array.isArray(value)) sum[key] = addUsage((before ?? null) as Usage | null, value as Usage);
+    else if (isRecord(value)) sum[key] = addUsage(before, value);
     else if (before === undefined) sum[key] = value;
   }
-  return sum as Usage;
+  return sum;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

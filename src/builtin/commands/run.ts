@@ -90,7 +90,7 @@ export async function runOnce(
   });
   // The turn runs as a task of its own (so code in it knows its message), cancelled through its signal.
   const task = new TurnTask(inbound, emptySessionTurns(inbound.sessionId));
-  const forward = () => task.abort(signal!.reason);
+  const forward = () => task.abort(signal?.reason);
   if (signal?.aborted) forward();
   else signal?.addEventListener("abort", forward, { once: true });
   const interrupted = (): number | null => {
