@@ -13,7 +13,7 @@ export { IncompatiblePluginError, PLUGIN_API_VERSION } from "./kernel/plugin-api
 export type { PluginApiField } from "./kernel/plugin-api.ts";
 
 export { definePlugin, HOOK_NAMES, SYNC_HOOKS } from "./kernel/hooks.ts";
-export type { BubHooks, BubPlugin, ChainedHook, ErrorStage, HookArgs, HookName, HookReturn, HookValue, MaybePromise, NextHook, NoResult, PluginFactory, Provided } from "./kernel/hooks.ts";
+export type { BubHooks, BubPlugin, ChainedHook, ErrorStage, HookArgs, HookName, HookReturn, HookValue, MaybePromise, NextHook, NoResult, OutboundInit, PluginFactory, Provided } from "./kernel/hooks.ts";
 export { PluginHookError } from "./kernel/hook-error.ts";
 export { finish, proceed, replace, deny } from "./kernel/interception.ts";
 export type { LlmCallDecision, LlmCallRequest, LlmCallResult, ToolCall, ToolCallDecision, ToolCallResult } from "./kernel/interception.ts";
@@ -32,7 +32,7 @@ export type { ConfigFile, SettingsOf, SettingsSchema, SettingsSection, SettingsS
 
 export { envelopeToJson, isEmptyPrompt, isEnvelope, replyChannelOf, toEnvelope, unpackBatch } from "./kernel/envelope.ts";
 export type { Envelope, EnvelopeInput, EnvelopeKind, MediaItem, Prompt, PromptPart, TurnLifespan } from "./kernel/envelope.ts";
-export { childTurnContext, createTurnContext, type TurnContext } from "./kernel/turn-context.ts";
+export { childTurnContext, createTurnContext, createTurnState, type TurnContext } from "./kernel/turn-context.ts";
 export { ChannelMessage } from "./channels/message.ts";
 export type { ChannelMessageInit } from "./channels/message.ts";
 

@@ -73,12 +73,12 @@ const KINDS: ReadonlySet<string> = new Set<EnvelopeKind>(["normal", "command", "
 const MEDIA_TYPES: ReadonlySet<string> = new Set<MediaItem["type"]>(["image", "audio", "video", "document"]);
 
 /** Wire (snake_case) names of the typed fields, and the typed name each one fills. */
-const WIRE_NAMES = {
-  session_id: "sessionId",
-  chat_id: "chatId",
-  output_channel: "outputChannel",
-  is_active: "isActive",
-} as const;
+const TYPED_NAMES: ReadonlyMap<string, string> = new Map([
+  ["session_id", "sessionId"],
+  ["chat_id", "chatId"],
+  ["output_channel", "outputChannel"],
+  ["is_active", "isActive"],
+]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -129,27 +129,49 @@ function text(value: unknown): string {
  */
 export function toEnvelope(input: EnvelopeInput | Envelope): Envelope {
   if (isEnvelope(input)) return input;
-  if (!isRecord(input)) return { content: text(input), channel: "", chatId: "", kind: "normal", media: [], context: {} };
-  const fields: Record<string, unknown> = { ...input };
-  for (const [wire, typed] of Object.entries(WIRE_NAMES)) {
-    if (!(wire in fields)) continue;
-    if (fields[typed] === undefined) fields[typed] = fields[wire];
-    delete fields[wire];
+  const envelope: Envelope = { content: "", channel: "", chatId: "", kind: "normal", media: [], context: {} };
+  if (!isRecord(input)) {
+    envelope.content = text(input);
+    return envelope;
   }
-  const { content, channel, chatId, sessionId, kind, media, context, outputChannel, isActive, lifespan, ...extensions } = fields;
-  const envelope: Envelope = {
-    ...extensions,
-    content: text(content),
-    channel: text(channel),
-    chatId: text(chatId),
-    kind: isKind(kind) ? kind : "normal",
-    media: Array.isArray(media) ? media.filter(isMediaItem) : [],
-    context: isRecord(context) ? { ...context } : {},
-  };
-  if (sessionId !== undefined && sessionId !== null && sessionId !== "") envelope.sessionId = text(sessionId);
-  if (typeof outputChannel === "string" && outputChannel !== "") envelope.outputChannel = outputChannel;
-  if (typeof isActive === "boolean") envelope.isActive = isActive;
-  if (isLifespan(lifespan)) envelope.lifespan = lifespan;
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    switch (TYPED_NAMES.get(key) ?? key) {
+      case "content":
+        envelope.content = text(value);
+        break;
+      case "channel":
+        envelope.channel = text(value);
+        break;
+      case "chatId":
+        envelope.chatId = text(value);
+        break;
+      case "sessionId":
+        if (value !== null && value !== "") envelope.sessionId = text(value);
+        break;
+      case "kind":
+        if (isKind(value)) envelope.kind = value;
+        break;
+      case "media":
+        if (Array.isArray(value)) envelope.media = value.filter(isMediaItem);
+        break;
+      case "context":
+        if (isRecord(value)) envelope.context = { ...value };
+        break;
+      case "outputChannel":
+        if (typeof value === "string" && value !== "") envelope.outputChannel = value;
+        break;
+      case "isActive":
+        if (typeof value === "boolean") envelope.isActive = value;
+        break;
+      case "lifespan":
+        if (isLifespan(value)) envelope.lifespan = value;
+        break;
+      default:
+        // A plugin's own field, kept as it is.
+        Object.defineProperty(envelope, key, { value, writable: true, enumerable: true, configurable: true });
+    }
+  }
   return envelope;
 }
 

@@ -4,7 +4,7 @@ import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { newCorrelationId, withCorrelation } from "./correlation.ts";
 import { BubError, toErrorKind } from "./errors.ts";
 import { isEmptyPrompt, toEnvelope, unpackBatch, type Envelope, type EnvelopeInput, type Prompt } from "./envelope.ts";
-import { createTurnContext, seedCompatView, type TurnContext } from "./turn-context.ts";
+import { createTurnContext, createTurnState, type TurnContext } from "./turn-context.ts";
 import type { SettingsStore } from "./settings-contract.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
 import type { TapeStore } from "./tape-contract.ts";
@@ -252,8 +252,7 @@ export class BubFramework {
       inbound.sessionId ??= sessionId;
 
       const context = this.turnContext({ turnId, sessionId, signal, threadId: threadIdOf(inbound) });
-      const state: TurnState = { turn_id: turnId };
-      seedCompatView(state, context);
+      const state = createTurnState(context, { turn_id: turnId });
       const loaded = await runtime.callMany("loadState", { message: inbound, sessionId, context, signal });
       for (const partial of loaded.reverse()) {
         if (typeof partial === "object" && partial !== null && !Array.isArray(partial)) Object.assign(state, partial);

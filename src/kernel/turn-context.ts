@@ -1,7 +1,7 @@
 /**
  * The typed context of one turn: what every turn hook and every tool may use besides the
  * message and the state. The reference runtime passes these services inside the turn state
- * under `_runtime_*` keys; {@link seedCompatView} keeps those keys readable for plugins
+ * under `_runtime_*` keys; {@link createTurnState} keeps those keys readable for plugins
  * written against that contract, and nothing else in bub-ts reads them.
  */
 import type { Logger } from "./log.ts";
@@ -26,7 +26,7 @@ export interface TurnContext extends SteeringTarget {
   readonly log: Logger;
   /** Where messages for this running turn wait (`steer`); null when no plugin provides one. */
   readonly steering: SteeringInbox | null;
-  /** Aborts when the turn is cancelled (Ctrl-C, `quit`, a steer that cancels, shutdown). */
+  /** Aborts when the turn is cancelled (Ctrl-C in chat, `quit`, the end of a shutdown's grace period). */
   readonly signal: AbortSignal;
   /**
    * The session tape the turn writes, once the agent opened it: a fork of the session's,
@@ -61,19 +61,41 @@ const COMPAT_KEYS = {
   _runtime_agent: (context: TurnContext) => context.agent ?? undefined,
 } as const;
 
+/** Each compatibility-view state's context (see {@link createTurnState}). */
+const contexts = new WeakMap<object, TurnContext>();
+
 /**
- * Makes the reference's documented `_runtime_*` keys of `state` show the turn's context:
- * each is a getter (not enumerable, so the state's JSON stays as it was) that follows the
- * context as it changes. Assigning one (a plugin's `loadState` answer, merged into the
- * state) replaces the getter with the plain value, as in the reference.
+ * The prototype of every turn state: the reference's `_runtime_*` keys as getters (not
+ * enumerable, so the state's keys and JSON stay as they were) that read the state's
+ * context; assigning one (a plugin's `loadState` answer, merged into the state) gives the
+ * state its own plain value instead, as in the reference.
  */
-export function seedCompatView(state: TurnState, context: TurnContext): void {
-  for (const [key, read] of Object.entries(COMPAT_KEYS)) {
-    Object.defineProperty(state, key, {
-      configurable: true,
-      enumerable: false,
-      get: () => read(context),
-      set: (value: unknown) => Object.defineProperty(state, key, { value, writable: true, enumerable: true, configurable: true }),
-    });
-  }
+const COMPAT_VIEW: object = Object.create(
+  Object.prototype,
+  Object.fromEntries(
+    Object.entries(COMPAT_KEYS).map(([key, read]): [string, PropertyDescriptor] => [
+      key,
+      {
+        enumerable: false,
+        get(this: object) {
+          const context = contexts.get(this);
+          return context ? read(context) : undefined;
+        },
+        set(this: object, value: unknown) {
+          Object.defineProperty(this, key, { value, writable: true, enumerable: true, configurable: true });
+        },
+      },
+    ]),
+  ),
+);
+
+/**
+ * A new turn state for `context`, with the reference's documented `_runtime_*` keys
+ * readable as a compatibility view of the context (the one place they are seeded). Its own
+ * keys start as `init`'s.
+ */
+export function createTurnState(context: TurnContext, init: TurnState = {}): TurnState {
+  const state: TurnState = Object.create(COMPAT_VIEW);
+  contexts.set(state, context);
+  return Object.assign(state, init);
 }
