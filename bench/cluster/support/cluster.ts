@@ -143,6 +143,8 @@ export interface Cluster {
   readonly target: BurstTarget;
   /** Index of the gateway whose log file last says it was elected poller, if any. */
   poller(): number | undefined;
+  /** The same, with when it logged that (epoch ms). */
+  election(): { index: number; at: number } | undefined;
   /** kill -9 of one gateway; returns the `performance.now()` at which the signal was sent. */
   kill9(index: number): number;
   /** SIGUSR2 to every live gateway: query-count.ts starts counting from here. */
@@ -219,7 +221,8 @@ export async function startCluster(database: Database, count: number, options: C
         if (index >= 0) throw new Error(`gateway ${index} exited ${when}:\n${gateways[index]!.output()}`);
       },
     },
-    poller() {
+    poller: () => cluster.election()?.index,
+    election() {
       let best: { index: number; at: string } | undefined;
       gateways.forEach((gateway, index) => {
         if (killed.has(index)) return;
@@ -232,7 +235,7 @@ export async function startCluster(database: Database, count: number, options: C
         const at = [...log.matchAll(/^(\S+) INFO bub:telegram telegram\.poller elected/gm)].at(-1)?.[1];
         if (at && (!best || at > best.at)) best = { index, at };
       });
-      return best?.index;
+      return best && { index: best.index, at: Date.parse(best.at) };
     },
     kill9(index) {
       killed.add(index);
