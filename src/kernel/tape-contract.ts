@@ -122,7 +122,7 @@ export interface TapeSidecar {
 
 /**
  * A session tape as plugins see it: the `tape` of a context tool's `ToolContext`, of
- * the `continuePrompt` hook, and `state._runtime_tape` in `beforeToolCall`/`afterToolCall`.
+ * the `continuePrompt` hook, and the turn context's `tape` (`context.tape`) in every turn hook.
  * The runtime's own tape object (in `src/tape/`) has more; this is the part plugins may rely on.
  *
  * ```ts

@@ -6,7 +6,7 @@ import type { TurnContext } from "./turn-context.ts";
 /**
  * The mutable state shared by every stage of one turn: what `loadState` answered, merged,
  * plus what plugins add. The services of the turn are in its typed context
- * (`TurnContext`); the reference's `_runtime_*` keys still read them, for plugins written
+ * (`TurnContext`); the reference's compatibility keys still read them, for plugins written
  * against that contract (see `createTurnState`).
  */
 export interface TurnState {
