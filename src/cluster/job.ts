@@ -49,6 +49,15 @@ export function queueNames(source: string): { queue: string; deadLetter: string 
 /** The LISTEN/NOTIFY channel on which new messages are announced to the process running their session's turn. */
 export const STEER_CHANNEL = "bub_inbound_steer";
 
+/**
+ * The LISTEN/NOTIFY channel on which an update that is not queued (a button press) is shown
+ * to every process, for the one it concerns (the one that asked the question).
+ */
+export const BROADCAST_CHANNEL = "bub_inbound_broadcast";
+
+/** What a broadcast says: `item` was received for `queue`'s source. */
+export const broadcastSchema = z.object({ queue: z.string(), item: z.unknown() });
+
 /** What a steering notification says: a message `id` of `queue` arrived for `session`. */
 export const steerNoticeSchema = z.object({ queue: z.string(), id: z.string(), session: z.string() });
 export type SteerNotice = z.infer<typeof steerNoticeSchema>;

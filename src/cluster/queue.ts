@@ -18,7 +18,7 @@ import { createLogger } from "../kernel/log.ts";
 import { BubError } from "../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../tape/postgres/errors.ts";
 import { checkDatabaseUrl } from "../tape/postgres/lazy-store.ts";
-import { jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
+import { BROADCAST_CHANNEL, broadcastSchema, jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
 import { RecordedReplies } from "./replies.ts";
 
 const log = createLogger("bub:queue");
@@ -59,7 +59,7 @@ export class ClusterQueue {
   readonly database: string;
   readonly #boss: PgBoss;
   #workerId: string | null = null;
-  #listening: Awaited<ReturnType<NonNullable<Db["listen"]>>> | null = null;
+  readonly #listening: Awaited<ReturnType<NonNullable<Db["listen"]>>>[] = [];
   #sweeper: ReturnType<typeof setInterval> | null = null;
   #closed = false;
   /** Every job's limits: set on each job, so a change of the settings applies to the messages queued from then on. */
@@ -210,23 +210,47 @@ export class ClusterQueue {
 
   /** Hears steering notices (new messages of any session) until {@link close}. */
   async listen(listener: (notice: SteerNotice) => void): Promise<void> {
+    await this.#listen(STEER_CHANNEL, (value) => {
+      const parsed = steerNoticeSchema.safeParse(value);
+      if (parsed.success && parsed.data.queue === this.queue) listener(parsed.data);
+    });
+  }
+
+  /**
+   * Shows `item` to every process working this queue (itself included), for what is not
+   * queued but concerns one process only (a press on a button another process posted).
+   * It must fit a NOTIFY payload (under 8000 bytes as JSON).
+   */
+  async broadcast(item: unknown): Promise<void> {
+    await this.#boss.getDb().executeSql("SELECT pg_notify($1, $2)", [BROADCAST_CHANNEL, JSON.stringify({ queue: this.queue, item })]);
+  }
+
+  /** Hears what {@link broadcast} shows until {@link close}. */
+  async listenBroadcasts(listener: (item: unknown) => void): Promise<void> {
+    await this.#listen(BROADCAST_CHANNEL, (value) => {
+      const parsed = broadcastSchema.safeParse(value);
+      if (parsed.success && parsed.data.queue === this.queue) listener(parsed.data.item);
+    });
+  }
+
+  /** LISTENs on `channel` through pg-boss's own listener (reconnected by it); notices that are not JSON are ignored. */
+  async #listen(channel: string, listener: (value: unknown) => void): Promise<void> {
     const db = this.#boss.getDb();
     if (!db.listen) return;
-    this.#listening = await db.listen(
-      STEER_CHANNEL,
+    const handle = await db.listen(
+      channel,
       (text) => {
-        let notice: SteerNotice;
+        let value: unknown;
         try {
-          const parsed = steerNoticeSchema.safeParse(JSON.parse(text));
-          if (!parsed.success) return;
-          notice = parsed.data;
+          value = JSON.parse(text);
         } catch {
           return;
         }
-        if (notice.queue === this.queue) listener(notice);
+        listener(value);
       },
       () => undefined,
     );
+    this.#listening.push(handle);
   }
 
   /** A queued message that no process has taken yet (null when it was taken, finished or is unknown). */
@@ -246,8 +270,7 @@ export class ClusterQueue {
     if (this.#closed) return;
     this.#closed = true;
     await this.stopWorking();
-    await this.#listening?.close().catch(() => undefined);
-    this.#listening = null;
+    for (const handle of this.#listening.splice(0)) await handle.close().catch(() => undefined);
     await this.#boss.stop({ graceful: graceMs > 0, timeout: Math.max(graceMs, 1), close: true }).catch((error: unknown) => log.warn(`queue.stop ${describe(error)}`));
   }
 }

@@ -104,6 +104,12 @@ export class TelegramApprovals {
     }
   }
 
+  /** Whether a button's callback data answers a question this process asked (and still waits for). */
+  asks(data: string | undefined): boolean {
+    const match = data === undefined ? null : CALLBACK.exec(data);
+    return match !== null && this.#open.has(match[1] ?? "");
+  }
+
   /** True when `user` may answer `question`. */
   #mayAnswer(question: OpenQuestion, user: User): boolean {
     const users = this.#context.users();

@@ -181,7 +181,14 @@ export class TelegramChannel implements Channel {
     if (shared) {
       try {
         const { openQueuedUpdates } = await import("./queued.ts");
-        const opened = await openQueuedUpdates({ url: databaseUrl, botId: String(bot.botInfo.id), settings: this.#framework.settings, framework: this.#framework, describeError: this.#describeError });
+        const opened = await openQueuedUpdates({
+          url: databaseUrl,
+          botId: String(bot.botInfo.id),
+          settings: this.#framework.settings,
+          framework: this.#framework,
+          asks: (data) => this.#approvals.asks(data),
+          describeError: this.#describeError,
+        });
         this.#queued = opened.queued;
         concurrency = opened.concurrency;
       } catch (error) {

@@ -3,8 +3,9 @@
  * every gateway process of the bot sends the updates it takes (polled or pushed) to the
  * bot's queue before Telegram is told they arrived, and works that queue: a queued update
  * is handed to this process's own bot handlers, so whichever process takes it runs the turn
- * and sends the replies. Button presses (approval answers) are not queued: they are handled
- * at once by the process that took them.
+ * and sends the replies. Button presses (approval answers) are not queued: the process that
+ * took one handles it when it asked the question, and else shows it to every process (a
+ * NOTIFY), so the one that asked answers it.
  */
 import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
@@ -31,13 +32,15 @@ const UNBOUNDED_TURNS = 64;
  * workers start with {@link QueuedUpdates.start}.
  * @throws BubError `config` or `temporary` when the database cannot be used.
  */
-export async function openQueuedUpdates(options: { url: string; botId: string; settings: SettingsStore; framework?: SteeringFramework; describeError: (error: unknown) => string }): Promise<{ queued: QueuedUpdates; concurrency: number }> {
+export async function openQueuedUpdates(
+  options: { url: string; botId: string; settings: SettingsStore } & Omit<QueuedUpdatesOptions, "queue" | "botId">,
+): Promise<{ queued: QueuedUpdates; concurrency: number }> {
   const settings = await options.settings.load(queueSettings);
   const queue = await ClusterQueue.open({ url: options.url, source: `telegram_${options.botId}`, expireSeconds: settings.expire_seconds, heartbeatSeconds: settings.heartbeat_seconds });
   const configured = options.settings.getValue("max_concurrent_turns", UNBOUNDED_TURNS);
   const concurrency = typeof configured === "number" && Number.isInteger(configured) && configured > 0 ? configured : UNBOUNDED_TURNS;
   log.info(`telegram.queue serving bot ${options.botId} from the shared queue ${queue.queue} on ${queue.database} (${concurrency} turns at once here)`);
-  return { queued: new QueuedUpdates({ queue, botId: options.botId, framework: options.framework, describeError: options.describeError }), concurrency };
+  return { queued: new QueuedUpdates({ queue, botId: options.botId, framework: options.framework, asks: options.asks, describeError: options.describeError }), concurrency };
 }
 
 /** Options of {@link QueuedUpdates}. */
@@ -47,8 +50,13 @@ export interface QueuedUpdatesOptions {
   botId: string;
   /** For steering a turn that runs in this process with a message another process took. */
   framework?: SteeringFramework;
+  /** Whether a button's callback data answers an approval question this process asked. */
+  asks?: (data: string | undefined) => boolean;
   describeError: (error: unknown) => string;
 }
+
+/** Approval buttons' callback data (./approval.ts). */
+const APPROVAL_PREFIX = "bub_approval:";
 
 /** See the module comment. */
 export class QueuedUpdates {
@@ -56,9 +64,11 @@ export class QueuedUpdates {
   readonly turns: QueuedTurns;
   readonly #botId: string;
   readonly #describeError: (error: unknown) => string;
+  readonly #asks: (data: string | undefined) => boolean;
 
   constructor(options: QueuedUpdatesOptions) {
     this.queue = options.queue;
+    this.#asks = options.asks ?? (() => true);
     this.#botId = options.botId;
     this.#describeError = options.describeError;
     this.turns = new QueuedTurns({ queue: options.queue, framework: options.framework });
@@ -78,7 +88,20 @@ export class QueuedUpdates {
       else queued.push({ key: `telegram:${this.#botId}:${update.update_id}`, session: `telegram:${chatId}`, item: update, order: update.update_id });
     }
     await this.queue.accept(queued);
-    for (const update of here) await this.#handle(bot, update);
+    for (const update of here) await this.#press(bot, update);
+  }
+
+  /** A button press: handled here when this process asked the question (or it is not an approval's), else shown to the others. */
+  async #press(bot: Bot, update: Update): Promise<void> {
+    const query = update.callback_query;
+    if (!query?.data?.startsWith(APPROVAL_PREFIX) || this.#asks(query.data)) return this.#handle(bot, update);
+    // Only what answering needs: a NOTIFY payload is small.
+    const message = query.message;
+    const press = {
+      update_id: update.update_id,
+      callback_query: { id: query.id, from: query.from, chat_instance: query.chat_instance, data: query.data, ...(message ? { message: { message_id: message.message_id, date: message.date, chat: message.chat } } : {}) },
+    };
+    await this.queue.broadcast(press).catch((error: unknown) => log.warn(`telegram.approval could not pass a button press to the other gateways: ${this.#describeError(error)}`));
   }
 
   /**
@@ -87,6 +110,10 @@ export class QueuedUpdates {
    */
   async start(bot: Bot, concurrency: number): Promise<void> {
     await this.queue.listen((notice) => void this.turns.offerSteering(notice, (item) => this.#handle(bot, item)));
+    // A press another process took, on a question this one asked.
+    await this.queue.listenBroadcasts((item) => {
+      if (isUpdate(item) && this.#asks(item.callback_query?.data)) void this.#handle(bot, item);
+    });
     await this.queue.work(
       concurrency,
       (job) => this.turns.run(job, () => this.#handle(bot, job.payload.item)),
