@@ -13,6 +13,8 @@
 // statistics to be reported): queries (pg Client.query calls, counted in every gateway by
 // query-count.ts), transactions and rows written (pg_stat_database), WAL (pg_stat_wal), and
 // CPU time of the PostgreSQL process tree (/proc). From those, the projection to 10 machines.
+// Where the server's time goes: the statements seen executing in pg_stat_activity, sampled
+// every 20 ms from the bench's own connection.
 //
 // Everything shares this machine: the bench process with its fakes, PostgreSQL and the N
 // gateways. CPU is reported for each, so the figures can be read per core.
@@ -34,6 +36,7 @@ const SCALING_GOAL = 0.8;
 const BIN = process.env.BENCH_BUB_BIN;
 /** Long enough for 5,000 messages at 10 a second: a slow run is measured, not cut off. */
 const DEADLINE_MS = 600_000;
+const SAMPLE_MS = 20;
 
 interface Run {
   n: number;
@@ -63,9 +66,11 @@ async function measure(n: number, database: Awaited<ReturnType<typeof startDatab
     const benchBefore = process.cpuUsage();
     const machineBefore = machineJiffies();
     cluster.resetQueryCounts();
+    const sampled = database.sampleActivity(SAMPLE_MS);
     counting = true;
     const burst = await closedLoop(cluster.target, CHATS, MESSAGES, DEADLINE_MS);
     counting = false;
+    const activity = sampled();
     const gatewayCpuMs = cluster.gateways.reduce((sum, gateway, index) => sum + cpuMs(gateway.pid) - cpuBefore[index]!, 0);
     const bench = process.cpuUsage(benchBefore);
     const machine = machineJiffies();
@@ -77,6 +82,8 @@ async function measure(n: number, database: Awaited<ReturnType<typeof startDatab
     const counts = cluster.queryCounts();
     if (counts.some((count) => count === null)) throw new Error("a gateway wrote no query count (did it exit cleanly?)");
     const queries = counts.reduce<number>((sum, count) => sum + count!, 0);
+    console.log(`N=${n}: statements seen executing in PostgreSQL (pg_stat_activity sampled every ${SAMPLE_MS} ms, ${activity.samples} samples; % of samples):`);
+    for (const [text, count] of activity.seen.slice(0, 8)) console.log(`  ${((count / Math.max(activity.samples, 1)) * 100).toFixed(1).padStart(6)}%  ${text}`);
     if (n === MAX_N) {
       console.log(`statements per message answered, N=${n} (query-count.ts, the most frequent):`);
       for (const [text, count] of cluster.topStatements().slice(0, 12)) console.log(`  ${(count / Math.max(burst.answered, 1)).toFixed(2).padStart(6)}  ${text}`);

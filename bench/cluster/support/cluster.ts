@@ -46,6 +46,12 @@ export interface Database {
   counters(): Promise<DbCounters>;
   /** Client connections open right now (this bench's own one left out). */
   connections(): Promise<number>;
+  /**
+   * Samples pg_stat_activity every `everyMs` until the returned function is called, which
+   * answers how often each statement (its first 100 characters) was seen executing: where
+   * the server's time goes (pg_stat_statements would need a server restart to load).
+   */
+  sampleActivity(everyMs: number): () => { samples: number; seen: [string, number][] };
   stop(): Promise<void>;
 }
 
@@ -88,6 +94,8 @@ export async function startDatabase(): Promise<Database> {
   const admin = new pg.Client({ connectionString: server.url() });
   await admin.connect();
   const { rows } = await admin.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'data_directory'");
+  const sampler = new pg.Client({ connectionString: server.url() });
+  await sampler.connect();
   const postmaster = Number(readFileSync(join(rows[0]!.setting, "postmaster.pid"), "utf8").split("\n")[0]);
   return {
     server,
@@ -103,11 +111,36 @@ export async function startDatabase(): Promise<Database> {
       const row = stats.rows[0]!;
       return { xacts: Number(row.xacts), rowsWritten: Number(row.rows), walRecords: Number(row.records), walBytes: Number(row.bytes), cpuMs: treeCpuMs(postmaster) };
     },
+    sampleActivity(everyMs) {
+      const seen = new Map<string, number>();
+      let samples = 0;
+      let busy = false;
+      const timer = setInterval(() => {
+        if (busy) return;
+        busy = true;
+        sampler
+          .query<{ query: string }>("SELECT query FROM pg_stat_activity WHERE state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
+          .then(({ rows }) => {
+            samples++;
+            for (const row of rows) {
+              const key = row.query.replace(/\s+/g, " ").trim().slice(0, 100);
+              seen.set(key, (seen.get(key) ?? 0) + 1);
+            }
+          })
+          .catch(() => undefined)
+          .finally(() => (busy = false));
+      }, everyMs);
+      return () => {
+        clearInterval(timer);
+        return { samples, seen: [...seen].sort((a, b) => b[1] - a[1]) };
+      };
+    },
     async connections() {
       const { rows } = await admin.query<{ count: string }>("SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
       return Number(rows[0]!.count);
     },
     async stop() {
+      await sampler.end();
       await admin.end();
       await server.stop();
     },
