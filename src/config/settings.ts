@@ -16,7 +16,7 @@ export { loadDotEnv } from "./dotenv.ts";
 export { defineSettings, type SettingsOf, type SettingsSchema, type SettingsSection } from "../kernel/settings-contract.ts";
 
 /** The outcome of resolving a section: its value, or one line per problem. */
-type Resolved = { ok: true; value: unknown } | { ok: false; problems: Problem[] };
+type Resolved<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
 
 /**
  * Resolves settings sections: process environment over `.env` (already merged into the
@@ -27,7 +27,11 @@ type Resolved = { ok: true; value: unknown } | { ok: false; problems: Problem[] 
 export class Settings implements SettingsStore {
   readonly #sections = new Map<string, SettingsSection<unknown>>();
   readonly #schemas = new Map<string, SettingsSchema>();
-  readonly #cache = new Map<string, unknown>();
+  /**
+   * Per section id, the key this store files its resolved value under on the section (see
+   * `SettingsValues`): a section's value is forgotten by dropping its key.
+   */
+  readonly #keys = new Map<string, object>();
   /** {@link getValue} answers by path; cleared whenever a section's schema or value can change. */
   readonly #values = new Map<string, { readonly found: boolean; readonly value: unknown }>();
   #file: ConfigFile;
@@ -65,7 +69,7 @@ export class Settings implements SettingsStore {
   reload(file: ConfigFile = this.#file, env: NodeJS.ProcessEnv = this.#env): void {
     this.#file = file;
     this.#env = env;
-    this.#cache.clear();
+    this.#keys.clear();
     this.#changed();
   }
 
@@ -73,7 +77,7 @@ export class Settings implements SettingsStore {
   register(section: SettingsSection<unknown>): void {
     this.#sections.set(section.id, section);
     this.#schemas.delete(section.id);
-    this.#cache.delete(section.id);
+    this.#keys.delete(section.id);
     this.#changed();
   }
 
@@ -87,6 +91,7 @@ export class Settings implements SettingsStore {
     if (!schema) {
       const loaded: unknown = typeof section.schema === "function" ? await section.schema() : section.schema;
       if (!isZodObject(loaded)) throw new ConfigError(`Settings section '${section.id}' needs a zod object schema (z.object({...})) from zod 4.`);
+      if (typeof section.values !== "object" || section.values === null) throw new ConfigError(`Settings section '${section.id}' must be declared with defineSettings().`);
       schema = loaded;
       this.#schemas.set(section.id, schema);
       this.#changed();
@@ -124,25 +129,31 @@ export class Settings implements SettingsStore {
     }
   }
 
-  /** Resolves a section whose schema is already loaded; throws {@link ConfigError} listing every problem. */
-  get<T>(section: SettingsSection<T> | string): T {
-    // The section's type parameter only names what its schema produces: the store holds the
-    // parsed values untyped, so this is where they get the caller's type back.
-    return this.#valueOf(typeof section === "string" ? section : section.id) as T;
-  }
-
-  #valueOf(id: string): unknown {
-    if (this.#cache.has(id)) return this.#cache.get(id);
-    const registered = this.#sections.get(id);
-    if (!registered) throw new ConfigError(`Settings section '${id}' is not registered.`);
+  /**
+   * Resolves a section whose schema is already loaded; throws {@link ConfigError} listing
+   * every problem. The value is the section's own schema's output, remembered on the section.
+   */
+  get<T>(section: SettingsSection<T>): T {
+    const id = section.id;
+    const cached = this.#cached(section);
+    if (cached) return cached.value;
+    if (!this.#sections.has(id)) throw new ConfigError(`Settings section '${id}' is not registered.`);
     const schema = this.#schemas.get(id);
     if (!schema) throw new ConfigError(`Settings section '${id}' is not loaded yet: await settings.load() or settings.prepare() first.`);
-    const resolved = this.#resolve(registered, schema);
-    if (resolved.ok) {
-      this.#cache.set(id, resolved.value);
-      return resolved.value;
-    }
+    const resolved = this.#resolve(section, schema);
+    if (resolved.ok) return resolved.value;
     throw settingsError(this.#allProblems());
+  }
+
+  #keyOf(id: string): object {
+    let key = this.#keys.get(id);
+    if (!key) this.#keys.set(id, (key = {}));
+    return key;
+  }
+
+  #cached<T>(section: SettingsSection<T>): { readonly value: T } | undefined {
+    const key = this.#keys.get(section.id);
+    return key ? section.values.get(key) : undefined;
   }
 
   /** Every problem of every section whose schema is loaded, in registration order, without repeats. */
@@ -150,18 +161,21 @@ export class Settings implements SettingsStore {
     const problems: Problem[] = [];
     for (const section of this.#sections.values()) {
       const schema = this.#schemas.get(section.id);
-      if (!schema || this.#cache.has(section.id)) continue;
+      if (!schema || this.#cached(section)) continue;
       const resolved = this.#resolve(section, schema);
-      if (resolved.ok) this.#cache.set(section.id, resolved.value);
-      else for (const problem of resolved.problems) if (!problems.some((known) => known.text === problem.text)) problems.push(problem);
+      if (!resolved.ok) for (const problem of resolved.problems) if (!problems.some((known) => known.text === problem.text)) problems.push(problem);
     }
     return problems.sort((a, b) => a.rank - b.rank).map((problem) => problem.text);
   }
 
-  #resolve(section: SettingsSection<unknown>, schema: SettingsSchema): Resolved {
+  /** Gathers and checks a section's values; remembers them (on the section) when they pass. */
+  #resolve<T>(section: SettingsSection<T>, schema: SettingsSchema): Resolved<T> {
     const { values, sources } = gatherValues(section, schema, { file: this.#file, env: this.#env, expand: this.#expand });
-    const result = schema.safeParse(values, { error: defaultIssueMessage });
-    if (result.success) return { ok: true, value: result.data };
+    const result = section.values.parse(values, { error: defaultIssueMessage });
+    if (result.success) {
+      section.values.set(this.#keyOf(section.id), result.data);
+      return { ok: true, value: result.data };
+    }
     return { ok: false, problems: describeProblems(section, schema, result.error.issues, values, sources, this.#file.path) };
   }
 
@@ -204,8 +218,8 @@ export class Settings implements SettingsStore {
     const candidates: { value: unknown; rest: string[] }[] = [];
     for (const section of this.#sections.values()) {
       if (!this.#schemas.has(section.id)) continue;
-      if (section.section !== null && section.section === parts[0]) candidates.push({ value: this.get(section.id), rest: parts.slice(1) });
-      else if (section.section === null) candidates.push({ value: this.get(section.id), rest: parts });
+      if (section.section !== null && section.section === parts[0]) candidates.push({ value: this.get(section), rest: parts.slice(1) });
+      else if (section.section === null) candidates.push({ value: this.get(section), rest: parts });
     }
     for (const { value, rest } of candidates) {
       let current: unknown = value;

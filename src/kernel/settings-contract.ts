@@ -33,8 +33,24 @@ export interface SettingsSection<T = Record<string, unknown>> {
   readonly schema: SettingsSchema | (() => SettingsSchema | Promise<SettingsSchema>);
   /** Extra values derived from the environment, below the YAML file in precedence. */
   readonly fromEnv?: (env: NodeJS.ProcessEnv) => Record<string, unknown>;
+  /** The section's typed values: made by {@link defineSettings}, filled by the store. */
+  readonly values: SettingsValues<T>;
   /** Type only: what {@link SettingsStore.get} returns for this section. */
   readonly [resolvedType]?: T;
+}
+
+/**
+ * The typed side of a section, made by {@link defineSettings}: it checks values with the
+ * section's own schema, so what passes has the section's type, and keeps what each store
+ * resolved (under a key object of the store's; a store takes a new key to forget a value).
+ */
+export interface SettingsValues<T> {
+  /** Checks `values` against the schema the section's `schema` gave last. */
+  parse(values: unknown, params?: z.core.ParseContext<z.core.$ZodIssue>): z.ZodSafeParseResult<T>;
+  /** What the store holding `key` resolved, if it did. */
+  get(key: object): { readonly value: T } | undefined;
+  /** Records what the store holding `key` resolved. */
+  set(key: object, value: T): void;
 }
 
 /**
@@ -59,7 +75,24 @@ export function defineSettings<S extends SettingsSchema>(options: {
 }): SettingsSection<z.output<S>> {
   const id = options.id ?? options.section ?? "root";
   const envPrefix = options.envPrefix ?? (options.section ? `BUB_${options.section.toUpperCase()}_` : "BUB_");
-  return { id, section: options.section, envPrefix, schema: options.schema, fromEnv: options.fromEnv };
+  const declared = options.schema;
+  // The schema as last loaded, kept with its type for `values.parse` (the store loads it).
+  let loaded: S | undefined;
+  const schema = isLoader(declared) ? async () => (loaded = await declared()) : (loaded = declared);
+  const resolved = new WeakMap<object, { readonly value: z.output<S> }>();
+  const values: SettingsValues<z.output<S>> = {
+    parse(input, params) {
+      if (!loaded) throw new Error(`settings section '${id}' was parsed before its schema was loaded`);
+      return loaded.safeParse(input, params);
+    },
+    get: (key) => resolved.get(key),
+    set: (key, value) => void resolved.set(key, { value }),
+  };
+  return { id, section: options.section, envPrefix, schema, fromEnv: options.fromEnv, values };
+}
+
+function isLoader<S extends SettingsSchema>(schema: S | (() => S | Promise<S>)): schema is () => S | Promise<S> {
+  return typeof schema === "function";
 }
 
 /** The environment variable a setting is read from: the section's prefix and the key upper-cased. */
@@ -86,8 +119,8 @@ export interface SettingsStore {
   register(section: SettingsSection<unknown>): void;
   /** Resolves and validates a section, importing its schema if it is declared lazily. */
   load<T>(section: SettingsSection<T>): Promise<T>;
-  /** Resolves a section whose schema is loaded (see {@link prepare}). */
-  get<T>(section: SettingsSection<T> | string): T;
+  /** Resolves a section whose schema is loaded (see {@link prepare}); {@link getValue} reads by name. */
+  get<T>(section: SettingsSection<T>): T;
   /** Imports every lazily declared schema, so {@link get} and {@link getValue} answer at once. */
   prepare(): Promise<void>;
   /** A dotted path through the resolved settings (`"telegram.token"`); `fallback` when missing, else it throws. */
