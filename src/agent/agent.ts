@@ -4,8 +4,7 @@
  * command. Spec §6.2–6.4, with the departures listed in ARCHITECTURE.md.
  */
 import { join } from "node:path";
-import type { Envelope, Prompt } from "../kernel/envelope.ts";
-import { isEmptyPrompt } from "../kernel/envelope.ts";
+import { isEmptyPrompt, type Envelope, type Prompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { interruptSignalOf } from "./interrupt.ts";
