@@ -14,18 +14,9 @@ import { webhookSecret } from "../../src/channels/telegram/webhook.ts";
 import { FAKE_BOT } from "../support/fake-telegram.ts";
 import { deferred, testFramework } from "./support.ts";
 import { gateway, logs, startAlone, telegram, TEST_RETRY, texts, TOKEN, useFakeTelegram } from "./telegram-support.ts";
+import { freePort } from "../support/ports.ts";
 
 useFakeTelegram();
-
-/** A port nothing listens on now (taken and given back). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
 
 /** The webhook settings for a free loopback port. */
 async function webhookEnv(extra: Record<string, string> = {}): Promise<Record<string, string>> {

@@ -4,7 +4,6 @@
  * pushed twice (Telegram retrying) runs once.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { describe, it } from "node:test";
 import pg from "pg";
 import { ChannelManager } from "../../src/channels/manager.ts";
@@ -17,18 +16,10 @@ import { FAKE_BOT } from "../support/fake-telegram.ts";
 import { usePostgres } from "../support/postgres.ts";
 import { routerDispatch, testFramework } from "../channels/support.ts";
 import { recordingModel, telegram, TEST_RETRY, texts, TOKEN, useFakeTelegram } from "../channels/telegram-support.ts";
+import { freePort } from "../support/ports.ts";
 
 useFakeTelegram();
 const postgres = usePostgres();
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
 
 /** A gateway (manager + Telegram channel) whose settings include BUB_DATABASE_URL. */
 async function gateway(env: Record<string, string>) {

@@ -7,7 +7,6 @@
  */
 import assert from "node:assert/strict";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { chatgptToken, startFakeCodexAuth, type FakeCodexAuth } from "../support/fake-codex-auth.ts";
@@ -15,16 +14,9 @@ import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.
 import type { ResponsesBody } from "../support/fake-openai-responses.ts";
 import { installedPackage, runBub, tempHome } from "./support/installed.ts";
 import { startBub } from "./support/live.ts";
+import { freePort } from "../support/ports.ts";
 
 const ACCOUNT = "acct-e2e-42";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Every file under `dir`, as text. */
 async function allText(dir: string): Promise<string> {

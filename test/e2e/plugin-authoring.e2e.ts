@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { freePort } from "../support/ports.ts";
 import { installedPackage, runBub, tempHome } from "./support/installed.ts";
 import { pollUntil, startBub, type LiveBub } from "./support/live.ts";
 
@@ -21,14 +21,6 @@ async function docsBlock(page: string, marker: string): Promise<string> {
   const block = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!).find((code) => code.includes(marker));
   assert.ok(block, `docs/${page} has a ts block with ${marker}`);
   return block;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Every message text the model was sent in one request, joined. */

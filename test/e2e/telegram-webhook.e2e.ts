@@ -5,13 +5,13 @@
  * Fake Bot API and fake model on 127.0.0.1; every wait has a deadline.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply, type RecordedRequest } from "../support/fake-openai.ts";
 import { startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
 import { installedPackage, tempHome } from "./support/installed.ts";
 import { pollUntil, readTapes, startBub, within, type LiveBub } from "./support/live.ts";
+import { freePort } from "../support/ports.ts";
 
 const TOKEN = "123456:E2E-WEBHOOK";
 
@@ -27,16 +27,6 @@ function echo(request: RecordedRequest): FakeReply {
   const user = request.body.messages.filter((message) => message.role === "user").at(-1);
   const match = /msg-\d+/.exec(JSON.stringify(user?.content ?? ""));
   return reply.text(`re: ${match?.[0] ?? "?"}`);
-}
-
-/** A loopback port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
 }
 
 describe("bub gateway serves a Telegram webhook (installed package)", () => {

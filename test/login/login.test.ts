@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -10,15 +9,7 @@ import { checkCallback, parseCallbackInput } from "../../src/login/callback.ts";
 import { printLoginStatus, runLogin, runLogout } from "../../src/login/commands.ts";
 import { startFakeCodexAuth, type FakeCodexAuth } from "../support/fake-codex-auth.ts";
 import { tempDir } from "../support/temp.ts";
-
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from "../support/ports.ts";
 
 function sink(): { write(text: string): boolean; text: string } {
   return {

@@ -9,11 +9,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
 import pg from "pg";
+import { freePort } from "./ports.ts";
 
 /** A running server: a URL per database, fresh databases on demand. */
 export interface PostgresServer {
@@ -26,18 +26,6 @@ export interface PostgresServer {
 }
 
 const USER = "postgres";
-
-/** A TCP port nobody listens on right now, on the loopback interface. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let running: Promise<PostgresServer> | null = null;
 

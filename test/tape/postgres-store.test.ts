@@ -13,7 +13,8 @@ import { createPostgresTapeStore } from "../../src/tape/postgres/lazy-store.ts";
 import { migrate, SCHEMA_VERSION } from "../../src/tape/postgres/schema.ts";
 import { createTape } from "../../src/tape/tape.ts";
 import { createTapes, resolveWorkspace } from "../../src/tape/tapes.ts";
-import { freePort, usePostgres } from "../support/postgres.ts";
+import { usePostgres } from "../support/postgres.ts";
+import { freePort } from "../support/ports.ts";
 import { bubError, tempDir } from "./support/helpers.ts";
 import { freshSchemaUrl } from "./support/postgres-store.ts";
 
