@@ -207,12 +207,15 @@ export class QueuedTurns {
     if (!run) return deliver(message);
     const index = run.replies++;
     const key = run.job.payload.key;
-    const sending = this.#replying.then(async () => {
-      run.sent ??= this.#queue.replies.sent(key).catch((error: unknown) => {
-        log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
-        return new Set<number>();
-      });
-      if ((await run.sent).has(index)) {
+    // Read what an earlier run sent before waiting for the replies ahead: only the send and
+    // its record need to take turns with the other queued turns' replies.
+    run.sent ??= this.#queue.replies.sent(key).catch((error: unknown) => {
+      log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
+      return new Set<number>();
+    });
+    const sent = run.sent;
+    const sending = Promise.all([this.#replying, sent]).then(async ([, earlier]) => {
+      if (earlier.has(index)) {
         log.info(`queue.replies reply ${index} of ${key} was sent by an earlier run; not sent again`);
         return;
       }
