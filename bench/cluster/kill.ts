@@ -51,6 +51,7 @@ const answers = new Map<string, number[]>();
 const perChat = new Map<number, number[]>();
 let killAt = Number.POSITIVE_INFINITY;
 let victim = -1;
+let victimPolled = false;
 let counting = false;
 const cluster = await startCluster(database, GATEWAYS, {
   modelReplies: total + 40 * GATEWAYS + 100,
@@ -72,6 +73,7 @@ try {
     if (answered >= total / 2 && victim < 0) {
       const poller = cluster.poller();
       victim = VICTIM === "poller" ? (poller ?? 0) : cluster.gateways.findIndex((_, index) => index !== poller);
+      victimPolled = victim === poller;
       killAt = cluster.kill9(victim);
       console.log(`kill -9 of gateway ${victim} (pid ${cluster.gateways[victim]!.pid}${victim === poller ? ", the elected poller" : ""}) after ${answered} answers`);
     }
@@ -100,7 +102,12 @@ try {
   }
   const retried = [...modelCalls.values()].filter((calls) => calls.length > 1).length;
   const election = cluster.election();
-  const takeover = election && election.index !== victim ? `gateway ${election.index} elected poller ${(election.at - (performance.timeOrigin + killAt)).toFixed(0)} ms after the kill` : "no other gateway was elected poller";
+  const elected = election && election.index !== victim && election.at > performance.timeOrigin + killAt - 1000;
+  const takeover = !victimPolled
+    ? `gateway ${election?.index ?? "?"} went on polling`
+    : elected
+      ? `gateway ${election.index} elected poller ${(election.at - (performance.timeOrigin + killAt)).toFixed(0)} ms after the kill`
+      : "no other gateway was elected poller";
   const since = (values: number[]) => (values.length === 0 ? "none" : `${(Math.min(...values) - killAt).toFixed(0)}–${(Math.max(...values) - killAt).toFixed(0)} ms after the kill`);
   const lost = burst.sent - burst.answered;
   const stalled = [...Array(CHATS).keys()].filter((index) => !answers.has(`q${FIRST_CHAT + index}x${MESSAGES}`)).length;
