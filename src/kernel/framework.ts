@@ -1,8 +1,7 @@
 import { HookRuntime } from "./runtime.ts";
-import { runModel, runModelStream } from "./model-adapters.ts";
+import { turnModelOutput } from "./model-adapters.ts";
 import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { newCorrelationId, withCorrelation } from "./correlation.ts";
-import { BubError, toErrorKind } from "./errors.ts";
 import { isEmptyPrompt, toEnvelope, unpackBatch, type Envelope, type EnvelopeInput, type Prompt } from "./envelope.ts";
 import { createTurnContext, createTurnState, type TurnContext } from "./turn-context.ts";
 import type { SettingsStore } from "./settings-contract.ts";
@@ -265,7 +264,8 @@ export class BubFramework {
       let failure: unknown;
       let saveErrors: unknown[] = [];
       try {
-        modelOutput = await this.#runModel(inbound, { prompt, sessionId, state, context, signal }, streamOutput);
+        const wrap = streamOutput ? this.#router : null;
+        modelOutput = await turnModelOutput(this.runtime, inbound, { prompt, sessionId, state, context, signal }, { streamOutput, wrap });
       } catch (error) {
         failure = error;
         throw error;
@@ -291,36 +291,6 @@ export class BubFramework {
       await runtime.notifyError("turn", error, inbound);
       throw error;
     }
-  }
-
-  /**
-   * The model's output: through the stream path when the caller streams or the deciding
-   * plugin is a streaming one (so its error events reach onError), else the text path;
-   * echo when no model answers.
-   */
-  async #runModel(inbound: Envelope, args: HookArgs<"runModel">, streamOutput: boolean): Promise<string> {
-    const streamed = streamOutput || this.runtime.modelPath() === "runModelStream";
-    const output = streamed ? await this.#runModelStream(inbound, args, streamOutput) : await runModel(this.runtime, args);
-    if (output !== null) return output;
-    const prompt = args.prompt;
-    await this.runtime.notifyError("run_model", new Error("no model skill returned output"), inbound);
-    return typeof prompt === "string" ? prompt : inbound.content;
-  }
-
-  /** The streaming model path: text deltas joined, error events reported; null when no model answered. */
-  async #runModelStream(inbound: Envelope, args: HookArgs<"runModelStream">, wrap: boolean): Promise<string | null> {
-    let stream = await runModelStream(this.runtime, args);
-    if (!stream) return null;
-    if (wrap && this.#router) stream = this.#router.wrapStream(inbound, stream);
-    let output = "";
-    for await (const event of stream) {
-      if (event.kind === "text") output += String(event.data.delta);
-      else if (event.kind === "error") {
-        const error = new BubError(toErrorKind(event.data.kind), String(event.data.message ?? ""), { details: event.data.details });
-        await this.runtime.notifyError("run_model", error, inbound);
-      }
-    }
-    return output;
   }
 
   /**
