@@ -8,7 +8,7 @@ import { builtinAdmission } from "./admission.ts";
 import { createSteeringInbox } from "./steering.ts";
 import { DeferredTelegramChannel } from "./telegram/deferred.ts";
 import { telegramSettings } from "./telegram/settings.ts";
-import { queueSettings } from "../cluster/settings.ts";
+import { queueSettings } from "./cluster/settings.ts";
 
 /**
  * `provideChannels`, `provideSteeringInbox` and `admitMessage` for the builtin plugin;

@@ -1,6 +1,6 @@
 /**
  * Three `bub gateway` processes of the installed binary on one PostgreSQL serve one Telegram
- * bot (the shared inbound queue, src/cluster/): many chats send bursts of messages, one
+ * bot (the shared inbound queue, src/channels/cluster/): many chats send bursts of messages, one
  * process is killed with SIGKILL in the middle (with a turn of it hanging), and still every
  * message is answered, in order per chat, with no reply repeated beyond the one a kill may
  * cut between leaving and being recorded; each chat's tape continues whichever process runs

@@ -1,6 +1,6 @@
 /** `bub queue list` and `bub queue retry`: see ./queue.ts. */
 import type { Writable } from "node:stream";
-import { openQueueAdmin, type QueueAdmin } from "../../cluster/admin.ts";
+import { openQueueAdmin, type QueueAdmin } from "../../channels/cluster/admin.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The Telegram bot on the shared inbound queue (src/cluster/): with `BUB_DATABASE_URL` set,
+ * The Telegram bot on the shared inbound queue (src/channels/cluster/): with `BUB_DATABASE_URL` set,
  * every gateway process of the bot sends the updates it takes (polled or pushed) to the
  * bot's queue before Telegram is told they arrived, and works that queue: a queued update
  * is handed to this process's own bot handlers, so whichever process takes it runs the turn
@@ -13,10 +13,10 @@ import { createLogger } from "../../kernel/log.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import type { SettingsStore } from "../../kernel/settings-contract.ts";
-import type { JobPayload } from "../../cluster/job.ts";
-import { ClusterQueue, type Inbound } from "../../cluster/queue.ts";
-import { queueSettings } from "../../cluster/settings.ts";
-import { QueuedTurns, type SteeringFramework } from "../../cluster/turns.ts";
+import type { JobPayload } from "../cluster/job.ts";
+import { ClusterQueue, type Inbound } from "../cluster/queue.ts";
+import { queueSettings } from "../cluster/settings.ts";
+import { QueuedTurns, type SteeringFramework } from "../cluster/turns.ts";
 import { isUpdate } from "./narrow.ts";
 
 const log = createLogger("bub:telegram");

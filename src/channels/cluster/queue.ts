@@ -14,10 +14,10 @@
  * pg-boss and pg are imported by {@link ClusterQueue.open} only.
  */
 import type { Db, PgBoss } from "pg-boss";
-import { createLogger } from "../kernel/log.ts";
-import { BubError } from "../kernel/errors.ts";
-import { describeDatabaseUrl, postgresError } from "../tape/postgres/errors.ts";
-import { checkDatabaseUrl } from "../tape/postgres/lazy-store.ts";
+import { createLogger } from "../../kernel/log.ts";
+import { BubError } from "../../kernel/errors.ts";
+import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
+import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
 import { RecordedReplies } from "./replies.ts";
 

@@ -4,10 +4,10 @@
  * to (or overrides) the settings every gateway gets.
  */
 import { join } from "node:path";
-import { startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
-import { eventually } from "../support/eventually.ts";
-import { startSourceGateway, type SourceGateway } from "../support/source-gateway.ts";
-import { tempDir } from "../support/temp.ts";
+import { startFakeTelegram, type FakeTelegram } from "../../support/fake-telegram.ts";
+import { eventually } from "../../support/eventually.ts";
+import { startSourceGateway, type SourceGateway } from "../../support/source-gateway.ts";
+import { tempDir } from "../../support/temp.ts";
 
 export interface TwoGateways {
   readonly telegram: FakeTelegram;

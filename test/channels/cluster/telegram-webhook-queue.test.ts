@@ -6,17 +6,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import pg from "pg";
-import { ChannelManager } from "../../src/channels/manager.ts";
-import { createTelegramChannel } from "../../src/channels/telegram/channel.ts";
-import { telegramSettings } from "../../src/channels/telegram/settings.ts";
-import { webhookSecret } from "../../src/channels/telegram/webhook.ts";
-import { channelSettings } from "../../src/builtin/settings.ts";
-import type { BubFramework } from "../../src/kernel/framework.ts";
-import { FAKE_BOT } from "../support/fake-telegram.ts";
-import { usePostgres } from "../support/postgres.ts";
-import { routerDispatch, testFramework } from "../channels/support.ts";
-import { recordingModel, telegram, TEST_RETRY, texts, TOKEN, useFakeTelegram } from "../channels/telegram-support.ts";
-import { freePort } from "../support/ports.ts";
+import { ChannelManager } from "../../../src/channels/manager.ts";
+import { createTelegramChannel } from "../../../src/channels/telegram/channel.ts";
+import { telegramSettings } from "../../../src/channels/telegram/settings.ts";
+import { webhookSecret } from "../../../src/channels/telegram/webhook.ts";
+import { channelSettings } from "../../../src/builtin/settings.ts";
+import type { BubFramework } from "../../../src/kernel/framework.ts";
+import { FAKE_BOT } from "../../support/fake-telegram.ts";
+import { usePostgres } from "../../support/postgres.ts";
+import { routerDispatch, testFramework } from "../support.ts";
+import { recordingModel, telegram, TEST_RETRY, texts, TOKEN, useFakeTelegram } from "../telegram-support.ts";
+import { freePort } from "../../support/ports.ts";
 
 useFakeTelegram();
 const postgres = usePostgres();

@@ -2,8 +2,8 @@
  * The `queue` settings section and how the cluster is switched on: several gateway
  * processes share one inbound queue when `BUB_DATABASE_URL` is set.
  */
-import { defineSettings, type SettingsOf } from "../config/settings.ts";
-import type { SettingsStore } from "../kernel/settings-contract.ts";
+import { defineSettings, type SettingsOf } from "../../config/settings.ts";
+import type { SettingsStore } from "../../kernel/settings-contract.ts";
 import type { queueSchema } from "./schema.ts";
 
 /** Resolved queue settings. */

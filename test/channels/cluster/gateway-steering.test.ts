@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { reply } from "../support/fake-openai.ts";
-import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
-import { usePostgres } from "../support/postgres.ts";
+import { reply } from "../../support/fake-openai.ts";
+import { useFakeOpenAI } from "../../support/fake-openai-suite.ts";
+import { usePostgres } from "../../support/postgres.ts";
 import { startTwoGateways } from "./support.ts";
 
 const postgres = usePostgres();

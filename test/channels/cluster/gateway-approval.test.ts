@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { reply } from "../support/fake-openai.ts";
-import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
-import { usePostgres } from "../support/postgres.ts";
-import { eventually } from "../support/eventually.ts";
+import { reply } from "../../support/fake-openai.ts";
+import { useFakeOpenAI } from "../../support/fake-openai-suite.ts";
+import { usePostgres } from "../../support/postgres.ts";
+import { eventually } from "../../support/eventually.ts";
 import { startTwoGateways } from "./support.ts";
 
 const postgres = usePostgres();

@@ -4,9 +4,9 @@
  * be sent back to their queue. pg-boss is imported when {@link openQueueAdmin} runs.
  */
 import type { PgBoss } from "pg-boss";
-import { BubError } from "../kernel/errors.ts";
-import { postgresError } from "../tape/postgres/errors.ts";
-import { checkDatabaseUrl } from "../tape/postgres/lazy-store.ts";
+import { BubError } from "../../kernel/errors.ts";
+import { postgresError } from "../../tape/postgres/errors.ts";
+import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { parseJobPayload } from "./job.ts";
 
 const PREFIX = "bub_inbound_";

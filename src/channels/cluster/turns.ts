@@ -10,11 +10,11 @@
  * and its send with {@link QueuedTurns.sendRecorded}.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createLogger } from "../kernel/log.ts";
-import type { Envelope, TurnLifespan } from "../kernel/envelope.ts";
-import type { AdmitDecision, MessageHandler, SteeringInbox, SteeringTarget, TurnSnapshot } from "../kernel/types.ts";
-import { currentTurnMessage } from "../channels/session-turns.ts";
-import { steeringTargetOf, steerMessage } from "../channels/steering.ts";
+import { createLogger } from "../../kernel/log.ts";
+import type { Envelope, TurnLifespan } from "../../kernel/envelope.ts";
+import type { AdmitDecision, MessageHandler, SteeringInbox, SteeringTarget, TurnSnapshot } from "../../kernel/types.ts";
+import { currentTurnMessage } from "../session-turns.ts";
+import { steeringTargetOf, steerMessage } from "../steering.ts";
 import type { SteerNotice } from "./job.ts";
 import type { ClusterQueue, QueuedJob } from "./queue.ts";
 

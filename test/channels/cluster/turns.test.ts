@@ -5,16 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ChannelMessage } from "../../src/channels/message.ts";
-import { emptySessionTurns, runInTurn, TurnTask } from "../../src/channels/session-turns.ts";
-import { createSteeringInbox } from "../../src/channels/steering.ts";
-import { jobIdOf } from "../../src/cluster/job.ts";
-import { ClusterQueue, type QueuedJob } from "../../src/cluster/queue.ts";
-import { QueuedTurns, type SteeringFramework } from "../../src/cluster/turns.ts";
-import { toEnvelope, type Envelope } from "../../src/kernel/envelope.ts";
-import type { MessageHandler } from "../../src/kernel/types.ts";
-import { eventually } from "../support/eventually.ts";
-import { usePostgres } from "../support/postgres.ts";
+import { ChannelMessage } from "../../../src/channels/message.ts";
+import { emptySessionTurns, runInTurn, TurnTask } from "../../../src/channels/session-turns.ts";
+import { createSteeringInbox } from "../../../src/channels/steering.ts";
+import { jobIdOf } from "../../../src/channels/cluster/job.ts";
+import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
+import { QueuedTurns, type SteeringFramework } from "../../../src/channels/cluster/turns.ts";
+import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
+import type { MessageHandler } from "../../../src/kernel/types.ts";
+import { eventually } from "../../support/eventually.ts";
+import { usePostgres } from "../../support/postgres.ts";
 
 const postgres = usePostgres();
 const QUICK = { source: "test", expireSeconds: 5, heartbeatSeconds: 10 };

@@ -3,11 +3,11 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { openQueueAdmin } from "../../src/cluster/admin.ts";
-import { jobIdOf } from "../../src/cluster/job.ts";
-import { ClusterQueue, type QueuedJob } from "../../src/cluster/queue.ts";
-import { eventually } from "../support/eventually.ts";
-import { usePostgres } from "../support/postgres.ts";
+import { openQueueAdmin } from "../../../src/channels/cluster/admin.ts";
+import { jobIdOf } from "../../../src/channels/cluster/job.ts";
+import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
+import { eventually } from "../../support/eventually.ts";
+import { usePostgres } from "../../support/postgres.ts";
 
 const postgres = usePostgres();
 const QUICK = { expireSeconds: 2, heartbeatSeconds: 10 };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { durationSeconds } from "../config/duration.ts";
+import { durationSeconds } from "../../config/duration.ts";
 
 /** Settings of the shared inbound queue (YAML `queue:`; env `BUB_QUEUE_*`), used with `BUB_DATABASE_URL`. */
 export const queueSchema = z.object({

@@ -3,7 +3,7 @@
  * with SIGKILL mid-turn. Prints `took <job id> <retry count>` once it holds a job.
  * Usage: node hung-worker.ts <database url> <source>
  */
-import { ClusterQueue } from "../../src/cluster/queue.ts";
+import { ClusterQueue } from "../../../src/channels/cluster/queue.ts";
 
 const [url, source] = process.argv.slice(2);
 if (!url || !source) throw new Error("usage: hung-worker.ts <database url> <source>");
