@@ -215,7 +215,9 @@ export class BubFramework {
    * the same object).
    */
   processInbound(input: EnvelopeInput | Envelope, options: ProcessInboundOptions = {}): Promise<TurnResult> {
-    const inbound = toEnvelope(input);
+    const envelope = toEnvelope(input);
+    // The turn writes the resolved session onto its message: a frozen one is copied first.
+    const inbound = Object.isExtensible(envelope) ? envelope : { ...envelope };
     // One id per turn, on `state.turn_id` and on every tape entry the turn writes (issue 19).
     const turnId = newCorrelationId();
     return withCorrelation({ turnId }, () => {

@@ -31,6 +31,15 @@ describe("processInbound", () => {
     assert.equal((await bub.processInbound("plain text")).sessionId, "default:default");
   });
 
+  it("runs a frozen envelope on a copy that carries the resolved session", async () => {
+    const bub = framework(echoModel);
+    const frozen = Object.freeze(toEnvelope({ channel: "tg", chat_id: "9", content: "hi" }));
+    const result = await bub.processInbound(frozen);
+    assert.equal(result.sessionId, "tg:9");
+    assert.equal(result.outbounds[0]?.sessionId, "tg:9");
+    assert.equal(frozen.sessionId, undefined);
+  });
+
   it("merges loadState results lowest precedence first, so higher precedence wins", async () => {
     const bub = framework(
       { name: "low", loadState: () => ({ shared: "low", low: 1 }) },
