@@ -97,7 +97,7 @@ export class HookRuntime {
         if (typeof fn !== "function") continue;
         let list = this.#impls.get(key);
         if (!list) this.#impls.set(key, (list = []));
-        const call = (args: unknown, next?: unknown): unknown => Reflect.apply(fn, plugin, [args, next]);
+        const call: StoredImpl["call"] = fn.bind(plugin);
         const wrapper = this.#callWrapper;
         list.push({ plugin: name, call: wrapper ? (args, next) => wrapper(key, name, () => call(args, next)) : call });
       }
@@ -126,13 +126,13 @@ export class HookRuntime {
    * to `next` rejects.
    */
   async callFirst<K extends HookName>(hook: K, args: HookArgs<K>): Promise<HookValue<K> | undefined> {
-    const value = await this.#chain(hook, this.#impls.get(hook) ?? [], 0, args);
+    const value = await this.#chain(hook, this.#stored(hook), 0, args);
     return value === undefined ? undefined : dispatch(hook, value);
   }
 
   async #chain(hook: string, impls: readonly StoredImpl[], from: number, args: unknown): Promise<unknown> {
-    for (const [index, impl] of impls.entries()) {
-      if (index < from) continue;
+    for (let index = from; index < impls.length; index++) {
+      const impl = impls[index];
       let called = false;
       const next = (nextArgs: unknown = args): Promise<unknown> => {
         if (called) return Promise.reject(new Error(`next() called more than once in ${hook}`));
