@@ -3,13 +3,12 @@
  * in memory until the agent loop drains them between model steps, filed by
  * {@link SteeringTarget}: the session, and the thread within it when the message names one.
  */
-import type { Envelope } from "../kernel/envelope.ts";
+import { threadIdOf, type Envelope } from "../kernel/envelope.ts";
 import type { SteeringInbox, SteeringTarget } from "../kernel/types.ts";
 
 /** The target a message of session `sessionId` is steered to: the session and the message's `context.thread_id`, if any. */
 export function steeringTargetOf(sessionId: string, message: Envelope): SteeringTarget {
-  const thread = message.context.thread_id;
-  return { sessionId, threadId: thread === undefined || thread === null || thread === "" ? null : String(thread) };
+  return { sessionId, threadId: threadIdOf(message) };
 }
 
 /** The key a target files its steering messages under: its thread id when it has one, else its session id, else `"default"`. */

@@ -190,6 +190,12 @@ export function envelopeToJson(envelope: Envelope): Record<string, unknown> {
   return json;
 }
 
+/** The thread within its session an envelope belongs to (`context.thread_id`), or null when it names none. */
+export function threadIdOf(envelope: Envelope): string | null {
+  const thread = envelope.context.thread_id;
+  return thread === undefined || thread === null || thread === "" ? null : String(thread);
+}
+
 /** The channel replies to an envelope go to: its `outputChannel`, else its `channel`; null with neither. */
 export function replyChannelOf(envelope: Envelope): string | null {
   const target = envelope.outputChannel || envelope.channel;

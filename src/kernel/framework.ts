@@ -2,7 +2,7 @@ import { HookRuntime } from "./runtime.ts";
 import { turnModelOutput } from "./model-adapters.ts";
 import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { newCorrelationId, withCorrelation } from "./correlation.ts";
-import { isEmptyPrompt, toEnvelope, unpackBatch, type Envelope, type EnvelopeInput, type Prompt } from "./envelope.ts";
+import { isEmptyPrompt, threadIdOf, toEnvelope, unpackBatch, type Envelope, type EnvelopeInput, type Prompt } from "./envelope.ts";
 import { createTurnContext, createTurnState, type TurnContext } from "./turn-context.ts";
 import type { SettingsStore } from "./settings-contract.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
@@ -14,11 +14,6 @@ import { instantiatePlugin, type PluginExport, type PluginOrigin, type PluginSta
 const log = createLogger("bub:framework");
 const turnLog = createLogger("bub:turn");
 
-/** The `context.thread_id` of a message, when it names one. */
-function threadIdOf(message: Envelope): string | null {
-  const thread = message.context.thread_id;
-  return thread === undefined || thread === null || thread === "" ? null : String(thread);
-}
 
 /** Options for {@link BubFramework}; `createBub()` fills them from `BUB_*` settings and config.yml. */
 export interface BubFrameworkOptions {
