@@ -189,9 +189,10 @@ export class Agent implements RuntimeAgent {
     const pending: PendingPrompts = { prompts: [] };
     turn.tape = fork.tape;
     this.#turnTapes.set(turn, fork.tape);
+    const runCommand = this.#options.runCommand;
     const body =
-      isCommand(prompt) && this.#options.runCommand
-        ? this.#command(prompt, fork.tape, state, sandbox, turn)
+      isCommand(prompt) && runCommand
+        ? this.#command(runCommand, prompt, fork.tape, state, sandbox, turn)
         : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, turn }, pending);
     return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, this.#interruptible(body, fork.tape, pending, turn.signal))), streamState);
   }
@@ -243,10 +244,9 @@ export class Agent implements RuntimeAgent {
     }
   }
 
-  async *#command(line: string, tape: Tape, state: TurnState, sandbox: Sandbox, turn: TurnContext): AsyncGenerator<StreamEvent, void, undefined> {
+  async *#command(run: CommandRunner, line: string, tape: Tape, state: TurnState, sandbox: Sandbox, turn: TurnContext): AsyncGenerator<StreamEvent, void, undefined> {
     const context: ToolContext<Tape> = { tape, runId: "run_command", state, turn, agent: this, sandbox, signal: turn.signal };
-    const run = this.#options.runCommand;
-    const { ok, output } = run ? await run(line.trim(), { tools: this.tools, context }) : { ok: false, output: "comma commands are not available" };
+    const { ok, output } = await run(line.trim(), { tools: this.tools, context });
     if (!ok) turn.commandFailed = true;
     yield { kind: "text", data: { delta: output } };
     yield { kind: "final", data: { ok, text: output } };
