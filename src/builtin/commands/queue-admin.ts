@@ -1,13 +1,13 @@
 /** `bub queue list` and `bub queue retry`: see ./queue.ts. */
 import type { Writable } from "node:stream";
 import { openQueueAdmin, type QueueAdmin } from "../../channels/cluster/admin.ts";
+import { clusterDatabaseUrl } from "../../channels/cluster/settings.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
 
 async function withAdmin<T>(framework: BubFramework, body: (admin: QueueAdmin) => Promise<T>): Promise<T> {
   await framework.settings.prepare();
-  const url = framework.settings.getValue("database_url", null);
-  const admin = await openQueueAdmin(typeof url === "string" ? url : null);
+  const admin = await openQueueAdmin(clusterDatabaseUrl(framework.settings));
   try {
     return await body(admin);
   } finally {

@@ -14,6 +14,7 @@ import type { BubFramework } from "../../kernel/framework.ts";
 import type { Channel, MessageHandler } from "../../kernel/types.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
+import { clusterDatabaseUrl } from "../cluster/settings.ts";
 import type { TelegramConnection, TelegramRetryOptions } from "./client.ts";
 import { TelegramApprovals } from "./approval.ts";
 import { onMessage, onStart, type InboundContext } from "./inbound.ts";
@@ -140,10 +141,10 @@ export class TelegramChannel implements Channel {
     // (a webhook needs no election: any process may take a request).
     const webhook = settings.webhook_url.trim() !== "";
     const storeKind = String(this.#framework.settings.getValue("tape_store", "file")).trim().toLowerCase();
-    const databaseUrl = String(this.#framework.settings.getValue("database_url", null) ?? "");
+    const databaseUrl = clusterDatabaseUrl(this.#framework.settings);
     let election: PollerElection | undefined;
     // With BUB_DATABASE_URL the gateways share one inbound queue (./queued.ts) instead of each its journal.
-    const shared = databaseUrl.trim() !== "";
+    const shared = databaseUrl !== "";
     if ((storeKind === "postgres" || shared) && !webhook) {
       const { postgresPollerElection } = await import("./poller-lock.ts");
       // The token starts with the bot's id.
