@@ -106,7 +106,7 @@ export class ClusterQueue {
     const queue = new ClusterQueue(boss, options, database);
     try {
       await boss.start();
-      await queue.#createQueues(options);
+      await queue.#createQueues();
       await queue.replies.prepare();
     } catch (error) {
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);
@@ -115,12 +115,11 @@ export class ClusterQueue {
     return queue;
   }
 
-  async #createQueues(options: ClusterQueueOptions): Promise<void> {
+  async #createQueues(): Promise<void> {
     const boss = this.#boss;
     // createQueue leaves an existing queue as it is: a second process starting is harmless.
     if (!(await boss.getQueue(this.deadLetter))) await createQuietly(boss, this.deadLetter, { retentionSeconds: 30 * 86400, deleteAfterSeconds: 30 * 86400 });
-    const settings = { retryLimit: 1, expireInSeconds: options.expireSeconds, heartbeatSeconds: options.heartbeatSeconds, deadLetter: this.deadLetter, notify: true };
-    if (!(await boss.getQueue(this.queue))) await createQuietly(boss, this.queue, { policy: "key_strict_fifo", ...settings });
+    if (!(await boss.getQueue(this.queue))) await createQuietly(boss, this.queue, { policy: "key_strict_fifo", ...this.#limits, deadLetter: this.deadLetter, notify: true });
   }
 
   /**
