@@ -7,6 +7,7 @@ import { Agent, type AgentOptions } from "../agent/agent.ts";
 import { closeToolNames } from "../agent/tool-names.ts";
 import { closestToolNames } from "../tools/suggest.ts";
 import { formatContext, mediaUrl, type MediaItem } from "../channels/message.ts";
+import { isRecord } from "../config/config-data.ts";
 import type { Envelope, Prompt, PromptPart } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubHooks } from "../kernel/hooks.ts";
@@ -20,15 +21,6 @@ import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 
 /** What the builtin continue prompt says. */
 export const CONTINUE_PROMPT = "Continue the task until all targets are completed.";
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** `k=v|k=v` of a message's context (keys starting with `_` left out). */
-export function contextStringOf(message: Envelope): string {
-  return formatContext(message.context);
-}
 
 /** Now as local ISO-8601 with the UTC offset, seconds precision: `2026-11-22T10:05:00+01:00`. */
 export function localIsoNow(now = new Date()): string {
@@ -68,7 +60,7 @@ export async function buildChannelPrompt(message: Envelope): Promise<Prompt> {
     if (!Object.isFrozen(message)) message.kind = "command";
     return content;
   }
-  const context = contextStringOf(message);
+  const context = formatContext(message.context);
   const text = context ? `${context}\n---Date: ${localIsoNow()}---\n${content}` : content;
   if (message.media.length === 0) return text;
   const parts = (await Promise.all(message.media.map(mediaPart))).filter((part) => part !== null);
@@ -119,7 +111,7 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       await ready();
       context.agent = agent;
       const state: TurnState = { session_id: sessionId };
-      const formatted = contextStringOf(message);
+      const formatted = formatContext(message.context);
       if (formatted) state.context = formatted;
       const tape = agent.sessionTape(sessionId, context.workspace, state);
       Object.assign(state, await sessionSwitches(tape));
