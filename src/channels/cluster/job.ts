@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 
 /** The payload of one queued inbound message. */
-export const jobPayloadSchema = z.object({
+const jobPayloadSchema = z.object({
   /** The message's stable id in its source (`telegram:<bot id>:<update id>`): replies are recorded under it. */
   key: z.string().min(1),
   /** The session the message belongs to: the job's `singletonKey`, so one turn runs per session at a time. */

@@ -47,7 +47,7 @@ export interface QueuedJob {
 export type Inbound = JobPayload & { order: number };
 
 /** How often pg-boss's supervisor looks for expired jobs: a third of the shorter of the two limits, between 1 and 10 seconds. */
-export function superviseSeconds(options: Pick<ClusterQueueOptions, "expireSeconds" | "heartbeatSeconds">): number {
+function superviseSeconds(options: Pick<ClusterQueueOptions, "expireSeconds" | "heartbeatSeconds">): number {
   return Math.max(1, Math.min(10, Math.floor(Math.min(options.expireSeconds, options.heartbeatSeconds) / 3)));
 }
 
@@ -188,10 +188,9 @@ export class ClusterQueue {
 
   /**
    * Removes from the queue the messages that failed for good (their copy is in the dead
-   * letters), so that the rest of their session runs; answers their payloads.
+   * letters), so that the rest of their session runs; `onDeadLetter` hears of each.
    */
-  async unblock(onDeadLetter?: (payload: JobPayload) => Promise<void>): Promise<JobPayload[]> {
-    const removed: JobPayload[] = [];
+  async unblock(onDeadLetter: (payload: JobPayload) => Promise<void>): Promise<void> {
     for (const key of await this.#boss.getBlockedKeys(this.queue)) {
       for (const job of await this.#boss.findJobs(this.queue, { key })) {
         if (job.state !== "failed") continue;
@@ -200,11 +199,9 @@ export class ClusterQueue {
         const payload = parseJobPayload(job.data);
         if (!("affected" in deleted) || deleted.affected !== 1 || !payload) continue;
         log.warn(`queue.dead_letter message ${payload.key} of session ${payload.session} failed twice; moved to ${this.deadLetter} (bub queue retry)`);
-        removed.push(payload);
-        await onDeadLetter?.(payload);
+        await onDeadLetter(payload);
       }
     }
-    return removed;
   }
 
   /** Hears steering notices (new messages of any session) until {@link close}. */
