@@ -7,14 +7,13 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
 import { createBub } from "../../src/builtin/create.ts";
-import { runOnboard, startHint, type OnboardPrompts } from "../../src/builtin/commands/onboard.ts";
+import { runOnboard, startHint } from "../../src/builtin/commands/onboard.ts";
 import { linePrompts } from "../../src/builtin/commands/onboard-lines.ts";
 import { readConfigFile } from "../../src/config/config-file.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
+import { answeringPrompts } from "../support/onboard-prompts.ts";
 import { tempDir } from "../support/temp.ts";
-
-const CANCEL = Symbol("cancel");
 
 /** Prompts answering in order: each question must start with the next prefix. */
 function inOrder(script: [prefix: string, answer: unknown][]) {
@@ -26,18 +25,7 @@ function inOrder(script: [prefix: string, answer: unknown][]) {
     if (!next || !options.message.startsWith(next[0])) throw new Error(`unexpected question: ${options.message} (expected ${next?.[0] ?? "none"})`);
     return next[1];
   };
-  const prompts = {
-    intro: () => {},
-    outro: () => {},
-    cancel: () => {},
-    select: reply,
-    text: reply,
-    password: reply,
-    multiselect: reply,
-    confirm: reply,
-    isCancel: (value: unknown): value is symbol => value === CANCEL,
-    log: { info: (text: string) => logged.push(text), success: (text: string) => logged.push(text), error: (text: string) => logged.push(text) },
-  } as unknown as OnboardPrompts;
+  const prompts = answeringPrompts(reply, { info: (text: string) => logged.push(text), success: (text: string) => logged.push(text), error: (text: string) => logged.push(text) });
   return { prompts, asked, logged, left: () => script.length };
 }
 

@@ -5,13 +5,12 @@ import { join } from "node:path";
 import { createBub } from "../../src/builtin/create.ts";
 import { readConfigFile } from "../../src/config/config-file.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
-import { collectOnboardConfig, runOnboard, splitModel, type OnboardPrompts } from "../../src/builtin/commands/onboard.ts";
+import { collectOnboardConfig, runOnboard, splitModel } from "../../src/builtin/commands/onboard.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import { kernelFramework } from "../support/framework.ts";
 import { answersFromOptions, checkAnswers, modelFromAnswers } from "../../src/builtin/commands/onboard-flags.ts";
+import { answeringPrompts, CANCEL } from "../support/onboard-prompts.ts";
 import { tempDir } from "../support/temp.ts";
-
-const CANCEL = Symbol("cancel");
 
 /** Prompts answering from a script keyed by question; records what was asked. */
 function scripted(answers: Record<string, unknown>) {
@@ -22,17 +21,7 @@ function scripted(answers: Record<string, unknown>) {
     if (key === undefined) throw new Error(`unexpected question: ${options.message}`);
     return answers[key];
   };
-  const prompts = {
-    intro: () => {},
-    outro: () => {},
-    cancel: () => {},
-    select: reply,
-    text: reply,
-    password: reply,
-    multiselect: reply,
-    confirm: reply,
-    isCancel: (value: unknown): value is symbol => value === CANCEL,
-  } as unknown as OnboardPrompts;
+  const prompts = answeringPrompts(reply);
   return { prompts, asked };
 }
 
