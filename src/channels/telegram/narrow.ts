@@ -1,6 +1,7 @@
 /**
  * Checks that turn plain values into grammY's types without casts: an update read from the
- * journal or a webhook body, and a Node AbortSignal handed to a Bot API call.
+ * journal or a webhook body, a Node AbortSignal handed to a Bot API call, and the error a
+ * handler threw out of the BotError grammY wraps it in.
  */
 import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
@@ -17,6 +18,11 @@ export function isUpdate(value: unknown): value is Update {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   if (!("update_id" in value) || typeof value.update_id !== "number" || !Number.isSafeInteger(value.update_id) || value.update_id < 0) return false;
   return Object.entries(value).every(([key, field]) => key === "update_id" || (typeof field === "object" && field !== null));
+}
+
+/** The error a bot handler threw, from what `bot.handleUpdate` rejects with: grammY wraps it in a BotError, whose `error` is the original. */
+export function handlerError(error: unknown): unknown {
+  return typeof error === "object" && error !== null && "error" in error ? error.error : error;
 }
 
 function hasSignalShape(signal: AbortSignal): signal is AbortSignal & ApiSignal {

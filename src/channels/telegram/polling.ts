@@ -13,7 +13,7 @@ import type { InboundJournal } from "../inbound-journal.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { ChannelMessage } from "../message.ts";
 import { currentTurnMessage } from "../session-turns.ts";
-import { apiSignal, isUpdate } from "./narrow.ts";
+import { apiSignal, handlerError, isUpdate } from "./narrow.ts";
 import type { QueuedUpdates } from "./queued.ts";
 
 const log = createLogger("bub:telegram");
@@ -189,9 +189,7 @@ export class DurableUpdates {
       await bot.handleUpdate(update);
     } catch (error) {
       const chatId = update.message?.chat.id ?? "?";
-      // grammY wraps a handler's error in a BotError, whose `error` is the original.
-      const cause = typeof error === "object" && error !== null && "error" in error ? error.error : error;
-      log.error(`telegram.update failed chat_id=${String(chatId)}: ${this.#describeError(cause)}`);
+      log.error(`telegram.update failed chat_id=${String(chatId)}: ${this.#describeError(handlerError(error))}`);
     } finally {
       this.#handing = null;
     }

@@ -17,7 +17,7 @@ import type { JobPayload } from "../cluster/job.ts";
 import { ClusterQueue, type Inbound } from "../cluster/queue.ts";
 import { queueSettings } from "../cluster/settings.ts";
 import { QueuedTurns, type SteeringFramework } from "../cluster/turns.ts";
-import { isUpdate } from "./narrow.ts";
+import { handlerError, isUpdate } from "./narrow.ts";
 
 const log = createLogger("bub:telegram");
 
@@ -130,9 +130,7 @@ export class QueuedUpdates {
     try {
       await bot.handleUpdate(item);
     } catch (error) {
-      // grammY wraps a handler's error in a BotError, whose `error` is the original.
-      const cause = typeof error === "object" && error !== null && "error" in error ? error.error : error;
-      log.error(`telegram.update failed chat_id=${String(item.message?.chat.id ?? "?")}: ${this.#describeError(cause)}`);
+      log.error(`telegram.update failed chat_id=${String(item.message?.chat.id ?? "?")}: ${this.#describeError(handlerError(error))}`);
     }
   }
 
