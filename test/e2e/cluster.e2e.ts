@@ -9,9 +9,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply, type RecordedRequest } from "../support/fake-openai.ts";
+import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
 import { usePostgres } from "../support/postgres.ts";
+import { echoModel } from "./support/echo-model.ts";
 import { installedPackage, runBub, tempHome } from "./support/installed.ts";
 import { pollUntil, startBub, within, type LiveBub } from "./support/live.ts";
 
@@ -21,23 +22,8 @@ const CHATS = 12;
 const PER_CHAT = 8;
 const FIRST_CHAT = 5000;
 
-/** How many model calls from now on hang (never answer): a turn for the kill to cut off. */
-let hangs = 0;
-
-/** The latest `msg-<chat>-<n>` of a request's user messages. */
-function latestMessage(request: RecordedRequest): string {
-  const user = request.body.messages.filter((message) => message.role === "user").at(-1);
-  return /msg-\d+-\d+/.exec(JSON.stringify(user?.content ?? ""))?.[0] ?? "?";
-}
-
-/** The model answers `re: msg-<chat>-<n>` to the latest message it was given. */
-function echo(request: RecordedRequest): FakeReply {
-  if (hangs > 0) {
-    hangs--;
-    return reply.hang();
-  }
-  return reply.text(`re: ${latestMessage(request)}`, { delayMs: 20 });
-}
+/** The model answers `re: msg-<chat>-<n>` to the latest message it was given; `hangs` cuts a turn off for a kill. */
+const model = echoModel(/msg-\d+-\d+/, { delayMs: 20 });
 
 describe("several bub gateway processes on one PostgreSQL serve one bot (installed package)", () => {
   let openai: FakeOpenAI;
@@ -48,7 +34,7 @@ describe("several bub gateway processes on one PostgreSQL serve one bot (install
   before(async () => {
     [, openai, telegram, home] = await Promise.all([installedPackage(), startFakeOpenAI(), startFakeTelegram({ token: TOKEN }), tempHome()]);
     url = await (await postgres()).createDatabase("bub_cluster");
-    openai.script(...Array.from({ length: 2000 }, () => echo));
+    openai.script(...Array.from({ length: 2000 }, () => model.answer));
   });
   after(async () => {
     for (const gateway of gateways) gateway.kill();
@@ -118,7 +104,7 @@ describe("several bub gateway processes on one PostgreSQL serve one bot (install
     await pollUntil(() => (answeredCount() >= (CHATS * firstHalf) / 2 ? true : undefined), "half of the first messages answered", { timeoutMs: 60_000, intervalMs: 50 });
     // The next model call hangs: the turn waiting for it is running when its process is killed.
     const requested = openai.requests.length;
-    hangs = 1;
+    model.hangs = 1;
     for (let n = firstHalf; n < PER_CHAT; n++) for (let chat = 0; chat < CHATS; chat++) send(chat, n);
     await within(openai.waitForRequest(requested), 30_000, "a model call to hang");
     const victim = gateways[0];
@@ -142,7 +128,7 @@ describe("several bub gateway processes on one PostgreSQL serve one bot (install
     assert.ok(repeats <= 1, `${repeats} replies repeated (at most the one a kill -9 cuts off)`);
     // Shared sessions: each turn's model call saw the chat's previous message, whichever process ran it.
     for (const request of openai.requests) {
-      const match = /^msg-(\d+)-(\d+)$/.exec(latestMessage(request));
+      const match = /^msg-(\d+)-(\d+)$/.exec(model.latest(request));
       if (!match || Number(match[2]) === 0) continue;
       assert.ok(JSON.stringify(request.body.messages).includes(`msg-${match[1]}-${Number(match[2]) - 1}`), `the turn for ${match[0]} saw the message before it`);
     }

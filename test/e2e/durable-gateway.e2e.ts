@@ -10,8 +10,9 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
-import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply, type RecordedRequest } from "../support/fake-openai.ts";
+import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
+import { echoModel } from "./support/echo-model.ts";
 import { installedPackage, tempHome } from "./support/installed.ts";
 
 /** What the gateway says for a message two restarts in a row cut off (src/channels/telegram/polling.ts). */
@@ -22,19 +23,8 @@ const TOKEN = "123456:E2E-DURABLE";
 /** Each message comes from its own private chat (its own session), `text` `msg-<n>`. */
 const FIRST_CHAT = 1000;
 
-/** How many model calls from now on hang (never answer): a turn to cut off. */
-let hangs = 0;
-
 /** The model answers `re: msg-<n>` to the latest message it was given. */
-function echo(request: RecordedRequest): FakeReply {
-  if (hangs > 0) {
-    hangs--;
-    return reply.hang();
-  }
-  const user = request.body.messages.filter((message) => message.role === "user").at(-1);
-  const match = /msg-\d+/.exec(JSON.stringify(user?.content ?? ""));
-  return reply.text(`re: ${match?.[0] ?? "?"}`, { delayMs: 20 });
-}
+const model = echoModel(/msg-\d+/, { delayMs: 20 });
 
 describe("bub gateway keeps Telegram messages across restarts (installed package)", () => {
   let openai: FakeOpenAI;
@@ -49,8 +39,8 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
   after(() => openai.close());
   beforeEach(async () => {
     openai.requests.length = 0;
-    hangs = 0;
-    openai.script(...Array.from({ length: 3000 }, () => echo));
+    model.hangs = 0;
+    openai.script(...Array.from({ length: 3000 }, () => model.answer));
     telegram = await startFakeTelegram({ token: TOKEN });
     home = await tempHome();
     bubHome = join(home.path, ".bub");
@@ -211,7 +201,7 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
   });
 
   it("retries a turn a kill -9 cut off once, marked retried_after_restart on the tape", async () => {
-    hangs = 1;
+    model.hangs = 1;
     let gateway = await start();
     send(0);
     await within(openai.waitForRequest(0), 15_000, "the model call that hangs");
@@ -229,7 +219,7 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
   });
 
   it("does not run a turn a third time when its retry was cut off too: the chat is asked to send it again", async () => {
-    hangs = 2;
+    model.hangs = 2;
     let gateway = await start();
     send(0);
     for (let run = 0; run < 2; run++) {

@@ -7,27 +7,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
-import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply, type RecordedRequest } from "../support/fake-openai.ts";
+import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import { startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
+import { echoModel } from "./support/echo-model.ts";
 import { installedPackage, tempHome } from "./support/installed.ts";
 import { pollUntil, readTapes, startBub, within, type LiveBub } from "./support/live.ts";
 import { freePort } from "../support/ports.ts";
 
 const TOKEN = "123456:E2E-WEBHOOK";
 
-/** How many model calls from now on hang (never answer): a turn to cut off. */
-let hangs = 0;
-
-/** The model answers `re: <text>` to the latest message it was given. */
-function echo(request: RecordedRequest): FakeReply {
-  if (hangs > 0) {
-    hangs--;
-    return reply.hang();
-  }
-  const user = request.body.messages.filter((message) => message.role === "user").at(-1);
-  const match = /msg-\d+/.exec(JSON.stringify(user?.content ?? ""));
-  return reply.text(`re: ${match?.[0] ?? "?"}`);
-}
+/** The model answers `re: msg-<n>` to the latest message it was given. */
+const model = echoModel(/msg-\d+/);
 
 describe("bub gateway serves a Telegram webhook (installed package)", () => {
   let openai: FakeOpenAI;
@@ -42,8 +32,8 @@ describe("bub gateway serves a Telegram webhook (installed package)", () => {
   after(() => openai.close());
   beforeEach(async () => {
     openai.requests.length = 0;
-    hangs = 0;
-    openai.script(...Array.from({ length: 20 }, () => echo));
+    model.hangs = 0;
+    openai.script(...Array.from({ length: 20 }, () => model.answer));
     telegram = await startFakeTelegram({ token: TOKEN });
     home = await tempHome();
     port = await freePort();
@@ -117,7 +107,7 @@ describe("bub gateway serves a Telegram webhook (installed package)", () => {
   });
 
   it("runs an update a kill -9 cut off once more after the restart, and answers what arrived while it was down", async () => {
-    hangs = 1;
+    model.hangs = 1;
     let gateway = await start();
     send(0);
     await within(openai.waitForRequest(0), 15_000, "the model call that hangs");
