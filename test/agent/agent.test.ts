@@ -10,13 +10,12 @@ import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import { toEnvelope, type Envelope } from "../../src/kernel/envelope.ts";
 import type { SteeringInbox, TurnState } from "../../src/kernel/types.ts";
 import { defaultModelSettings, type ModelSettings } from "../../src/llm/settings.ts";
-import { createDefaultTapeContext } from "../../src/tape/context.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
 import { createToolRegistry, type ToolRegistry } from "../../src/tools/registry.ts";
 import { defineTool } from "../../src/tools/tool.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
-import { kernelFramework } from "../support/framework.ts";
+import { basePlugin, kernelFramework } from "../support/framework.ts";
 
 const echoTool = defineTool({
   name: "text.echo",
@@ -53,16 +52,7 @@ describe("the builtin agent loop (against a fake OpenAI server)", () => {
   async function harness(settings: Partial<ModelSettings> = {}, plugins: Parameters<BubFramework["registerPlugin"]>[0][] = []): Promise<Harness> {
     const framework = kernelFramework({ workspace: "/tmp", home: "/tmp/bub-agent-test" });
     const store = createMemoryTapeStore();
-    await framework.registerPlugin(
-      {
-        name: "base",
-        provideTapeStore: () => store,
-        buildTapeContext: () => createDefaultTapeContext(),
-        continuePrompt: () => "continue",
-        systemPrompt: () => "You are a test agent.",
-      },
-      "base",
-    );
+    await framework.registerPlugin(basePlugin(store), "base");
     for (const plugin of plugins) await framework.registerPlugin(plugin);
     const tools = createToolRegistry([echoTool]);
     const modelSettings = defaultModelSettings({ model: "fake:model-a", api_base: server.url, api_key: "sk-test", ...settings });

@@ -12,14 +12,13 @@ import { currentCorrelation } from "../../src/kernel/correlation.ts";
 import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import type { LogLevel } from "../../src/kernel/log.ts";
 import { defaultModelSettings } from "../../src/llm/settings.ts";
-import { createDefaultTapeContext } from "../../src/tape/context.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
 import { createToolRegistry } from "../../src/tools/registry.ts";
 import { defineTool, type ToolContext } from "../../src/tools/tool.ts";
 import type { Tape } from "../../src/tape/tape.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
-import { kernelFramework } from "../support/framework.ts";
+import { basePlugin, kernelFramework } from "../support/framework.ts";
 import { tempDir } from "../support/temp.ts";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -47,15 +46,10 @@ describe("correlation ids on the tape", () => {
     const agent = new Agent({ framework, settings: () => settings, tools: createToolRegistry([noteTool]), client: { env: {}, sleep: async () => undefined } });
     const requests: { modelCallId?: string; seen: string | undefined }[] = [];
     await framework.registerPlugin(
-      {
-        name: "base",
-        provideTapeStore: () => store,
-        buildTapeContext: () => createDefaultTapeContext(),
-        continuePrompt: () => "continue",
-        systemPrompt: () => "You are a test agent.",
+      basePlugin(store, {
         runModelStream: ({ prompt, sessionId, state }) => agent.runStream(sessionId, prompt, state),
         beforeLlmCall: ({ request }) => void requests.push({ modelCallId: request.modelCallId, seen: currentCorrelation()?.modelCallId }),
-      },
+      }),
       "base",
     );
     const turn = (content: string) => framework.running(() => framework.processInbound({ channel: "test", chat_id: "1", session_id: "test:1", content }));
