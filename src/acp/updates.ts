@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { ContentBlock, SessionUpdate, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { StreamEvent } from "../kernel/stream.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** The text of a prompt: text blocks as they are, resources as tagged blocks, links as one line. */
 export function promptText(blocks: readonly ContentBlock[]): string {
@@ -38,10 +39,6 @@ export function toolKind(name: string): ToolKind {
   if (runtime === "web.fetch") return "fetch";
   if (runtime === "tape.search") return "search";
   return "other";
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A call's arguments: parsed when the model sent JSON text. */

@@ -7,7 +7,7 @@ import { Agent, type AgentOptions } from "../agent/agent.ts";
 import { closeToolNames } from "../agent/tool-names.ts";
 import { closestToolNames } from "../tools/suggest.ts";
 import { formatContext, mediaUrl, type MediaItem } from "../channels/message.ts";
-import { isRecord } from "../config/config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 import type { Envelope, Prompt, PromptPart } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubHooks } from "../kernel/hooks.ts";

@@ -20,7 +20,7 @@
  */
 import { open, readFile, rename, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { isRecord } from "../config/config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
 import { errorCode } from "../config/thrown.ts";
 import { createLogger } from "../kernel/log.ts";

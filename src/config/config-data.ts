@@ -1,17 +1,13 @@
 /** The data of a configuration: the parsed `config.yml` mapping, and merging such mappings. */
 
 import type { ConfigFile } from "../kernel/settings-contract.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 export type { ConfigFile };
 
 /** A config file that does not exist or is empty. */
 export function emptyConfigFile(path: string): ConfigFile {
   return { path, data: {}, lineOf: () => null };
-}
-
-/** True for a plain mapping (an object that is not an array). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Deep-merges `updates` into `base` in place (incoming values win; nested objects merged). */

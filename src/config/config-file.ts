@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { isRecord } from "./config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 import { ConfigError, emptyConfigFile, type ConfigFile } from "./settings.ts";
 import { errorCode, errorMessage } from "./thrown.ts";
 

@@ -4,7 +4,8 @@
  * schema's defaults, which the schema itself applies.
  */
 import { createLogger } from "../kernel/log.ts";
-import { isRecord, type ConfigFile } from "./config-data.ts";
+import { type ConfigFile } from "./config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 import { expandReferences, isWholeReference } from "./config-refs.ts";
 import { parseEnvValue } from "./env-values.ts";
 import { envVariable, type SettingsSchema, type SettingsSection } from "../kernel/settings-contract.ts";

@@ -4,7 +4,8 @@
  * problems described in ./settings-problems.ts.
  */
 import { ConfigError } from "./config-error.ts";
-import { isRecord, type ConfigFile } from "./config-data.ts";
+import { type ConfigFile } from "./config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 import type { SettingsSchema, SettingsSection, SettingsStore } from "../kernel/settings-contract.ts";
 import { defaultIssueMessage, describeProblems, settingsError, type Problem } from "./settings-problems.ts";
 import { gatherValues } from "./settings-sources.ts";

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { readFile, realpath, rename, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { isRecord } from "./config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 import { makeDirectoryAsync } from "./home-dir.ts";
 import { errorCode, errorMessage } from "./thrown.ts";
 

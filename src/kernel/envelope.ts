@@ -4,6 +4,7 @@
  * then reads typed fields. On the wire and on the tape it keeps the reference's snake_case
  * JSON shape ({@link envelopeToJson}).
  */
+import { isRecord } from "./guards.ts";
 
 /** A prompt: plain text, or a list of content parts (text, images, audio). */
 export type Prompt = string | PromptPart[];
@@ -79,10 +80,6 @@ const TYPED_NAMES: ReadonlyMap<string, string> = new Map([
   ["output_channel", "outputChannel"],
   ["is_active", "isActive"],
 ]);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function isKind(value: unknown): value is EnvelopeKind {
   return typeof value === "string" && KINDS.has(value);

@@ -9,6 +9,7 @@ import { isGeminiProvider, markGeminiMedia } from "./gemini-media.ts";
 import type { ModelCallRequest } from "./model-call.ts";
 import type { ModelTarget } from "./providers.ts";
 import type { ModelSettings } from "./settings.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 const log = createLogger("bub:llm");
 
@@ -40,10 +41,6 @@ const STOP_KEYS = new Set(["stop", "stopSequences"]);
 
 /** Keys the runtime manages itself; a value in `completion_args` is ignored. */
 const MANAGED = new Set(["model", "messages", "tools", "stream", "stream_options", "max_tokens", "max_completion_tokens", "maxOutputTokens"]);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** True for what JSON can hold: null, strings, finite numbers, booleans, and lists and mappings of them. */
 function isJsonValue(value: unknown): value is JSONValue {

@@ -13,10 +13,7 @@
  * {@link alignedChatFetch}, which rewrites the JSON body of each request they send.
  */
 import type { FetchFunction } from "./transport.ts";
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+import { isRecord } from "../kernel/guards.ts";
 
 /**
  * Aligns `body.messages` in place (see the module comment) and returns `body`. A body

@@ -10,6 +10,7 @@
  * {@link geminiMediaBody} rewrites the request body's parts.
  */
 import type { LanguageModelV4FilePart, LanguageModelV4Prompt } from "@ai-sdk/provider";
+import { isRecord } from "../kernel/guards.ts";
 
 /** Provider ids whose models get {@link geminiMediaBody}. */
 const GEMINI_PROVIDERS = new Set(["gemini", "vertex", "vertex_ai", "vertexai"]);
@@ -20,10 +21,6 @@ const MEDIA_TYPE_KEY = "bub_media_type";
 /** Whether `provider` serves Gemini models (their media parts are converted). */
 export function isGeminiProvider(provider: string): boolean {
   return GEMINI_PROVIDERS.has(provider.toLowerCase());
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

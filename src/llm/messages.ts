@@ -12,6 +12,7 @@ import type {
 } from "@ai-sdk/provider";
 import { createLogger } from "../kernel/log.ts";
 import type { ChatMessage } from "../kernel/tape-contract.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 const log = createLogger("bub:llm");
 
@@ -35,10 +36,6 @@ export function audioMimeType(format: string): string {
 }
 
 type UserPart = LanguageModelV4TextPart | LanguageModelV4FilePart;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function textOf(content: unknown): string {
   if (content === null || content === undefined) return "";

@@ -22,6 +22,7 @@ import type { ModelClient } from "./model-client.ts";
 import { providerOf } from "./model-id.ts";
 import { generateRunId } from "./run-id.ts";
 import type { StepRecord } from "./step-record.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 const log = createLogger("bub:llm");
 
@@ -116,10 +117,6 @@ class ModelStepEvents extends AsyncStreamEvents implements ModelStepStream {
   get outcome(): ModelStepOutcome | null {
     return this.#outcome();
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The decoded arguments of a tool call, or the error the model should see instead. */

@@ -10,6 +10,7 @@ import { providerValue, type ModelSettings } from "./settings.ts";
 import type { FetchFunction } from "./transport.ts";
 import { alignChatRequestBody, alignedChatFetch } from "./chat-wire.ts";
 import { geminiMediaBody, isGeminiProvider } from "./gemini-media.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** Which AI SDK package talks to a provider. */
 export type ProviderFamily = "openrouter" | "openai" | "anthropic" | "openai-compatible";
@@ -159,10 +160,6 @@ function factoryOptions(target: ModelTarget, fetch: FetchFunction | undefined): 
   if (target.apiKey) options.apiKey = target.apiKey;
   if (target.baseURL) options.baseURL = target.baseURL.replace(/\/+$/, "");
   return options;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

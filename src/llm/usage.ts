@@ -1,14 +1,11 @@
 import type { Usage } from "../kernel/stream.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** The AI SDK's provider-level usage shape (`LanguageModelV4Usage`). */
 export interface ProviderUsage {
   inputTokens: { total?: number; noCache?: number; cacheRead?: number; cacheWrite?: number };
   outputTokens: { total?: number; text?: number; reasoning?: number };
   raw?: unknown;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function finite(value: unknown): number | undefined {

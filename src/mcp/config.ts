@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { errorCode, errorMessage } from "../config/thrown.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** Where a server's definition came from. */
 export type McpSource = "home" | "workspace";
@@ -67,10 +68,6 @@ export function homeMcpFile(home: string): string {
 /** `<workspace>/.mcp.json` */
 export function workspaceMcpFile(workspace: string): string {
   return join(workspace, ".mcp.json");
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function stringMap(value: unknown, field: string): Record<string, string> {

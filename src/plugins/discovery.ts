@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, basename, extname } from "node:path";
 import { createRequire } from "node:module";
-import { isRecord } from "../config/config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 import { expandHome } from "../config/paths.ts";
 import { errorMessage, toError } from "../config/thrown.ts";
 import type { PluginApiField } from "../kernel/plugin-api.ts";

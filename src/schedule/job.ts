@@ -3,6 +3,7 @@
  * prompt, and the session it belongs to with the channel and chat its answer goes to.
  */
 import { randomBytes } from "node:crypto";
+import { isRecord } from "../kernel/guards.ts";
 
 /** One scheduled turn. Exactly one of `cron` and `at` is set. */
 export interface ScheduleJob {
@@ -42,10 +43,6 @@ export function newJobId(): string {
 /** True for an id {@link newJobId} could have made (ids name files, so nothing else is accepted). */
 export function isJobId(value: string): boolean {
   return /^sch-[0-9a-f]{8}$/.test(value);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 const text = (value: unknown): value is string => typeof value === "string" && value !== "";

@@ -7,7 +7,7 @@
  * command never throws: its `command` event is still recorded and the caller gets
  * `ok: false` to turn into an error outbound (§15.7).
  */
-import { isRecord } from "../config/config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 import { BubError, describeError } from "../kernel/errors.ts";
 import { createLogger } from "../kernel/log.ts";
 import type { TapeHandle } from "../kernel/tape-contract.ts";

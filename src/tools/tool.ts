@@ -7,7 +7,7 @@ import type { Sandbox } from "../kernel/sandbox.ts";
 import type { TurnState } from "../kernel/types.ts";
 import type { TurnContext } from "../kernel/turn-context.ts";
 import type { RuntimeAgent } from "./runtime-agent.ts";
-import { isRecord } from "../config/config-data.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** What a context tool receives besides its arguments. */
 export interface ToolContext<TTape = TapeHandle> {

@@ -7,6 +7,7 @@
 import type { OnboardAnswers } from "./onboard-flags.ts";
 import type { ModelCheck } from "./onboard-check.ts";
 import type { OnboardPrompts } from "./onboard.ts";
+import { isRecord } from "../../kernel/guards.ts";
 
 /** A question was cancelled (Ctrl-C, or the end of piped answers): nothing is written. */
 export class Cancelled extends Error {}
@@ -33,10 +34,6 @@ export interface WizardContext {
   readonly given: OnboardAnswers;
   /** Checks the model this fragment selects; null: no check. */
   readonly check: ((fragment: Record<string, unknown>) => Promise<ModelCheck>) | null;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function answerOf(prompts: OnboardPrompts): <T>(value: Promise<T | symbol>) => Promise<T> {

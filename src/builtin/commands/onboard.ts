@@ -11,7 +11,7 @@
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { OnboardAnswers } from "./onboard-flags.ts";
-import { isRecord } from "../../config/config-data.ts";
+import { isRecord } from "../../kernel/guards.ts";
 import { mergeConfig } from "../../config/settings.ts";
 import { providedChannels } from "../../channels/selection.ts";
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { expandHome } from "../../config/paths.ts";
 import { selfIndexUrl } from "../../plugins/load.ts";
 import { packageJsonOf, pluginRequirement, type PackageJson, type PluginRequirement } from "../../plugins/discovery.ts";
-import { isRecord } from "../../config/config-data.ts";
+import { isRecord } from "../../kernel/guards.ts";
 import { checkPluginRequirement } from "../../plugins/api-check.ts";
 import { IncompatiblePluginError } from "../../kernel/plugin-api.ts";
 

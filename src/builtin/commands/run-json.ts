@@ -13,6 +13,7 @@
  */
 import type { Envelope } from "../../kernel/envelope.ts";
 import { AsyncStreamEvents, type StreamEvent, type Usage } from "../../kernel/stream.ts";
+import { isRecord } from "../../kernel/guards.ts";
 
 const ERROR_KINDS = new Set(["invalid_input", "config", "provider", "tool", "temporary", "timeout", "not_found", "unknown"]);
 
@@ -143,6 +144,3 @@ function addUsage(total: unknown, usage: Usage | Record<string, unknown>): Recor
   return sum;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

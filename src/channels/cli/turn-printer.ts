@@ -4,7 +4,7 @@
  * is waiting for the model.
  */
 import { stripVTControlCharacters } from "node:util";
-import { isRecord } from "../../config/config-data.ts";
+import { isRecord } from "../../kernel/guards.ts";
 import type { StreamEvent } from "../../kernel/stream.ts";
 import type { ToolCallReporter } from "../../tools/reporting.ts";
 import { formatToolCall, formatToolFailure, formatToolSuccess } from "./format.ts";

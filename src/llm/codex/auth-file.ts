@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { BubError, describeError } from "../../kernel/errors.ts";
+import { isRecord } from "../../kernel/guards.ts";
 
 /** The claim of an OpenAI token that holds the ChatGPT account. */
 export const AUTH_CLAIM = "https://api.openai.com/auth";
@@ -19,10 +20,6 @@ export interface CodexTokens {
   /** When the access token stops working (ms since the epoch). */
   readonly expiresAt: number;
   readonly accountId: string | null;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The claims of a JWT (its middle part), or null when `token` is not one. */

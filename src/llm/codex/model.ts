@@ -17,6 +17,7 @@ import type { FetchFunction } from "../transport.ts";
 import { accountIdOf, readAuthFile, storedTokens } from "./auth-file.ts";
 import { authFilePath, withCodexDefaults, type CodexSettings } from "./settings.ts";
 import { resolveCodexToken } from "./token.ts";
+import { isRecord } from "../../kernel/guards.ts";
 
 /** How a Codex call signs in: the stored OAuth tokens, or a ChatGPT token given as the key. */
 export type CodexCredentials = { readonly kind: "oauth"; readonly authFile: string } | { readonly kind: "key"; readonly token: string; readonly accountId: string };
@@ -78,10 +79,6 @@ export async function resolveCodexTarget(candidate: string, settings: ModelSetti
     clientArgs: settings.client_args ?? {},
     codex: { settings: codexSettings, baseURL: codexBaseUrl(codexSettings.base_url), credentials },
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { BubError, describeError } from "../../kernel/errors.ts";
 import { accountIdOf, type CodexTokens } from "./auth-file.ts";
 import type { CodexSettings } from "./settings.ts";
+import { isRecord } from "../../kernel/guards.ts";
 
 /** The scopes a Codex sign-in asks for. */
 export const CODEX_SCOPE = "openid profile email offline_access";
@@ -48,10 +49,6 @@ export function authorizeUrl(settings: CodexSettings, pkce: Pkce, state: string)
   };
   for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
   return url.toString();
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Posts a grant to the token endpoint and reads the tokens it answers with. */

@@ -7,7 +7,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress } from "node:dns";
 import ipaddr from "ipaddr.js";
-import { isRecord } from "../../config/config-data.ts";
+import { isRecord } from "../../kernel/guards.ts";
 import { BubError } from "../../kernel/errors.ts";
 
 /** The setting that opens named hosts on purpose. */

@@ -3,7 +3,7 @@
  * (see web-guard.ts), checks every redirect hop again, and reads at most `max_bytes` of a body.
  */
 import { z } from "zod";
-import { isRecord } from "../../config/config-data.ts";
+import { isRecord } from "../../kernel/guards.ts";
 import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { RuntimeAgent } from "../runtime-agent.ts";
