@@ -7,9 +7,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
-import { startFakeTelegram, type FakeTelegram, type RecordedCall } from "../support/fake-telegram.ts";
-import { startSourceGateway } from "../support/source-gateway.ts";
-import { tempDir } from "../support/temp.ts";
+import type { FakeTelegram, RecordedCall } from "../support/fake-telegram.ts";
+import { withSourceGateway } from "../support/source-gateway.ts";
 import { eventually } from "../support/eventually.ts";
 
 
@@ -21,19 +20,8 @@ function question(telegram: FakeTelegram, index: number): Promise<RecordedCall> 
 describe("approval in Telegram (bub gateway, BUB_APPROVAL=ask)", () => {
   const server = useFakeOpenAI();
 
-  it("runs bash only after an allowed user presses Approve; a stranger's press is ignored; Deny and no answer are tool errors", { timeout: 60_000 }, async () => {
-    const telegram = await startFakeTelegram({ token: "123:TEST" });
-    const dir = await tempDir();
-    const gateway = startSourceGateway(dir.path, telegram, {
-      BUB_MODEL: "fake:any",
-      BUB_API_BASE: server.url,
-      BUB_API_KEY: "sk-test",
-      BUB_APPROVAL: "ask",
-      BUB_APPROVAL_TIMEOUT_SECONDS: "3",
-    });
-    try {
-      await telegram.waitForCalls("deleteWebhook", 1);
-
+  it("runs bash only after an allowed user presses Approve; a stranger's press is ignored; Deny and no answer are tool errors", { timeout: 60_000 }, () =>
+    withSourceGateway({ BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test", BUB_APPROVAL: "ask", BUB_APPROVAL_TIMEOUT_SECONDS: "3" }, async ({ telegram, dir }) => {
       // Approve: the command runs once an allowed user says yes.
       server.script(reply.toolCalls([{ name: "bash", arguments: JSON.stringify({ cmd: "echo approved > approved.txt && echo ran" }) }]), reply.text("Made the file."));
       telegram.sendText({ chatId: 7, userId: 7, text: "make a file" });
@@ -89,13 +77,5 @@ describe("approval in Telegram (bub gateway, BUB_APPROVAL=ask)", () => {
       const expired = await eventually(() => telegram.callsOf("editMessageText").find((call) => String(call.payload.text).startsWith(String(third.payload.text))), "the timed-out question updated");
       assert.match(String(expired.payload.text), /No answer in time: denied\.$/);
       assert.equal(existsSync(join(dir.path, "late.txt")), false);
-
-      gateway.child.kill("SIGTERM");
-      assert.equal(await gateway.exited, 0, gateway.stderr());
-    } finally {
-      gateway.kill();
-      await telegram.close();
-      await dir.cleanup();
-    }
-  });
+    }));
 });

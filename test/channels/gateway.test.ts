@@ -4,9 +4,8 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { startSourceGateway } from "../support/source-gateway.ts";
+import { withSourceGateway } from "../support/source-gateway.ts";
 import { tempDir } from "../support/temp.ts";
-import { startFakeTelegram } from "../support/fake-telegram.ts";
 import { NO_CHANNELS } from "../../src/builtin/commands/gateway.ts";
 
 const run = promisify(execFile);
@@ -28,22 +27,11 @@ describe("bub gateway", () => {
     }
   });
 
-  it("serves Telegram against the Bot API and stops gracefully on SIGTERM", async () => {
-    const telegram = await startFakeTelegram({ token: "123:TEST" });
-    const dir = await tempDir();
-    const gateway = startSourceGateway(dir.path, telegram, { BUB_PLUGINS: echoPlugin });
-    try {
-      await telegram.waitForCalls("deleteWebhook", 1);
+  it("serves Telegram against the Bot API and stops gracefully on SIGTERM", () =>
+    withSourceGateway({ BUB_PLUGINS: echoPlugin }, async ({ telegram }) => {
       telegram.sendText({ chatId: 7, userId: 7, text: "ping" });
       const [reply] = await telegram.waitForCalls("sendMessage", 1);
       assert.equal(reply!.payload.chat_id, "7");
       assert.match(String(reply!.payload.text), /^echo /);
-      gateway.child.kill("SIGTERM");
-      assert.equal(await gateway.exited, 0, gateway.stderr());
-    } finally {
-      gateway.kill();
-      await telegram.close();
-      await dir.cleanup();
-    }
-  });
+    }));
 });

@@ -4,11 +4,13 @@
  * bot token (`123:TEST`) and its API root, user 7 allowed and no debounce unless `env` says
  * otherwise.
  */
+import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FakeTelegram } from "./fake-telegram.ts";
+import { startFakeTelegram, type FakeTelegram } from "./fake-telegram.ts";
+import { tempDir } from "./temp.ts";
 
 const BIN = fileURLToPath(new URL("../../src/bin/bub.ts", import.meta.url));
 
@@ -50,4 +52,33 @@ export function startSourceGateway(home: string, telegram: FakeTelegram, env: Re
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     },
   };
+}
+
+/** What {@link withSourceGateway} gives its body. */
+export interface SourceGatewayRun {
+  readonly telegram: FakeTelegram;
+  /** The temporary home the gateway runs in. */
+  readonly dir: Awaited<ReturnType<typeof tempDir>>;
+  readonly gateway: SourceGateway;
+}
+
+/**
+ * Starts a fake Bot API (token `123:TEST`), a temporary home and the gateway in it with `env`,
+ * runs `body` once the bot polls, then SIGTERMs the gateway, which must exit 0. The gateway is
+ * killed, the fake closed and the home removed whatever happens.
+ */
+export async function withSourceGateway(env: Record<string, string>, body: (run: SourceGatewayRun) => Promise<void>): Promise<void> {
+  const telegram = await startFakeTelegram({ token: "123:TEST" });
+  const dir = await tempDir();
+  const gateway = startSourceGateway(dir.path, telegram, env);
+  try {
+    await telegram.waitForCalls("deleteWebhook", 1);
+    await body({ telegram, dir, gateway });
+    gateway.child.kill("SIGTERM");
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+  } finally {
+    gateway.kill();
+    await telegram.close();
+    await dir.cleanup();
+  }
 }
