@@ -7,10 +7,7 @@ import type { PgBoss } from "pg-boss";
 import { BubError } from "../../kernel/errors.ts";
 import { postgresError } from "../../tape/postgres/errors.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
-import { parseJobPayload } from "./job.ts";
-
-const PREFIX = "bub_inbound_";
-const DEAD_SUFFIX = "_dead";
+import { DEAD_LETTER_SUFFIX, parseJobPayload, QUEUE_PREFIX } from "./job.ts";
 
 /** A message in the dead letters. */
 export interface DeadLetter {
@@ -76,7 +73,7 @@ class BossAdmin implements QueueAdmin {
     const queues = await this.#boss.getQueues();
     return queues
       .map((queue) => queue.name)
-      .filter((name) => name.startsWith(PREFIX) && !name.endsWith(DEAD_SUFFIX))
+      .filter((name) => name.startsWith(QUEUE_PREFIX) && !name.endsWith(DEAD_LETTER_SUFFIX))
       .sort();
   }
 
@@ -88,13 +85,13 @@ class BossAdmin implements QueueAdmin {
       const { rows } = await this.#boss
         .getDb()
         .executeSql("SELECT name, state::text AS state, count(*)::int AS n FROM pgboss.job WHERE name = ANY($1::text[]) AND state IN ('created', 'retry', 'active') GROUP BY name, state", [
-          [...queues, ...queues.map((queue) => `${queue}${DEAD_SUFFIX}`)],
+          [...queues, ...queues.map((queue) => `${queue}${DEAD_LETTER_SUFFIX}`)],
         ]);
       for (const row of rows) {
         const name = String(row.name);
         const n = typeof row.n === "number" ? row.n : 0;
         const own = counts.get(name);
-        const dead = name.endsWith(DEAD_SUFFIX) ? counts.get(name.slice(0, -DEAD_SUFFIX.length)) : undefined;
+        const dead = name.endsWith(DEAD_LETTER_SUFFIX) ? counts.get(name.slice(0, -DEAD_LETTER_SUFFIX.length)) : undefined;
         if (dead) dead.deadLetters += n;
         else if (own && row.state === "active") own.active += n;
         else if (own) own.queued += n;
@@ -109,7 +106,7 @@ class BossAdmin implements QueueAdmin {
     try {
       const letters: DeadLetter[] = [];
       for (const queue of await this.#queues()) {
-        for (const job of await this.#boss.findJobs(`${queue}${DEAD_SUFFIX}`, { queued: true })) {
+        for (const job of await this.#boss.findJobs(`${queue}${DEAD_LETTER_SUFFIX}`, { queued: true })) {
           const payload = parseJobPayload(job.data);
           letters.push({ id: job.id, queue, session: payload?.session ?? job.singletonKey ?? "?", key: payload?.key ?? "?", failedAt: job.createdOn });
         }
@@ -124,7 +121,7 @@ class BossAdmin implements QueueAdmin {
     try {
       let moved = 0;
       for (const queue of await this.#queues()) {
-        const deadLetter = `${queue}${DEAD_SUFFIX}`;
+        const deadLetter = `${queue}${DEAD_LETTER_SUFFIX}`;
         if (ids !== null) {
           moved += await this.#boss.redrive(deadLetter, { destination: queue, ids: [...ids] });
           continue;

@@ -40,10 +40,14 @@ export function jobIdOf(queue: string, key: string, order: number): string {
   return `${head.slice(0, 8)}-${head.slice(8, 12)}-8${hash.slice(0, 3)}-${variant}${hash.slice(4, 7)}-${hash.slice(7, 19)}`;
 }
 
+/** How every inbound queue's name begins, and how its dead-letter queue's name ends. */
+export const QUEUE_PREFIX = "bub_inbound_";
+export const DEAD_LETTER_SUFFIX = "_dead";
+
 /** The queue of one inbound source (`telegram-<bot id>`), and its dead-letter queue. */
 export function queueNames(source: string): { queue: string; deadLetter: string } {
-  const queue = `bub_inbound_${source.replace(/[^A-Za-z0-9_]/g, "_")}`;
-  return { queue, deadLetter: `${queue}_dead` };
+  const queue = `${QUEUE_PREFIX}${source.replace(/[^A-Za-z0-9_]/g, "_")}`;
+  return { queue, deadLetter: `${queue}${DEAD_LETTER_SUFFIX}` };
 }
 
 /** The LISTEN/NOTIFY channel on which new messages are announced to the process running their session's turn. */
