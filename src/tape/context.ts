@@ -4,7 +4,7 @@
  */
 import { LAST_ANCHOR, type ChatMessage, type TapeContext, type TapeEntry, type TapeQuery } from "../kernel/tape-contract.ts";
 import { pythonJson } from "./python-format.ts";
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 type JsonRecord = Record<string, unknown>;
 
@@ -37,7 +37,7 @@ export function plainMessages(entries: readonly TapeEntry[]): ChatMessage[] {
 }
 
 function toolCallsOf(value: unknown): JsonRecord[] {
-  return Array.isArray(value) ? value.filter(isJsonObject).map((call) => ({ ...call })) : [];
+  return Array.isArray(value) ? value.filter(isRecord).map((call) => ({ ...call })) : [];
 }
 
 function renderToolResult(result: unknown): string {
@@ -49,7 +49,7 @@ function toolMessage(result: unknown, call: JsonRecord | undefined): ChatMessage
   if (!call) return message;
   if (typeof call.id === "string" && call.id !== "") message.tool_call_id = call.id;
   const fn = call.function;
-  if (isJsonObject(fn) && typeof fn.name === "string" && fn.name !== "") message.name = fn.name;
+  if (isRecord(fn) && typeof fn.name === "string" && fn.name !== "") message.name = fn.name;
   return message;
 }
 

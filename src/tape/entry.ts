@@ -4,7 +4,7 @@ import { errorMessage } from "../config/thrown.ts";
 import { currentCorrelationMeta } from "../kernel/correlation.ts";
 import type { JsonObject, NewTapeEntry, TapeEntry } from "../kernel/tape-contract.ts";
 import { dateFromEpochSeconds, utcNow } from "./date.ts";
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** Extra fields stored beside an entry's payload (`run_id`, `context: false`, ...). */
 export type EntryMeta = Record<string, unknown>;
@@ -70,16 +70,16 @@ export interface PreparedEntry {
  * @throws BubError `invalid_input` when the kind is not a string or payload/meta are not objects.
  */
 export function prepareEntry(entry: NewTapeEntry): PreparedEntry {
-  if (!isJsonObject(entry)) {
+  if (!isRecord(entry)) {
     throw new BubError("invalid_input", "A tape entry must be an object with kind and payload: build it with entries.event(...) or similar.");
   }
   if (typeof entry.kind !== "string" || entry.kind === "") {
     throw new BubError("invalid_input", `A tape entry needs a non-empty string kind (got ${JSON.stringify(entry.kind) ?? "undefined"}).`);
   }
-  if (!isJsonObject(entry.payload)) {
+  if (!isRecord(entry.payload)) {
     throw new BubError("invalid_input", `The payload of a '${entry.kind}' tape entry must be an object.`);
   }
-  if (entry.meta != null && !isJsonObject(entry.meta)) {
+  if (entry.meta != null && !isRecord(entry.meta)) {
     throw new BubError("invalid_input", `The meta of a '${entry.kind}' tape entry must be an object.`);
   }
   if (entry.date != null && typeof entry.date !== "string") {
@@ -154,12 +154,12 @@ export function parseStoredEntry(text: string): TapeEntry {
  * Returns a short reason instead when the value is not an entry.
  */
 export function decodeEntry(value: unknown): TapeEntry | string {
-  if (!isJsonObject(value)) return "not a JSON object";
+  if (!isRecord(value)) return "not a JSON object";
   const { id, kind, payload } = value;
   if (typeof id !== "number" || !Number.isSafeInteger(id)) return "id is not an integer";
   if (typeof kind !== "string") return "kind is not a string";
-  if (!isJsonObject(payload)) return "payload is not an object";
-  const meta = isJsonObject(value.meta) ? value.meta : {};
+  if (!isRecord(payload)) return "payload is not an object";
+  const meta = isRecord(value.meta) ? value.meta : {};
   let date: string;
   const legacy = value.date ?? value.timestamp;
   if (typeof value.date === "string") date = value.date;
@@ -183,7 +183,7 @@ export function parseEntryLine(text: string): TapeEntry | string {
 /** A deep copy of a JSON value (what entries hold): several times quicker than `structuredClone` here. */
 function cloneJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(cloneJson);
-  return isJsonObject(value) ? cloneObject(value) : value;
+  return isRecord(value) ? cloneObject(value) : value;
 }
 
 function cloneObject(value: JsonObject): JsonObject {

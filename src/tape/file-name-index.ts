@@ -13,7 +13,7 @@ import { createLogger } from "../kernel/log.ts";
 import type { TapeNameRecord } from "../kernel/tape-contract.ts";
 import { utcNow } from "./date.ts";
 import { errorCode } from "../config/thrown.ts";
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 const log = createLogger("bub:tape");
 
@@ -31,7 +31,7 @@ export function parseNameIndex(text: string): TapeNameRecord[] {
     } catch {
       continue;
     }
-    if (!isJsonObject(value)) continue;
+    if (!isRecord(value)) continue;
     const { tape, session_id: sessionId, workspace } = value;
     if (typeof tape !== "string" || typeof sessionId !== "string" || typeof workspace !== "string" || records.has(tape)) continue;
     records.set(tape, { tape, sessionId, workspace });

@@ -12,7 +12,7 @@ import { anchorNotFound, anchorSliceOf, compileFilter, isAnchorNamed, runQuery }
 import { sidecarTapeName } from "./sidecar.ts";
 import { hasAnchor, type Tape } from "./tape.ts";
 import { withTapeLock } from "./tape-lock.ts";
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 const log = createLogger("bub:tape");
 
@@ -54,7 +54,7 @@ interface LocalTape {
 
 function textParts(value: unknown): unknown {
   if (!Array.isArray(value)) return value;
-  return value.filter((part) => isJsonObject(part) && part.type === "text");
+  return value.filter((part) => isRecord(part) && part.type === "text");
 }
 
 /**

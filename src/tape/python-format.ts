@@ -2,12 +2,12 @@
  * Text the reference runtime produces with Python's `json.dumps` and `repr`, reproduced so
  * that the messages a model sees and the strings tools return are the same in both runtimes.
  */
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 function dumpValue(value: unknown, sortKeys: boolean): string {
   if (value === null || value === undefined) return "null";
   if (Array.isArray(value)) return `[${value.map((item) => dumpValue(item, sortKeys)).join(", ")}]`;
-  if (isJsonObject(value)) {
+  if (isRecord(value)) {
     if (typeof value.toJSON === "function") return dumpValue(value.toJSON(), sortKeys);
     const keys = Object.keys(value).filter((key) => value[key] !== undefined && typeof value[key] !== "function");
     if (sortKeys) keys.sort();

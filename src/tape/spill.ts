@@ -11,7 +11,7 @@ import { entries } from "./entry.ts";
 import { pythonRepr, withThousands } from "./python-format.ts";
 import type { Tape } from "./tape.ts";
 import { codePointLength, headCodePoints, tailCodePoints, utf8Chunks } from "./text-units.ts";
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 const log = createLogger("bub:tape");
 const MARKER = Symbol.for("bub.tape.SpillSidecar");
@@ -105,7 +105,7 @@ function count(value: unknown): number | undefined {
 function manifestFrom(entry: TapeEntry | undefined, handle: string): SpillManifest | null {
   if (!entry || entry.kind !== "event" || entry.payload.name !== "spill.manifest") return null;
   const data = entry.payload.data;
-  if (!isJsonObject(data) || data.handle !== handle) return null;
+  if (!isRecord(data) || data.handle !== handle) return null;
   const [chunks, bytes, chars, lines] = [count(data.chunks), count(data.bytes), count(data.chars), count(data.lines)];
   if (chunks === undefined || bytes === undefined || chars === undefined || lines === undefined) return null;
   return { handle, chunks, bytes, chars, lines };

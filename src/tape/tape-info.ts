@@ -1,5 +1,5 @@
 import type { JsonObject, TapeEntry } from "../kernel/tape-contract.ts";
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** A summary of one tape, as the `tape.info` tool reports it. */
 export interface TapeInfo {
@@ -24,7 +24,7 @@ export interface AnchorSummary {
 }
 
 function record(value: unknown): JsonObject | undefined {
-  return isJsonObject(value) ? value : undefined;
+  return isRecord(value) ? value : undefined;
 }
 
 function integer(value: unknown): number | undefined {

@@ -5,7 +5,7 @@
  * has the date); `--json` and the JSONL export keep everything.
  */
 import type { Transcript, TranscriptItem, TranscriptTurn } from "./transcript.ts";
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** `sender_id=…|…` then `---Date: …---`, as the builtin plugin prefixes prompts. */
 const PROMPT_CONTEXT = /^[^\n]*\n---Date: [^\n]*---\n/;
@@ -17,7 +17,7 @@ export function contentText(content: unknown): string {
   if (Array.isArray(content)) {
     return content
       .map((part) => {
-        const value = isJsonObject(part) ? part : {};
+        const value = isRecord(part) ? part : {};
         if (value.type === "text" && typeof value.text === "string") return value.text;
         return `[${typeof value.type === "string" ? value.type.replace(/_url$/, "") : "part"}]`;
       })
@@ -122,7 +122,7 @@ function itemText(item: TranscriptItem, maxLines: number): string {
     case "error":
       return labelled("error", `[${item.kind}] ${item.message}`);
     case "event": {
-      const data = isJsonObject(item.data) ? item.data : {};
+      const data = isRecord(item.data) ? item.data : {};
       if (item.name === "command") {
         return labelled("command", `,${String(data.raw ?? data.name ?? "")} (${String(data.status ?? "?")})\n${shorten(String(data.output ?? ""), maxLines)}`.trimEnd());
       }
@@ -198,7 +198,7 @@ function itemMarkdown(item: TranscriptItem): string {
       return `**Error** (${item.kind}): ${item.message}`;
     case "event":
       if (item.name === "command") {
-        const data = isJsonObject(item.data) ? item.data : {};
+        const data = isRecord(item.data) ? item.data : {};
         return `**Command** ${code(`,${String(data.raw ?? data.name ?? "")}`)} (${String(data.status ?? "?")})\n\n${fenced(String(data.output ?? ""))}`;
       }
       return `_Event ${code(item.name)}_${item.data === null ? "" : `\n\n${fenced(JSON.stringify(item.data, null, 2), "json")}`}`;

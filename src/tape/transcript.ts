@@ -7,7 +7,7 @@
 import { BubError } from "../kernel/errors.ts";
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { turnIdOf, TurnTracker } from "./turns.ts";
-import { isJsonObject } from "./values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** One thing that happened in a turn, in tape order. `id` and `date` are the entry's. */
 export type TranscriptItem =
@@ -83,7 +83,7 @@ const QUIET_EVENTS = new Set(["loop.start", "loop.step.start", "loop.step", "run
 type JsonRecord = Record<string, unknown>;
 
 function record(value: unknown): JsonRecord | null {
-  return isJsonObject(value) ? value : null;
+  return isRecord(value) ? value : null;
 }
 
 function count(value: unknown): number {

@@ -1,13 +1,7 @@
 /**
- * Checks for values whose shape is not known until run time: JSON read back from a tape,
- * and errors thrown by `node:sqlite`. (Node's error codes and messages: `src/config/thrown.ts`.)
+ * Checks for errors thrown by `node:sqlite`. (Node's error codes and messages:
+ * `src/config/thrown.ts`; a JSON object read back from a tape: the kernel's `isRecord`.)
  */
-import type { JsonObject } from "../kernel/tape-contract.ts";
-
-/** True for a plain JSON object (not null, not an array). */
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The primary SQLite result code (`SQLITE_BUSY`, ...) of a `node:sqlite` error; undefined for any other error. */
 export function sqliteCode(error: unknown): number | undefined {

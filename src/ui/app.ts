@@ -14,7 +14,7 @@ import { lastEntryId, searchTapes, sessionStats, storeSessionNames, summarise, t
 import { readSpill } from "./spill.ts";
 import { lastBlockStart, renderTimeline } from "./timeline.ts";
 import { pageStart } from "./turns.ts";
-import { isJsonObject } from "../tape/values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** Options of {@link createUiApp}. */
 export interface UiAppOptions {
@@ -50,7 +50,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 function isTapeStats(value: unknown): value is TapeStats {
   return (
-    isJsonObject(value) &&
+    isRecord(value) &&
     typeof value.tape === "string" &&
     typeof value.entries === "number" &&
     typeof value.turns === "number" &&

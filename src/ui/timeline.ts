@@ -4,7 +4,7 @@
  * Every tape value passes through {@link html}, which escapes it.
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
-import { isJsonObject } from "../tape/values.ts";
+import { isRecord } from "../kernel/guards.ts";
 import { html, join, type Html } from "./html.ts";
 import { groupTimeline, turnDurationMs, turnModel, turnUsage, type AnchorBlock, type TurnBlock } from "./turns.ts";
 
@@ -21,7 +21,7 @@ const SPILL_NOTICE = /\[tool output spilled: [^\]]*; handle: ([0-9a-f]{8,64})\]/
 function textOf(value: unknown): string {
   if (typeof value === "string") return value;
   if (Array.isArray(value)) {
-    const texts = value.map((part: unknown) => (isJsonObject(part) && part.type === "text" ? String(part.text ?? "") : null));
+    const texts = value.map((part: unknown) => (isRecord(part) && part.type === "text" ? String(part.text ?? "") : null));
     if (texts.every((text) => text !== null)) return texts.join("\n");
   }
   return JSON.stringify(value, null, 2) ?? "";
@@ -68,7 +68,7 @@ function toolCall(entry: TapeEntry, results: TapeEntry | null, options: Timeline
   const calls: unknown[] = Array.isArray(entry.payload.calls) ? entry.payload.calls : [];
   const outputs: unknown[] = results && Array.isArray(results.payload.results) ? results.payload.results : [];
   const items = calls.map((call, index) => {
-    const fn = isJsonObject(call) && isJsonObject(call.function) ? call.function : {};
+    const fn = isRecord(call) && isRecord(call.function) ? call.function : {};
     const name = String(fn.name ?? "tool");
     const args = options.redact(pretty(fn.arguments ?? ""));
     const result = index < outputs.length ? resultBody(outputs[index], options) : html`<p class="muted">No result on the tape yet.</p>`;

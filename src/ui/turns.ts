@@ -5,7 +5,7 @@
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { isLegacyTurnStart, turnIdOf, TurnTracker } from "../tape/turns.ts";
-import { isJsonObject } from "../tape/values.ts";
+import { isRecord } from "../kernel/guards.ts";
 
 /** Token counts summed over a turn's model calls (`run` events). */
 export interface TurnUsage {
@@ -89,8 +89,8 @@ export function turnUsage(entries: readonly TapeEntry[]): TurnUsage | null {
   for (const entry of entries) {
     if (eventName(entry) !== "run") continue;
     const data = entry.payload.data;
-    const reported = isJsonObject(data) ? data.usage : undefined;
-    if (!isJsonObject(reported)) continue;
+    const reported = isRecord(data) ? data.usage : undefined;
+    if (!isRecord(reported)) continue;
     usage ??= { prompt: 0, completion: 0, total: 0 };
     const prompt = count(reported.prompt_tokens ?? reported.input_tokens);
     const completion = count(reported.completion_tokens ?? reported.output_tokens);
@@ -116,7 +116,7 @@ export function turnModel(entries: readonly TapeEntry[]): string | null {
     const name = eventName(entry);
     if (name !== "run" && name !== "loop.start") continue;
     const data = entry.payload.data;
-    const model = isJsonObject(data) ? data.model : undefined;
+    const model = isRecord(data) ? data.model : undefined;
     if (typeof model === "string" && model !== "") return model;
   }
   return null;
