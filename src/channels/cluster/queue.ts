@@ -14,6 +14,7 @@
  * pg-boss and pg are imported by {@link ClusterQueue.open} only.
  */
 import type { Db, PgBoss } from "pg-boss";
+import { errorMessage } from "../../config/thrown.ts";
 import { createLogger } from "../../kernel/log.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
@@ -87,7 +88,7 @@ export class ClusterQueue {
     try {
       ({ PgBoss: PgBossClass } = await import("pg-boss"));
     } catch (error) {
-      throw new BubError("config", `The shared inbound queue could not load pg-boss (${error instanceof Error ? error.message : String(error)}): reinstall bub-ts so that its 'pg-boss' dependency is present.`, { cause: error });
+      throw new BubError("config", `The shared inbound queue could not load pg-boss (${errorMessage(error)}): reinstall bub-ts so that its 'pg-boss' dependency is present.`, { cause: error });
     }
     const interval = superviseSeconds(options);
     const boss = new PgBossClass({
