@@ -97,12 +97,11 @@ function dropIntegerBounds(node: unknown): void {
     return;
   }
   if (!isRecord(node)) return;
-  const record = node;
-  if (record.type === "integer") {
-    if (record.minimum === Number.MIN_SAFE_INTEGER) delete record.minimum;
-    if (record.maximum === Number.MAX_SAFE_INTEGER) delete record.maximum;
+  if (node.type === "integer") {
+    if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
+    if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
   }
-  for (const value of Object.values(record)) dropIntegerBounds(value);
+  for (const value of Object.values(node)) dropIntegerBounds(value);
 }
 
 /** JSON schema (draft-07) of a zod object schema, as models expect it. */
