@@ -5,6 +5,7 @@
  */
 import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
+import { isRecord } from "../../kernel/guards.ts";
 
 /** The signal type grammY's calls take (on Node, the abort-controller polyfill's). */
 export type ApiSignal = NonNullable<Parameters<Bot["init"]>[0]>;
@@ -15,8 +16,8 @@ export type ApiSignal = NonNullable<Parameters<Bot["init"]>[0]>;
  * objects is left to grammY's filters and the channel's parsing.
  */
 export function isUpdate(value: unknown): value is Update {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  if (!("update_id" in value) || typeof value.update_id !== "number" || !Number.isSafeInteger(value.update_id) || value.update_id < 0) return false;
+  if (!isRecord(value)) return false;
+  if (typeof value.update_id !== "number" || !Number.isSafeInteger(value.update_id) || value.update_id < 0) return false;
   return Object.entries(value).every(([key, field]) => key === "update_id" || (typeof field === "object" && field !== null));
 }
 
