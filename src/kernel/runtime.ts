@@ -2,6 +2,7 @@ import { createLogger } from "./log.ts";
 import { HOOK_NAMES, type BubPlugin, type HookArgs, type HookName, type HookValue } from "./hooks.ts";
 import type { Envelope } from "./envelope.ts";
 import { blamesPlugin, PluginHookError } from "./hook-error.ts";
+import { isThenable } from "./guards.ts";
 
 const log = createLogger("bub:hooks");
 
@@ -260,8 +261,4 @@ export class HookRuntime {
     for (const [hook, impls] of [...this.#impls.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) report[hook] = impls.map((impl) => impl.plugin);
     return report;
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === "object" || typeof value === "function") && value !== null && "then" in value && typeof value.then === "function";
 }

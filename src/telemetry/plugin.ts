@@ -18,6 +18,7 @@ import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { TracingSettings } from "./settings.ts";
 import type { TracerHandle } from "./tracer.ts";
 import type { TurnTrace } from "./turn-trace.ts";
+import { isThenable } from "../kernel/guards.ts";
 
 /** Options of {@link createTracingPlugin}. */
 export interface TracingPluginOptions {
@@ -150,10 +151,6 @@ export function createTracingPlugin(settings: TracingSettings, options: TracingP
       },
     };
   };
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return isObject(value) && "then" in value && typeof value.then === "function";
 }
 
 /**
