@@ -16,7 +16,7 @@
 import type { Db, PgBoss } from "pg-boss";
 import { errorMessage } from "../../config/thrown.ts";
 import { createLogger } from "../../kernel/log.ts";
-import { BubError } from "../../kernel/errors.ts";
+import { BubError, describeError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
@@ -281,6 +281,7 @@ async function createQuietly(boss: PgBoss, name: string, options: Parameters<PgB
   }
 }
 
+/** The first line of {@link describeError}: pg's messages may run on. */
 function describe(error: unknown): string {
-  return (error instanceof Error ? error.message || error.name : String(error)).split("\n")[0] ?? "";
+  return describeError(error).split("\n")[0] ?? "";
 }

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import type { Client } from "pg";
 import { createLogger } from "../../kernel/log.ts";
+import { describeError } from "../../kernel/errors.ts";
 import { databaseUrlPassword, describeDatabaseUrl } from "../../tape/postgres/errors.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 
@@ -55,7 +56,7 @@ export function postgresPollerElection(options: PostgresPollerOptions): PollerEl
   const password = databaseUrlPassword(options.url);
   const me = `pid ${process.pid} on ${hostname()}`;
   const describe = (error: unknown): string => {
-    const raw = (error instanceof Error ? error.message || error.name : String(error)).split("\n")[0];
+    const raw = describeError(error).split("\n")[0];
     return (password ? raw.replaceAll(password, "***") : raw).replaceAll(options.url, where);
   };
 
