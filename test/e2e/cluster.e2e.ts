@@ -14,7 +14,7 @@ import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-
 import { usePostgres } from "../support/postgres.ts";
 import { echoModel } from "./support/echo-model.ts";
 import { installedPackage, runBub, tempHome } from "./support/installed.ts";
-import { pollUntil, startBub, within, type LiveBub } from "./support/live.ts";
+import { pollUntil, readyWithin, startBub, within, type LiveBub } from "./support/live.ts";
 
 const postgres = usePostgres();
 const TOKEN = "123456:E2E-CLUSTER";
@@ -64,14 +64,12 @@ describe("several bub gateway processes on one PostgreSQL serve one bot (install
   async function start(index: number): Promise<LiveBub> {
     const gateway = await startBub(["gateway"], { home: home.path, env: env(index) });
     gateways.push(gateway);
-    const exitedEarly = gateway.closed.then((result) => {
-      throw new Error(`bub gateway ${index} exited early (${result.code})\nstderr:\n${result.stderr}`);
-    });
-    exitedEarly.catch(() => {});
-    await within(
-      Promise.race([pollUntil(() => (gateway.stderr().includes("telegram.queue serving bot") ? true : undefined), "the queue", { timeoutMs: 30_000 }), exitedEarly]),
+    await readyWithin(
+      gateway,
+      pollUntil(() => (gateway.stderr().includes("telegram.queue serving bot") ? true : undefined), "the queue", { timeoutMs: 30_000 }),
       30_000,
       `gateway ${index} to work the queue`,
+      `bub gateway ${index} exited early`,
     );
     return gateway;
   }

@@ -17,7 +17,7 @@ import { installedPackage, tempHome } from "./support/installed.ts";
 
 /** What the gateway says for a message two restarts in a row cut off (src/channels/telegram/polling.ts). */
 const GIVEN_UP = "Bub restarted twice while working on your message, so it was not answered. Please send it again.";
-import { pollUntil, readTapes, startBub, within, type LiveBub } from "./support/live.ts";
+import { pollUntil, readTapes, readyWithin, startBub, within, type LiveBub } from "./support/live.ts";
 
 const TOKEN = "123456:E2E-DURABLE";
 /** Each message comes from its own private chat (its own session), `text` `msg-<n>`. */
@@ -68,11 +68,7 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
       },
     });
     const started = live;
-    const exitedEarly = started.closed.then((result) => {
-      throw new Error(`bub gateway exited before it polled (${result.code})\nstderr:\n${result.stderr}`);
-    });
-    exitedEarly.catch(() => {});
-    await within(Promise.race([telegram.waitForCalls("deleteWebhook", polled + 1), exitedEarly]), 20_000, "the gateway to start polling");
+    await readyWithin(started, telegram.waitForCalls("deleteWebhook", polled + 1), 20_000, "the gateway to start polling", "bub gateway exited before it polled");
     return started;
   }
 

@@ -11,7 +11,7 @@ import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import { startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
 import { echoModel } from "./support/echo-model.ts";
 import { installedPackage, tempHome } from "./support/installed.ts";
-import { pollUntil, readTapes, startBub, within, type LiveBub } from "./support/live.ts";
+import { pollUntil, readTapes, readyWithin, startBub, within, type LiveBub } from "./support/live.ts";
 import { freePort } from "../support/ports.ts";
 
 const TOKEN = "123456:E2E-WEBHOOK";
@@ -64,11 +64,7 @@ describe("bub gateway serves a Telegram webhook (installed package)", () => {
       },
     });
     const started = live;
-    const exitedEarly = started.closed.then((result) => {
-      throw new Error(`bub gateway exited before it registered the webhook (${result.code})\nstderr:\n${result.stderr}`);
-    });
-    exitedEarly.catch(() => {});
-    await within(Promise.race([telegram.waitForCalls("setWebhook", registered + 1), exitedEarly]), 20_000, "the gateway to register its webhook");
+    await readyWithin(started, telegram.waitForCalls("setWebhook", registered + 1), 20_000, "the gateway to register its webhook", "bub gateway exited before it registered the webhook");
     return started;
   }
 

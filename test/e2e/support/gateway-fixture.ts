@@ -9,7 +9,7 @@ import { after, afterEach, before, beforeEach } from "node:test";
 import { startFakeOpenAI, type FakeOpenAI } from "../../support/fake-openai.ts";
 import { startFakeTelegram, type FakeTelegram } from "../../support/fake-telegram.ts";
 import { installedPackage, tempHome } from "./installed.ts";
-import { startBub, within, type LiveBub } from "./live.ts";
+import { readyWithin, startBub, type LiveBub } from "./live.ts";
 
 export const GATEWAY_TOKEN = "123456:E2E-TOKEN";
 /** The allowed user, whose private chat has the same id. */
@@ -85,11 +85,7 @@ export function useGatewayFixture(): GatewayFixture {
     async start(extra = {}) {
       const started = await startBub(["gateway"], { home: fixture.home, env: fixture.env(extra) });
       gateway = started;
-      const exitedEarly = started.closed.then((result) => {
-        throw new Error(`bub gateway exited before it polled (${result.code})\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
-      });
-      exitedEarly.catch(() => {});
-      await within(Promise.race([fixture.telegram.waitForCalls("deleteWebhook", 1), exitedEarly]), 15_000, "the bot to start polling");
+      await readyWithin(started, fixture.telegram.waitForCalls("deleteWebhook", 1), 15_000, "the bot to start polling", "bub gateway exited before it polled");
       return started;
     },
     async stop(live, timeoutMs = 8_000) {

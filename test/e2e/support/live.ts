@@ -34,6 +34,18 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Waits up to `ms` for `ready` (`what`), failing at once if `live` exits first: the error is
+ * `exited` with the exit code, stdout and stderr.
+ */
+export function readyWithin<T>(live: LiveBub, ready: Promise<T>, ms: number, what: string, exited: string): Promise<T> {
+  const exitedEarly = live.closed.then((result): never => {
+    throw new Error(`${exited} (${result.code})\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
+  });
+  exitedEarly.catch(() => {});
+  return within(Promise.race([ready, exitedEarly]), ms, what);
+}
+
 /** Starts the installed `bub` with `args` in a clean environment, stdin left open. */
 export async function startBub(args: readonly string[], options: { home: string; env?: Record<string, string>; cwd?: string }): Promise<LiveBub> {
   const { bin } = await installedPackage();
