@@ -11,7 +11,7 @@ import { hostname } from "node:os";
 import type { Client } from "pg";
 import { createLogger } from "../../kernel/log.ts";
 import { describeError } from "../../kernel/errors.ts";
-import { databaseUrlPassword, describeDatabaseUrl } from "../../tape/postgres/errors.ts";
+import { describeDatabaseUrl, scrubDatabaseUrl } from "../../tape/postgres/errors.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 
 const log = createLogger("bub:telegram");
@@ -53,12 +53,8 @@ export function postgresPollerElection(options: PostgresPollerOptions): PollerEl
   options = { ...options, url: checkDatabaseUrl(options.url) };
   const key = pollerLockKey(options.botId).toString();
   const where = describeDatabaseUrl(options.url);
-  const password = databaseUrlPassword(options.url);
   const me = `pid ${process.pid} on ${hostname()}`;
-  const describe = (error: unknown): string => {
-    const raw = describeError(error).split("\n")[0];
-    return (password ? raw.replaceAll(password, "***") : raw).replaceAll(options.url, where);
-  };
+  const describe = (error: unknown): string => scrubDatabaseUrl(describeError(error), options.url);
 
   /** The open connection, kept between tries while standing by. */
   let session: { client: Client; lost: AbortController } | null = null;

@@ -15,12 +15,18 @@ export function describeDatabaseUrl(url: string): string {
 }
 
 /** The password a `postgres://` URL holds, or "" when it has none. */
-export function databaseUrlPassword(url: string): string {
+function databaseUrlPassword(url: string): string {
   try {
     return decodeURIComponent(new URL(url).password);
   } catch {
     return "";
   }
+}
+
+/** The first line of `raw` with the URL's password cut out and the URL itself named by `host:port/database`. */
+export function scrubDatabaseUrl(raw: string, url: string): string {
+  const password = databaseUrlPassword(url);
+  return (password ? raw.replaceAll(password, "***") : raw).replaceAll(url, describeDatabaseUrl(url)).split("\n")[0];
 }
 
 const TEMPORARY_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "57P01", "57P02", "57P03", "53300", "40001", "40P01"]);
@@ -34,9 +40,7 @@ const CONFIG_CODES = new Set(["28P01", "28000", "3D000", "42501", "ENOTFOUND", "
 export function postgresError(error: unknown, url: string): BubError {
   if (BubError.isInstance(error)) return error;
   const where = describeDatabaseUrl(url);
-  const password = databaseUrlPassword(url);
-  const raw = error instanceof Error ? error.message || error.name : String(error);
-  const message = (password ? raw.replaceAll(password, "***") : raw).replaceAll(url, where).split("\n")[0];
+  const message = scrubDatabaseUrl(error instanceof Error ? error.message || error.name : String(error), url);
   const code = String(errorCode(error) ?? "");
   const options = { details: { database: where, ...(code ? { code } : {}) }, cause: error };
   if (TEMPORARY_CODES.has(code)) {
