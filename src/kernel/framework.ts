@@ -7,7 +7,7 @@ import { createTurnContext, createTurnState, type TurnContext } from "./turn-con
 import type { SettingsStore } from "./settings-contract.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
 import type { TapeStore } from "./tape-contract.ts";
-import { isAdmitDecision, type AdmitDecision, type ChannelRouter, type SteeringInbox, type TurnResult, type TurnSnapshot, type TurnState } from "./types.ts";
+import { isAdmitDecision, type AdmitDecision, type ChannelRouter, type ModelOptions, type SteeringInbox, type TurnResult, type TurnSnapshot, type TurnState } from "./types.ts";
 import type { HookArgs, HookValue } from "./hooks.ts";
 import { instantiatePlugin, type PluginExport, type PluginOrigin, type PluginStatus } from "./plugin-export.ts";
 
@@ -210,6 +210,9 @@ export class BubFramework {
    * the same object).
    */
   processInbound(input: EnvelopeInput | Envelope, options: ProcessInboundOptions = {}): Promise<TurnResult> {
+    // Outside any running() scope (a library caller), the turn opens one of its own so its
+    // tape is written to the configured store, as inside `bub run`.
+    if (this.currentScope === null) return this.running(() => this.processInbound(input, options));
     const envelope = toEnvelope(input);
     // The turn writes the resolved session onto its message: a frozen one is copied first.
     const inbound = Object.isExtensible(envelope) ? envelope : { ...envelope };
@@ -349,6 +352,22 @@ export class BubFramework {
     if (decision === undefined) return null;
     if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
     return decision;
+  }
+
+  /**
+   * The models offered for a session (`provideModelOptions`): every plugin's list
+   * concatenated, the highest-priority plugin's first, and the first current model named.
+   * `,model`, `bub models` and ACP's model option show it.
+   */
+  async modelOptions(sessionId: string, workspace: string = this.workspace): Promise<ModelOptions> {
+    const merged: ModelOptions = { models: [], currentModel: null };
+    for (const options of await this.runtime.callMany("provideModelOptions", { sessionId, workspace })) {
+      if (options === null || options === undefined) continue;
+      if (typeof options !== "object" || !Array.isArray(options.models)) throw new TypeError("hook.provideModelOptions must return ModelOptions or null");
+      merged.models.push(...options.models);
+      merged.currentModel ||= options.currentModel ?? null;
+    }
+    return merged;
   }
 
   /** Binds (or unbinds, with null) the channel manager that routes outbounds and streams. */

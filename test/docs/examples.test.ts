@@ -13,15 +13,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tsBlocks } from "../support/markdown.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-
-/** The ```ts blocks of a Markdown text, in order, indented ones (in a list item) dedented. */
-export function tsBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map(([, indent, body]) =>
-    body!.split("\n").map((line) => (line.startsWith(indent!) ? line.slice(indent!.length) : line)).join("\n"),
-  );
-}
 
 /** The file a block asks to be written as (`// name.ts` or `// name.ts: what it is` on its first line), else null. */
 function namedFile(block: string): string | null {

@@ -1,0 +1,95 @@
+/**
+ * What a new user does in the first hour, on the installed package: the README's library
+ * example saves its turn to the tape, and the README's way of putting `bub` on PATH from a
+ * clone works.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { tsBlocks } from "../support/markdown.ts";
+import { cleanEnv, installedPackage, runBub, tempHome } from "./support/installed.ts";
+
+const execute = promisify(execFile);
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+describe("the README on the installed package", () => {
+  let openai: FakeOpenAI;
+  let listing: FakeOpenAI;
+  before(async () => {
+    await installedPackage();
+    openai = await startFakeOpenAI();
+    listing = await startFakeOpenAI({ models: ["large-model", "small-model"] });
+  });
+  after(() => Promise.all([openai.close(), listing.close()]));
+
+  it("the library example, saved as turn.mjs, runs a turn with a tool call and writes it to the tape", async () => {
+    const { prefix } = await installedPackage();
+    const home = await tempHome();
+    try {
+      const project = join(home.path, "project");
+      await mkdir(project);
+      await symlink(join(prefix, "node_modules"), join(project, "node_modules"), "dir");
+      const readme = await readFile(join(root, "README.md"), "utf8");
+      const example = tsBlocks(readme)[0];
+      assert.ok(example?.includes("createBub"), "the README's first example is the library one");
+      await writeFile(join(project, "turn.mjs"), example);
+      openai.script(reply.toolCalls([{ name: "bash", arguments: JSON.stringify({ cmd: "echo looked" }) }]), reply.text("Hello there."));
+      const bubHome = join(home.path, ".bub");
+      const { stdout } = await execute(process.execPath, ["turn.mjs"], {
+        cwd: project,
+        timeout: 30_000,
+        env: cleanEnv(home.path, { BUB_HOME: bubHome, BUB_MODEL: "local:any", BUB_API_BASE: openai.url, BUB_API_KEY: "sk-readme" }),
+      });
+      assert.equal(stdout.trim(), "Hello there.");
+      const files = (await readdir(join(bubHome, "tapes"))).filter((name) => name.endsWith(".jsonl"));
+      const tapes = (await Promise.all(files.map((name) => readFile(join(bubHome, "tapes", name), "utf8")))).join("\n");
+      assert.match(tapes, /Answer in one sentence/, "the user's message is on the tape");
+      assert.match(tapes, /echo looked/, "the tool call is on the tape");
+      assert.match(tapes, /Hello there\./, "the answer is on the tape");
+    } finally {
+      await home.cleanup();
+    }
+  });
+
+  it("`,model` and `bub models` show the models the plugins offer (provideModelOptions)", async () => {
+    const home = await tempHome();
+    try {
+      // Outside the folder bub runs in: a plugin file inside an untrusted workspace would not load.
+      const plugin = join(home.path, "offer.mjs");
+      const project = join(home.path, "project");
+      await mkdir(project);
+      await writeFile(plugin, 'export default { name: "offer", provideModelOptions: () => ({ models: [{ id: "local:offered-model", name: "Offered" }] }) };\n');
+      const env = { BUB_HOME: join(home.path, ".bub"), BUB_MODEL: "local:large-model", BUB_API_BASE: listing.url, BUB_API_KEY: "sk-e2e", BUB_PLUGINS: plugin };
+      const shown = await runBub(["run", ",model"], { home: home.path, cwd: project, env });
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.match(shown.stdout, /Models offered:\n {2}- local:offered-model \(Offered\)\n {2}\* local:large-model\n/);
+      const listed = await runBub(["models"], { home: home.path, cwd: project, env });
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.equal(listed.stdout, "local:offered-model\nlocal:large-model\nlocal:small-model\n");
+    } finally {
+      await home.cleanup();
+    }
+  });
+
+  it("`npm install -g .` from a clone puts a working `bub` on PATH", async () => {
+    const home = await tempHome();
+    try {
+      const global = join(home.path, "global");
+      // The README's line, with --prefix so the test does not touch the machine's global folder.
+      await execute("npm", ["install", "-g", ".", "--prefix", global, "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: root, timeout: 120_000 });
+      const env = cleanEnv(home.path, { PATH: `${join(global, "bin")}:${dirname(process.execPath)}:/usr/bin:/bin` });
+      const { stdout } = await execute("bub", ["--version"], { env, timeout: 30_000 });
+      const { version } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string };
+      assert.equal(stdout.trim(), version);
+      const help = await execute("bub", ["--help"], { env, timeout: 30_000 });
+      assert.match(help.stdout, /gateway/);
+    } finally {
+      await home.cleanup();
+    }
+  });
+});
