@@ -17,6 +17,7 @@ import type { BubFramework } from "../kernel/framework.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, type StreamEvent } from "../kernel/stream.ts";
 import type { ChannelRouter } from "../kernel/types.ts";
+import { MODEL_OPTION_ID, modelConfigOptions } from "./models.ts";
 import { promptText, toolKind, toolLocations, toolTitle, updatesFor, type StreamedCall } from "./updates.ts";
 
 const log = createLogger("bub:acp");
@@ -43,6 +44,8 @@ interface Session {
   readonly asked: Set<string>;
   /** Errors the turn reported (through `onError` outbounds). */
   errors: string[];
+  /** The model the editor chose through `session/set_config_option`, if any. */
+  model: string | null;
 }
 
 /** The abort reason of a turn the editor cancelled; named `AbortError`, as cancellations are. */
@@ -153,11 +156,23 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
         bound.add(framework);
       }
       const id = `acp:${randomUUID()}`;
-      sessions.set(id, { id, cwd: framework.workspace, framework, task: null, calls: { current: [] }, asked: new Set(), errors: [] });
+      sessions.set(id, { id, cwd: framework.workspace, framework, task: null, calls: { current: [] }, asked: new Set(), errors: [], model: null });
       log.info(`acp.session.new session_id=${id} cwd=${framework.workspace}`);
       // bub's MCP servers come from mcp.json (docs/mcp.md); the editor's list is not used.
       if (params.mcpServers.length > 0) log.warn(`acp.session.new session_id=${id}: the editor's ${params.mcpServers.length} MCP server(s) are not used; list them in <BUB_HOME>/mcp.json or the workspace's .mcp.json`);
-      return { sessionId: id };
+      const configOptions = await modelConfigOptions(framework, id, null);
+      return configOptions.length > 0 ? { sessionId: id, configOptions } : { sessionId: id };
+    })
+    .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
+      const session = sessions.get(params.sessionId);
+      if (!session) throw acp.RequestError.invalidParams({ sessionId: params.sessionId }, "unknown session; start one with session/new");
+      if (params.configId !== MODEL_OPTION_ID || typeof params.value !== "string") throw acp.RequestError.invalidParams({ configId: params.configId }, `unknown option; this agent offers '${MODEL_OPTION_ID}'`);
+      // The same check and tape event as typing `,model <id>` in the session.
+      const inbound = new ChannelMessage({ sessionId: session.id, channel: "acp", chatId: session.id, content: `,model ${params.value}`, context: { sender_id: "editor" } });
+      const result = await session.framework.running(() => session.framework.processInbound(inbound));
+      if (result.context.commandFailed) throw acp.RequestError.invalidParams({ value: params.value }, result.modelOutput.trim());
+      session.model = params.value;
+      return { configOptions: await modelConfigOptions(session.framework, session.id, session.model) };
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
       const session = sessions.get(params.sessionId);

@@ -13,7 +13,7 @@ import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamStat
 import { correlated, currentCorrelation, newCorrelationId } from "../kernel/correlation.ts";
 import type { Sandbox } from "../kernel/sandbox.ts";
 import type { TapeContext, TapeStore } from "../kernel/tape-contract.ts";
-import type { TurnState } from "../kernel/types.ts";
+import type { ModelOptions, TurnState } from "../kernel/types.ts";
 import { childTurnContext, type TurnContext } from "../kernel/turn-context.ts";
 import { contextOverflowError } from "../llm/errors.ts";
 import { createModelClient, type ModelClient, type ModelClientOptions } from "../llm/model-client.ts";
@@ -66,9 +66,7 @@ interface PendingPrompts {
   prompts: Prompt[];
 }
 
-function utcIso(): string {
-  return new Date().toISOString();
-}
+const utcIso = (): string => new Date().toISOString();
 
 /**
  * The builtin agent. The turn's tape binding follows the framework's current `running()`
@@ -122,6 +120,8 @@ export class Agent implements RuntimeAgent {
     const settings = await this.#options.settings();
     return { model: typeof state.model === "string" && state.model !== "" ? state.model : settings.model, fallbacks: settings.fallback_models ?? [] };
   }
+
+  modelOptions = (sessionId: string): Promise<ModelOptions> => this.framework.modelOptions(sessionId);
 
   async checkModel(modelId: string, signal?: AbortSignal): Promise<ModelCheck> {
     const settings = await this.#options.settings();

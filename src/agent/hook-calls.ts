@@ -8,7 +8,7 @@ import type { HookRuntime } from "../kernel/runtime.ts";
 import type { Sandbox } from "../kernel/sandbox.ts";
 import type { StreamState } from "../kernel/stream.ts";
 import { isTapeContext, type TapeContext, type TapeHandle, type TapeSidecar } from "../kernel/tape-contract.ts";
-import type { ModelOptions, TurnState } from "../kernel/types.ts";
+import type { TurnState } from "../kernel/types.ts";
 import type { TurnContext } from "../kernel/turn-context.ts";
 import { createHostSandbox } from "../tools/sandbox-host.ts";
 
@@ -39,18 +39,6 @@ export async function continuePromptOf(runtime: HookRuntime, prompt: Prompt, tap
   const answer = await runtime.callFirst("continuePrompt", { prompt, tape, state, context, signal: context.signal });
   if (typeof answer !== "string") throw new TypeError("hook.continuePrompt must return string");
   return answer;
-}
-
-/** Models offered for a session: lists concatenated in precedence order, the first current model. */
-export async function modelOptionsOf(runtime: HookRuntime, sessionId: string, workspace: string): Promise<ModelOptions> {
-  const merged: ModelOptions = { models: [], currentModel: null };
-  for (const options of await runtime.callMany("provideModelOptions", { sessionId, workspace })) {
-    if (options === null || options === undefined) continue;
-    if (typeof options !== "object" || !Array.isArray(options.models)) throw new TypeError("hook.provideModelOptions must return ModelOptions or null");
-    merged.models.push(...options.models);
-    if (!merged.currentModel && options.currentModel) merged.currentModel = options.currentModel;
-  }
-  return merged;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { Prompt } from "../kernel/envelope.ts";
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
-import type { TurnState } from "../kernel/types.ts";
+import type { ModelOptions, TurnState } from "../kernel/types.ts";
 import type { TurnContext } from "../kernel/turn-context.ts";
 import type { ToolRegistry } from "./registry.ts";
 
@@ -46,6 +46,8 @@ export interface RuntimeAgent {
   configValue(path: string): unknown;
   /** The model a turn with `state` uses, and the configured fallback models. */
   modelChoice?(state: TurnState): Promise<{ model: string; fallbacks: readonly string[] }>;
+  /** The models offered for a session (the `provideModelOptions` hook's merged answer). */
+  modelOptions?(sessionId: string): Promise<ModelOptions>;
   /** Checks a `provider:model` id before a session switches to it (provider, key, listed model). */
   checkModel?(modelId: string, signal?: AbortSignal): Promise<ModelCheck>;
 }

@@ -1,12 +1,19 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { continuePromptOf, modelOptionsOf, systemPromptOf, tapeContextOf, tapeSidecarsOf } from "../../src/agent/hook-calls.ts";
+import { continuePromptOf, systemPromptOf, tapeContextOf, tapeSidecarsOf } from "../../src/agent/hook-calls.ts";
 import { providedChannels } from "../../src/channels/selection.ts";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
 import { LAST_ANCHOR } from "../../src/kernel/tape-contract.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { createMemoryTapeStore, createTape } from "../../src/tape/index.ts";
-import { testTurnContext } from "../support/framework.ts";
+import { kernelFramework, testTurnContext } from "../support/framework.ts";
+
+/** A kernel framework with `plugins` registered, for the hook calls it makes itself. */
+function frameworkWith(...plugins: BubPlugin[]) {
+  const framework = kernelFramework();
+  plugins.forEach((plugin, index) => framework.runtime.register(plugin, plugin.name ?? `p${index}`));
+  return framework;
+}
 
 function runtimeWith(...plugins: BubPlugin[]): HookRuntime {
   const runtime = new HookRuntime();
@@ -42,18 +49,18 @@ describe("the agent's hook calls", () => {
     const tape = createTape({ name: "t", store: createMemoryTapeStore(), context: { anchor: null, state: {} }, archivePath: "/nonexistent" });
     assert.equal(await continuePromptOf(good, "p", tape, { error: null, usage: null }, testTurnContext()), "go on");
     assert.equal(tapeContextOf(good).anchor, LAST_ANCHOR);
-    assert.deepEqual(await modelOptionsOf(good, "s", "/tmp"), { models: [{ id: "a:b" }], currentModel: "a:b" });
+    assert.deepEqual(await frameworkWith({ name: "good", provideModelOptions: () => ({ models: [{ id: "a:b" }], currentModel: "a:b" }) }).modelOptions("s"), { models: [{ id: "a:b" }], currentModel: "a:b" });
     const bad = runtimeWith({ name: "bad", buildTapeContext: () => ({}) as never, provideModelOptions: () => "x" as never });
     await assert.rejects(continuePromptOf(bad, "p", tape, { error: null, usage: null }, testTurnContext()), { message: "hook.continuePrompt must return string" });
     assert.throws(() => tapeContextOf(bad), { message: "hook.buildTapeContext must return TapeContext" });
-    await assert.rejects(modelOptionsOf(bad, "s", "/tmp"), TypeError);
+    await assert.rejects(frameworkWith({ name: "bad", provideModelOptions: () => "x" as never }).modelOptions("s"), TypeError);
   });
 
   it("merges model options: lists in precedence order, first current model", async () => {
-    const runtime = runtimeWith(
+    const framework = frameworkWith(
       { name: "low", provideModelOptions: () => ({ models: [{ id: "low" }], currentModel: "low" }) },
       { name: "high", provideModelOptions: () => ({ models: [{ id: "high" }] }) },
     );
-    assert.deepEqual(await modelOptionsOf(runtime, "s", "/tmp"), { models: [{ id: "high" }, { id: "low" }], currentModel: "low" });
+    assert.deepEqual(await framework.modelOptions("s"), { models: [{ id: "high" }, { id: "low" }], currentModel: "low" });
   });
 });

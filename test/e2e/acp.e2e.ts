@@ -59,6 +59,27 @@ describe("bub acp (installed package)", () => {
     }
   });
 
+  it("offers the session's models as the `model` config option and switches it with session/set_config_option", async () => {
+    const acp = await editor({ BUB_FALLBACK_MODELS: "local:backup" });
+    try {
+      const created = await acp.agent.request("session/new", { cwd: workspace, mcpServers: [] });
+      const [option] = created.configOptions ?? [];
+      assert.equal(option?.id, "model");
+      assert.ok(option?.type === "select");
+      assert.equal(option.currentValue, "local:any");
+      assert.deepEqual(option.options.map((choice) => ("value" in choice ? choice.value : null)), ["local:any", "local:backup"]);
+      const changed = await acp.agent.request("session/set_config_option", { sessionId: created.sessionId, configId: "model", value: "local:backup" });
+      assert.ok(changed.configOptions[0]?.type === "select");
+      assert.equal(changed.configOptions[0].currentValue, "local:backup");
+      model.script(reply.text("From the backup."));
+      await acp.agent.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "hi" }] });
+      assert.equal(model.requests.at(-1)!.body.model, "backup");
+      await assert.rejects(acp.agent.request("session/set_config_option", { sessionId: created.sessionId, configId: "model", value: "nonsense" }), /provider:model|nonsense/);
+    } finally {
+      assert.equal(await acp.close(), 0, acp.stderr());
+    }
+  });
+
   it("asks the editor before a bash call when BUB_APPROVAL=ask, and runs it only when allowed", async () => {
     const acp = await editor({ BUB_APPROVAL: "ask" });
     try {

@@ -1,6 +1,8 @@
 /**
  * `bub models [PROVIDER]`: the models a provider offers, read from its models endpoint, one
- * `provider:model` id a line (ready for `,model` or `--model`).
+ * `provider:model` id a line (ready for `,model` or `--model`). Without a provider, the
+ * models the plugins offer (`provideModelOptions`: the configured model and fallbacks by
+ * default) that the configured provider does not list come first, then its sorted list.
  */
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
@@ -21,10 +23,13 @@ export async function printModels(framework: BubFramework, provider: string | un
   ]);
   const settings = await framework.settings.load(agentSettings);
   const chosen = (provider ?? parseModelId(settings.model).provider).trim().toLowerCase();
+  // Without a provider, offered models (provideModelOptions) the provider does not list come first.
+  const offered = provider === undefined ? (await framework.modelOptions("cli:local")).models.map((choice) => choice.id) : [];
   const client = createModelClient(settings);
   try {
-    const models = await client.listModels(chosen);
-    out.write(models.map((model) => `${chosen}:${model}\n`).join(""));
+    const listed = (await client.listModels(chosen)).map((model) => `${chosen}:${model}`);
+    const extra = offered.filter((id) => !listed.includes(id));
+    out.write([...new Set([...extra, ...listed])].map((id) => `${id}\n`).join(""));
     return 0;
   } finally {
     await client.close();
@@ -42,7 +47,8 @@ export function registerModelsCommand(app: Command, framework: BubFramework): vo
       `
 The list comes from the provider's models endpoint (GET <api base>/models), with the key
 and API base bub uses for model calls. A provider without such an endpoint is reported in
-one line.
+one line. Without a provider, the models offered for the session (the configured model,
+the fallbacks, and any a plugin adds) are listed first.
 
 Examples:
   $ bub models

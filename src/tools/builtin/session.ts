@@ -31,12 +31,20 @@ export const COMMAND_HELP_TEXT = [
   "Any unknown command after ',' is executed as shell via bash.",
 ].join("\n");
 
-/** What `,model` without an id says: the model in use and the configured fallbacks. */
+/**
+ * What `,model` without an id says: the model in use, the configured fallbacks, and the
+ * models the plugins offer for the session (`provideModelOptions`), the current one marked.
+ */
 async function describeModels(state: TurnState, agent: RuntimeAgent | null): Promise<string> {
   const choice = agent?.modelChoice ? await agent.modelChoice(state) : null;
   const current = choice?.model ?? (typeof state.model === "string" ? state.model : "(the configured default)");
   const fallbacks = choice && choice.fallbacks.length > 0 ? choice.fallbacks.join(", ") : "none";
-  return `Current model: ${current}\nFallback models: ${fallbacks}\nSwitch with ,model <provider:model>; \`bub models <provider>\` lists what a provider offers.`;
+  const sessionId = typeof state.session_id === "string" ? state.session_id : null;
+  const offered = sessionId && agent?.modelOptions ? (await agent.modelOptions(sessionId)).models : [];
+  const lines = [`Current model: ${current}`, `Fallback models: ${fallbacks}`];
+  if (offered.length > 0) lines.push("Models offered:", ...offered.map((choice) => `  ${choice.id === current ? "*" : "-"} ${choice.id}${choice.name && choice.name !== choice.id ? ` (${choice.name})` : ""}`));
+  lines.push("Switch with ,model <provider:model>; `bub models <provider>` lists what a provider offers.");
+  return lines.join("\n");
 }
 
 /** One line for a model its provider does not list, with the closest listed names. */
