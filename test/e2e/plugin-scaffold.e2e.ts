@@ -7,11 +7,12 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { cleanEnv, installedPackage, runBub, tempHome } from "./support/installed.ts";
+import { oldNode } from "./support/old-node.ts";
 
 const execute = promisify(execFile);
 const checkout = fileURLToPath(new URL("../../", import.meta.url));
@@ -74,6 +75,18 @@ describe("bub plugin new → npm test → npm pack → bub install → bub hooks
     const test = await execute("npm", ["test"], shell);
     assert.match(test.stdout, /ℹ pass 2\n/);
     assert.match(test.stdout, /ℹ fail 0\n/);
+    assert.equal(pkg.engines?.node, ">=22.19");
+    const old = await oldNode();
+    if (old) {
+      // On an older Node.js, `npm test` says in one line what it needs instead of a glob error.
+      const failed = await execute("npm", ["test"], { ...shell, env: { ...shell.env, PATH: `${dirname(old.path)}:${shell.env.PATH}` } }).then(
+        () => null,
+        (error: { stderr: string }) => error,
+      );
+      assert.ok(failed, `npm test passed on Node.js ${old.version}`);
+      assert.match(failed.stderr, new RegExp(`npm test needs Node.js 22.19 or newer; this is v${old.version.replaceAll(".", "\\.")}\\. .*npx -y -p node@24 npm test`));
+      assert.doesNotMatch(failed.stderr, /Could not find/);
+    }
 
     // The compiler is not in the scaffold (it would need the registry): the checkout's, with its @types/node.
     await writeFile(join(dir, "test", "typed-tape.ts"), TYPED_TAPE);

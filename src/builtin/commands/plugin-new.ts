@@ -47,6 +47,10 @@ async function devVersions(runtime: RuntimePackage): Promise<{ typescript: strin
   }
 }
 
+/** The scaffold's `pretest`: stops `npm test` on a Node.js older than 22.19 with one line saying what to do. */
+const NODE_CHECK =
+  "node -e \"const [a, b] = process.versions.node.split('.').map(Number); if (a < 22 || (a === 22 && b < 19)) { console.error('npm test needs Node.js 22.19 or newer; this is ' + process.version + '. Install a newer Node.js, or run: npx -y -p node@24 npm test'); process.exit(1); }\"";
+
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 /** Every file of the scaffold, by path relative to its folder. */
@@ -65,7 +69,9 @@ export async function scaffoldFiles(name: string, runtime: RuntimePackage): Prom
       keywords: ["bub-plugin"],
       files: ["src/", "README.md"],
       bub: { plugins: { [plugin]: "./src/index.ts" }, api: `^${PLUGIN_API_VERSION}` },
-      scripts: { test: 'node --test "test/**/*.test.ts"', typecheck: "tsc -p tsconfig.json" },
+      engines: { node: ">=22.19" },
+      // node --test with a glob and .ts files needs Node 22.19 or newer: an older one gets one line saying so.
+      scripts: { pretest: NODE_CHECK, test: 'node --test "test/**/*.test.ts"', typecheck: "tsc -p tsconfig.json" },
       peerDependencies: { "bub-ts": `^${runtime.version}` },
       devDependencies: { "@types/node": versions.node, "bub-ts": "file:.bub-ts", typescript: versions.typescript },
     }),
