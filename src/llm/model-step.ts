@@ -64,7 +64,7 @@ export interface ModelStepOptions<TTape = unknown> {
   readonly tape: TTape;
   /** Where the tools' files and shells are (`provideSandbox`); absent: the host. */
   readonly sandbox?: Sandbox;
-  /** Writes the step to the tape (see `stepRecordEntries` for the order). */
+  /** Writes the step to the tape (see `chatRecordEntries` in src/tape/tape.ts for the order). */
   readonly record: (record: StepRecord) => void | Promise<void>;
   /** Run id generator; default {@link generateRunId}. */
   readonly runId?: () => string;
@@ -374,7 +374,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
     toolResults.push(execution.toolResults[index]);
     toolError = execution.errors[index] ?? toolError;
   }
-  await options.record({ ...emptyRecord, toolCalls, toolResults, usage, ...answered });
+  await options.record({ ...emptyRecord, toolCalls, callText: text || null, toolResults, usage, ...answered });
   finish({ ...base, status: "ok", text, toolCalls, toolResults, toolError, usage, model: answeredBy, finishReason });
   yield { kind: "tool_result", data: { tool_results: toolResults } };
   yield { kind: "final", data: { ok: true, tool_calls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })), tool_results: toolResults } };

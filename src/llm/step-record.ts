@@ -1,11 +1,12 @@
 import type { BubError } from "../kernel/errors.ts";
 import type { Usage } from "../kernel/stream.ts";
-import type { ChatMessage, JsonObject } from "../kernel/tape-contract.ts";
+import type { ChatMessage } from "../kernel/tape-contract.ts";
 import type { ChatToolCall } from "./model-call.ts";
 
 /**
- * Everything one model step leaves on the tape. The tape layer writes it in the order of
- * {@link stepRecordEntries}; every entry carries `meta.run_id`.
+ * Everything one model step leaves on the tape. The tape writes it as entries in the
+ * reference's order (`chatRecordEntries` in src/tape/tape.ts); every entry carries
+ * `meta.run_id`.
  */
 export interface StepRecord {
   readonly runId: string;
@@ -16,6 +17,8 @@ export interface StepRecord {
   /** Steering messages and the prompt, as user messages. */
   readonly newMessages: readonly ChatMessage[];
   readonly toolCalls: readonly ChatToolCall[] | null;
+  /** What the model said beside its tool calls ("Let me look."), kept on the `tool_call` entry as `content`. */
+  readonly callText?: string | null;
   readonly toolResults: readonly unknown[] | null;
   /** The step's failure (the model call or the context), if any. */
   readonly error: BubError | null;
@@ -27,40 +30,4 @@ export interface StepRecord {
   /** Provider and `provider:model` that answered (or were asked, on failure). */
   readonly provider: string | null;
   readonly model: string | null;
-}
-
-/** A tape entry without id and date (the store assigns both). */
-export interface StepEntry {
-  readonly kind: string;
-  readonly payload: JsonObject;
-  readonly meta: JsonObject;
-}
-
-/**
- * The entries of a step record, in the reference runtime's order: `system`, context
- * `error`, each new `message`, `tool_call`, `tool_result`, step `error` (unless it is the
- * context error), the assistant `message`, then the `run` event
- * `{ status, usage?, provider?, model? }`. The `tool_call` and `tool_result` entries also
- * carry `tool_call_ids`, the calls' ids in order.
- */
-export function stepRecordEntries(record: StepRecord): StepEntry[] {
-  const meta = (): JsonObject => ({ run_id: record.runId });
-  const entries: StepEntry[] = [];
-  if (record.systemPrompt) entries.push({ kind: "system", payload: { content: record.systemPrompt }, meta: meta() });
-  if (record.contextError) entries.push({ kind: "error", payload: { ...record.contextError.toData() }, meta: meta() });
-  for (const message of record.newMessages) entries.push({ kind: "message", payload: { ...message }, meta: meta() });
-  const calls = (record.toolCalls ?? []).map((call) => call.id);
-  const callMeta = (): JsonObject => (calls.some((id) => id !== "") ? { ...meta(), tool_call_ids: calls } : meta());
-  if (record.toolCalls && record.toolCalls.length > 0) entries.push({ kind: "tool_call", payload: { calls: [...record.toolCalls] }, meta: callMeta() });
-  if (record.toolResults) entries.push({ kind: "tool_result", payload: { results: [...record.toolResults] }, meta: callMeta() });
-  if (record.error && record.error !== record.contextError) entries.push({ kind: "error", payload: { ...record.error.toData() }, meta: meta() });
-  if (record.responseText !== null) {
-    entries.push({ kind: "message", payload: { role: "assistant", content: record.responseText }, meta: record.incomplete ? { ...meta(), incomplete: true } : meta() });
-  }
-  const data: JsonObject = { status: record.error ? "error" : "ok" };
-  if (record.usage) data.usage = record.usage;
-  if (record.provider) data.provider = record.provider;
-  if (record.model) data.model = record.model;
-  entries.push({ kind: "event", payload: { name: "run", data }, meta: meta() });
-  return entries;
 }

@@ -77,7 +77,8 @@ export function selectMessages(entries: Iterable<TapeEntry>, _context?: TapeCont
         break;
       case "tool_call":
         pendingCalls = toolCallsOf(payload.calls);
-        if (pendingCalls.length > 0) messages.push({ role: "assistant", content: "", tool_calls: pendingCalls });
+        // The text the model said beside its calls stays on the assistant message that makes them.
+        if (pendingCalls.length > 0) messages.push({ role: "assistant", content: typeof payload.content === "string" ? payload.content : "", tool_calls: pendingCalls });
         break;
       case "tool_result":
         if (Array.isArray(payload.results)) payload.results.forEach((result, index) => messages.push(toolMessage(result, pendingCalls[index])));

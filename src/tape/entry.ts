@@ -35,9 +35,12 @@ export const entries = {
   anchor(name: string, state?: JsonObject | null, meta?: EntryMeta): NewTapeEntry {
     return make("anchor", state == null ? { name } : { name, state: { ...state } }, meta);
   },
-  /** Tool calls a model asked for: `[{id, type: "function", function: {name, arguments}}]`. */
-  toolCall(calls: readonly unknown[], meta?: EntryMeta): NewTapeEntry {
-    return make("tool_call", { calls: [...calls] }, meta);
+  /**
+   * Tool calls a model asked for: `[{id, type: "function", function: {name, arguments}}]`,
+   * with `content`, the text it said beside them, when there was some.
+   */
+  toolCall(calls: readonly unknown[], meta?: EntryMeta, content?: string | null): NewTapeEntry {
+    return make("tool_call", content ? { calls: [...calls], content } : { calls: [...calls] }, meta);
   },
   /** Results of tool calls, in the order of the calls. */
   toolResult(results: readonly unknown[], meta?: EntryMeta): NewTapeEntry {

@@ -35,6 +35,8 @@ export interface ChatRecord {
   incomplete?: boolean;
   contextError?: BubError | BubErrorData | null;
   toolCalls?: readonly unknown[] | null;
+  /** What the model said beside its tool calls, kept on the `tool_call` entry as `content`. */
+  callText?: string | null;
   toolResults?: readonly unknown[] | null;
   error?: BubError | BubErrorData | null;
   usage?: Record<string, unknown> | null;
@@ -158,7 +160,7 @@ export function chatRecordEntries(record: ChatRecord): NewTapeEntry[] {
   // The calls' own ids, so a call and its result can be found by the tool_call_id its work was written with.
   const calls = toolCallIds(record.toolCalls);
   const callMeta = calls.length > 0 ? { ...meta, tool_call_ids: calls } : meta;
-  if (record.toolCalls && record.toolCalls.length > 0) batch.push(entries.toolCall(record.toolCalls, callMeta));
+  if (record.toolCalls && record.toolCalls.length > 0) batch.push(entries.toolCall(record.toolCalls, callMeta, record.callText));
   if (record.toolResults) batch.push(entries.toolResult(record.toolResults, callMeta));
   if (record.error && record.error !== record.contextError) batch.push(entries.error(record.error, meta));
   if (record.responseText !== undefined && record.responseText !== null) {

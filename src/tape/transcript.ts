@@ -145,6 +145,8 @@ function buildTurn(open: OpenTurn): TranscriptTurn {
         items.push({ type: "system", id, date, content: String(payload.content ?? "") });
         break;
       case "tool_call":
+        // Text said beside the calls ("Let me look.") reads as the assistant's message before them.
+        if (typeof payload.content === "string" && payload.content !== "") items.push({ type: "message", id, date, role: "assistant", content: payload.content });
         lastCalls = callsOf(entry);
         toolCalls += lastCalls.length;
         for (const call of lastCalls) items.push({ type: "tool_call", id, date, ...call });

@@ -76,6 +76,26 @@ describe("the README on the installed package", () => {
     }
   });
 
+  it("text the model says beside a tool call is kept: on the tape, in the next request, in tape show and the export", async () => {
+    const home = await tempHome();
+    try {
+      const env = { BUB_HOME: join(home.path, ".bub"), BUB_MODEL: "local:any", BUB_API_BASE: openai.url, BUB_API_KEY: "sk-e2e" };
+      openai.script(reply.toolCalls([{ id: "call_look", name: "bash", arguments: JSON.stringify({ cmd: "echo looked" }) }], { text: "Let me look." }), reply.text("Found it."));
+      const run = await runBub(["run", "look around"], { home: home.path, env });
+      assert.equal(run.code, 0, run.stderr);
+      const second = openai.requests.at(-1)!.body.messages.find((message) => message.role === "assistant");
+      assert.equal(second?.content, "Let me look.");
+      const show = await runBub(["tape", "show", "cli:local"], { home: home.path, env });
+      assert.equal(show.code, 0, show.stderr);
+      assert.match(show.stdout, /Let me look\.[\s\S]*echo looked/);
+      const exported = await runBub(["tape", "export", "cli:local", "--format", "markdown"], { home: home.path, env });
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.match(exported.stdout, /Let me look\.[\s\S]*echo looked/);
+    } finally {
+      await home.cleanup();
+    }
+  });
+
   it("`npm install -g .` from a clone puts a working `bub` on PATH", async () => {
     const home = await tempHome();
     try {

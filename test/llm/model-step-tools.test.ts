@@ -5,7 +5,7 @@ import { BubError } from "../../src/kernel/errors.ts";
 import { replace } from "../../src/kernel/interception.ts";
 import type { TurnState } from "../../src/kernel/types.ts";
 import { runModelStep } from "../../src/llm/model-step.ts";
-import { stepRecordEntries } from "../../src/llm/step-record.ts";
+import { chatRecordEntries } from "../../src/tape/tape.ts";
 import { defineTool, type ToolContext } from "../../src/tools/tool.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
@@ -83,7 +83,8 @@ describe("runModelStep (against a fake OpenAI server)", () => {
       assert.equal(record.responseText, null, "text written alongside tool calls is not recorded as an answer");
       assert.deepEqual(record.toolCalls, toolCalls);
       assert.deepEqual(record.toolResults, ["contents of README.md", "hi"]);
-      assert.deepEqual(stepRecordEntries(record).map((entry) => entry.kind), ["system", "message", "tool_call", "tool_result", "event"]);
+      assert.deepEqual(chatRecordEntries(record).map((entry) => entry.kind), ["system", "message", "tool_call", "tool_result", "event"]);
+      assert.equal(chatRecordEntries(record)[2]!.payload.content, "Checking.", "the text said beside the calls stays on the tool_call entry");
       assert.equal(step.outcome?.text, "Checking.");
       assert.equal(step.outcome?.toolError, null);
     });
@@ -140,11 +141,11 @@ describe("runModelStep (against a fake OpenAI server)", () => {
     });
   });
 
-  describe("stepRecordEntries", () => {
+  describe("chatRecordEntries", () => {
     it("orders a full record like the reference: system, context error, messages, tool_call, tool_result, error, answer, run", () => {
       const contextError = new BubError("not_found", "no anchor");
       const error = new BubError("provider", "refused");
-      const entries = stepRecordEntries({
+      const entries = chatRecordEntries({
         runId: "run-1",
         systemPrompt: "sys",
         contextError,

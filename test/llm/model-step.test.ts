@@ -4,7 +4,7 @@ import { BubError } from "../../src/kernel/errors.ts";
 import { finish, type LlmCallRequest, type LlmCallResult } from "../../src/kernel/interception.ts";
 import type { TurnState } from "../../src/kernel/types.ts";
 import { runModelStep } from "../../src/llm/model-step.ts";
-import { stepRecordEntries } from "../../src/llm/step-record.ts";
+import { chatRecordEntries } from "../../src/tape/tape.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { modelStepHarness } from "./model-step-support.ts";
@@ -50,7 +50,7 @@ describe("runModelStep (against a fake OpenAI server)", () => {
         provider: "fake",
         model: "fake:model-a",
       });
-      assert.deepEqual(stepRecordEntries(h.records[0]!).map((entry) => [entry.kind, entry.payload.role ?? entry.payload.name ?? null]), [
+      assert.deepEqual(chatRecordEntries(h.records[0]!).map((entry) => [entry.kind, entry.payload.role ?? entry.payload.name ?? null]), [
         ["system", null],
         ["message", "user"],
         ["message", "user"],
@@ -147,8 +147,8 @@ describe("runModelStep (against a fake OpenAI server)", () => {
       assert.ok(BubError.isInstance(llmCalls[0]!.result.error));
       assert.equal(step.outcome?.status, "error");
       assert.equal(step.error?.kind, "config");
-      assert.deepEqual(stepRecordEntries(h.records[0]!).map((entry) => entry.kind), ["system", "message", "error", "event"]);
-      assert.deepEqual(stepRecordEntries(h.records[0]!).at(-1)!.payload, { name: "run", data: { status: "error", provider: "fake", model: "fake:model-a" } });
+      assert.deepEqual(chatRecordEntries(h.records[0]!).map((entry) => entry.kind), ["system", "message", "error", "event"]);
+      assert.deepEqual(chatRecordEntries(h.records[0]!).at(-1)!.payload, { name: "run", data: { status: "error", provider: "fake", model: "fake:model-a" } });
     });
 
     it("afterLlmCall does not fire when the consumer stops early, and nothing is recorded", async () => {
@@ -202,7 +202,7 @@ describe("runModelStep (against a fake OpenAI server)", () => {
         { kind: "final", data: { ok: false } },
       ]);
       assert.equal(server.requests.length, 0);
-      assert.deepEqual(stepRecordEntries(h.records[0]!).map((entry) => entry.kind), ["system", "error", "event"]);
+      assert.deepEqual(chatRecordEntries(h.records[0]!).map((entry) => entry.kind), ["system", "error", "event"]);
       assert.equal(h.records[0]!.contextError, h.records[0]!.error);
     });
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { createBub } from "../../src/builtin/create.ts";
 import { classifyModelError } from "../../src/llm/errors.ts";
-import { stepRecordEntries } from "../../src/llm/step-record.ts";
+import { chatRecordEntries } from "../../src/tape/tape.ts";
 import { reply } from "../support/fake-openai.ts";
 import { useFakeOpenAI } from "../support/fake-openai-suite.ts";
 import { tempDir } from "../support/temp.ts";
@@ -110,9 +110,9 @@ describe("a stream cut midway", () => {
 
   it("marks the partial answer in a step record's entries", () => {
     const record = { runId: "r", systemPrompt: null, contextError: null, newMessages: [], toolCalls: null, toolResults: null, error: null, responseText: "half", usage: null, provider: null, model: null };
-    const [message] = stepRecordEntries({ ...record, incomplete: true });
-    assert.deepEqual(message, { kind: "message", payload: { role: "assistant", content: "half" }, meta: { run_id: "r", incomplete: true } });
-    assert.deepEqual(stepRecordEntries(record)[0]!.meta, { run_id: "r" });
+    const [message] = chatRecordEntries({ ...record, incomplete: true });
+    assert.deepEqual({ kind: message!.kind, payload: message!.payload, meta: message!.meta }, { kind: "message", payload: { role: "assistant", content: "half" }, meta: { run_id: "r", incomplete: true } });
+    assert.deepEqual(chatRecordEntries(record)[0]!.meta, { run_id: "r" });
   });
 
   it("makes the call once more when only reasoning had streamed", async () => {

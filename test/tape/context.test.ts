@@ -64,6 +64,15 @@ describe("the builtin selector", () => {
     ]);
   });
 
+  it("gives the text said beside tool calls back on the assistant message that makes them", () => {
+    const call = { id: "a", type: "function", function: { name: "bash", arguments: "{}" } };
+    const messages = selectMessages(stored([{ kind: "tool_call", payload: { calls: [call], content: "Let me look." } }, entries.toolResult(["ok"])]));
+    assert.deepEqual(messages, [
+      { role: "assistant", content: "Let me look.", tool_calls: [call] },
+      { role: "tool", content: "ok", tool_call_id: "a", name: "bash" },
+    ]);
+  });
+
   it("without a selector, the context is the message payloads", () => {
     assert.deepEqual(plainMessages(stored([entries.anchor("a"), entries.message({ role: "user", content: "m" })])), [{ role: "user", content: "m" }]);
   });
