@@ -2,10 +2,13 @@
  * {@link Transcript}s as text for people: the terminal form `bub tape show` prints and the
  * Markdown `bub tape export --format markdown` writes. Both leave out the context line a
  * channel puts before each prompt (`sender_id=…|channel=…` and the date: the turn's header
- * has the date); `--json` and the JSONL export keep everything.
+ * has the date); `--json` and the JSONL export keep everything. Both show control
+ * characters visibly (`\x1b`, never the character itself), so escape sequences that a tool's
+ * output brought onto the tape are not replayed by the terminal (or the viewer) showing them.
  */
 import type { Transcript, TranscriptItem, TranscriptTurn } from "./transcript.ts";
 import { isRecord } from "../kernel/guards.ts";
+import { escapeControlChars } from "../kernel/terminal-text.ts";
 
 /** `sender_id=…|…` then `---Date: …---`, as the builtin plugin prefixes prompts. */
 const PROMPT_CONTEXT = /^[^\n]*\n---Date: [^\n]*---\n/;
@@ -142,7 +145,8 @@ function heading(transcript: Transcript): string[] {
 
 /**
  * The terminal form of a transcript: a heading, then each turn with its figures, turn id
- * and items, one per line (continuation lines indented).
+ * and items, one per line (continuation lines indented); control characters other than
+ * newline and tab written as `\xNN` ({@link escapeControlChars}).
  */
 export function renderTranscriptText(transcript: Transcript, options: TextOptions = {}): string {
   const maxLines = options.maxLines ?? 20;
@@ -155,7 +159,7 @@ export function renderTranscriptText(transcript: Transcript, options: TextOption
     }
     for (const item of turn.items) lines.push(itemText(item, maxLines));
   }
-  return `${lines.join("\n")}\n`;
+  return escapeControlChars(`${lines.join("\n")}\n`);
 }
 
 /** A fenced code block whose fence is longer than any backtick run inside `text`. */
@@ -208,6 +212,7 @@ function itemMarkdown(item: TranscriptItem): string {
 /**
  * The Markdown form of a transcript: a title and a list of facts, then a section per turn
  * with its figures and items; tool arguments, results and the system prompt in code blocks.
+ * Control characters are written as `\xNN`, as in {@link renderTranscriptText}.
  */
 export function renderTranscriptMarkdown(transcript: Transcript, options: { exported?: string } = {}): string {
   const blocks: string[] = [`# Session ${transcript.sessionId === null ? code(transcript.tape) : code(transcript.sessionId)}`];
@@ -224,5 +229,5 @@ export function renderTranscriptMarkdown(transcript: Transcript, options: { expo
     }
     for (const item of turn.items) blocks.push(itemMarkdown(item));
   }
-  return `${blocks.join("\n\n")}\n`;
+  return escapeControlChars(`${blocks.join("\n\n")}\n`);
 }

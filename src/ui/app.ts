@@ -15,6 +15,7 @@ import { readSpill } from "./spill.ts";
 import { lastBlockStart, renderTimeline } from "./timeline.ts";
 import { pageStart } from "./turns.ts";
 import { isRecord } from "../kernel/guards.ts";
+import { redactedTapeStore, type TextRedaction } from "../tape/redacted-store.ts";
 
 /** Options of {@link createUiApp}. */
 export interface UiAppOptions {
@@ -25,8 +26,12 @@ export interface UiAppOptions {
   port: () => number;
   /** Session ids and workspaces of tape names (default: the store's name index, if it keeps one). */
   names?: SessionNames;
-  /** Hides known secrets in every text shown (default: none). */
-  redact?: (text: string) => string;
+  /**
+   * Hides known secrets in every text shown (default: none): the store is read through
+   * {@link redactedTapeStore} with it, so every page, live update, search hit and spilled
+   * output shows what the tape holds with the secrets replaced.
+   */
+  redact?: TextRedaction;
   /** How often live pages poll the store, in ms (default 1000). */
   pollMs?: number;
   /** Entries on one page of a session (default 250). */
@@ -97,9 +102,9 @@ function pageRange(entries: readonly TapeEntry[], size: number, before: number |
  * ```
  */
 export function createUiApp(options: UiAppOptions): UiApp {
-  const { store } = options;
-  const names = options.names ?? storeSessionNames(store) ?? undefined;
   const redact = options.redact ?? ((text: string) => text);
+  const store = options.redact ? redactedTapeStore(options.store, options.redact) : options.store;
+  const names = options.names ?? storeSessionNames(store) ?? undefined;
   const pageSize = options.pageSize ?? 250;
   const watch = createChangeWatch(options.pollMs ?? 1000);
   const app = new Hono();
@@ -156,7 +161,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
       tape,
       title: { tape, name },
       total: newestEntry.id,
-      timeline: renderTimeline(shown, { tape, redact }),
+      timeline: renderTimeline(shown, { tape }),
       first: shown[0]?.id ?? null,
       last: shown.at(-1)?.id ?? null,
       olderBefore: start > 0 ? entries[start].id : null,
@@ -177,7 +182,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
         const entries = (await store.fetchAll({ tape })).filter((entry) => entry.id >= from);
         const newestEntry = entries.at(-1);
         if (newestEntry === undefined) return;
-        const update = { from, last: newestEntry.id, html: renderTimeline(entries, { tape, redact }).value };
+        const update = { from, last: newestEntry.id, html: renderTimeline(entries, { tape }).value };
         from = lastBlockStart(entries) ?? from;
         await stream.writeSSE({ event: "update", data: JSON.stringify(update) });
       };
@@ -190,6 +195,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
 
   app.get("/s/:tape/spill/:handle", async (context) => {
     const page = await readSpill(store, context.req.param("tape"), context.req.param("handle"), positive(context.req.query("cursor")) ?? 0);
+    // The chunks came redacted one by one; a secret cut at a chunk boundary is whole in the page.
     return context.json("content" in page ? { ...page, content: redact(page.content) } : page, "error" in page ? 404 : 200);
   });
 
@@ -197,7 +203,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
     const text = (context.req.query("q") ?? "").trim();
     const limit = 200;
     const hits = text === "" ? [] : await searchTapes(store, text, limit);
-    return context.html(searchPage(text, hits, hits.length >= limit, redact).value);
+    return context.html(searchPage(text, hits, hits.length >= limit).value);
   });
 
   return { app, close: () => watch.close() };

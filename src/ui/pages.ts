@@ -103,7 +103,7 @@ function snippet(entry: TapeEntry, text: string): string {
 }
 
 /** Search results. */
-export function searchPage(text: string, hits: readonly SearchHit[], limited: boolean, redact: (text: string) => string): Html {
+export function searchPage(text: string, hits: readonly SearchHit[], limited: boolean): Html {
   const body =
     text === ""
       ? html`<p>Type some text to find the entries of any session that contain it.</p>`
@@ -112,7 +112,7 @@ export function searchPage(text: string, hits: readonly SearchHit[], limited: bo
         : html`<p class="muted">${hits.length} match${hits.length === 1 ? "" : "es"}${limited ? " (the first ones only: narrow the search)" : ""}, newest first.</p>
 <ol class="hits">${hits.map(
             (hit) =>
-              html`<li class="hit"><a href="${sessionPath(hit.tape)}?around=${hit.entry.id}#e${hit.entry.id}"><code>${hit.tape}</code> #${hit.entry.id}</a> <span class="badge">${hit.entry.kind}</span> <time datetime="${hit.entry.date}">${hit.entry.date}</time><pre>${redact(snippet(hit.entry, text))}</pre></li>`,
+              html`<li class="hit"><a href="${sessionPath(hit.tape)}?around=${hit.entry.id}#e${hit.entry.id}"><code>${hit.tape}</code> #${hit.entry.id}</a> <span class="badge">${hit.entry.kind}</span> <time datetime="${hit.entry.date}">${hit.entry.date}</time><pre>${snippet(hit.entry, text)}</pre></li>`,
           )}</ol>`;
   return layout(text === "" ? "Search" : `Search: ${text}`, html`<h1>Search</h1>${body}`, text);
 }

@@ -1,7 +1,8 @@
 /**
  * The session page's timeline as HTML: anchors as section headings, turns as sections with
  * their usage and duration, tool calls as disclosure widgets holding their results.
- * Every tape value passes through {@link html}, which escapes it.
+ * Every tape value passes through {@link html}, which escapes it. Secrets are hidden before:
+ * the app reads the store through a redacting view (src/tape/redacted-store.ts).
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { isRecord } from "../kernel/guards.ts";
@@ -12,8 +13,6 @@ import { groupTimeline, turnDurationMs, turnModel, turnUsage, type AnchorBlock, 
 export interface TimelineOptions {
   /** The tape, for spill links. */
   tape: string;
-  /** Applied to every text shown (hides known secrets). */
-  redact: (text: string) => string;
 }
 
 const SPILL_NOTICE = /\[tool output spilled: [^\]]*; handle: ([0-9a-f]{8,64})\]/;
@@ -56,7 +55,7 @@ function time(entry: TapeEntry): Html {
 }
 
 function resultBody(result: unknown, options: TimelineOptions): Html {
-  const text = options.redact(textOf(result));
+  const text = textOf(result);
   const spill = SPILL_NOTICE.exec(text);
   const load = spill
     ? html`<p><button type="button" class="spill" data-handle="${spill[1]}" data-tape="${options.tape}">Load the full output</button></p><pre class="spilled" hidden></pre>`
@@ -70,7 +69,7 @@ function toolCall(entry: TapeEntry, results: TapeEntry | null, options: Timeline
   const items = calls.map((call, index) => {
     const fn = isRecord(call) && isRecord(call.function) ? call.function : {};
     const name = String(fn.name ?? "tool");
-    const args = options.redact(pretty(fn.arguments ?? ""));
+    const args = pretty(fn.arguments ?? "");
     const result = index < outputs.length ? resultBody(outputs[index], options) : html`<p class="muted">No result on the tape yet.</p>`;
     return html`<details class="tool" id="e${entry.id}-${index}"><summary><span class="badge">tool</span> <code>${name}</code> <span class="muted">${oneLine(args, 70)}</span></summary>
 <div class="tool-body"><h4>Arguments</h4><pre>${args}</pre><h4>Result${results ? html` <a class="muted" href="#e${results.id}">#${results.id}</a>` : ""}</h4>${result}</div></details>`;
@@ -82,13 +81,13 @@ function toolCall(entry: TapeEntry, results: TapeEntry | null, options: Timeline
 function message(entry: TapeEntry, options: TimelineOptions): Html {
   const role = String(entry.payload.role ?? "message");
   const flags = entry.meta.incomplete === true ? html` <span class="badge warn">incomplete</span>` : "";
-  const content = options.redact(textOf(entry.payload.content ?? ""));
-  const extra = Array.isArray(entry.payload.tool_calls) ? html`<pre class="muted">${options.redact(pretty(entry.payload.tool_calls))}</pre>` : "";
+  const content = textOf(entry.payload.content ?? "");
+  const extra = Array.isArray(entry.payload.tool_calls) ? html`<pre class="muted">${pretty(entry.payload.tool_calls)}</pre>` : "";
   return html`<article class="entry message role-${role.replace(/[^a-z]/gi, "")}" id="e${entry.id}"><header><span class="badge">${role}</span>${flags} ${time(entry)}</header><pre class="content">${content}</pre>${extra}</article>`;
 }
 
 function folded(entry: TapeEntry, label: string, body: unknown, options: TimelineOptions, className = "event"): Html {
-  return html`<details class="entry ${className}" id="e${entry.id}"><summary><span class="badge">${entry.kind}</span> ${label}</summary><pre>${options.redact(pretty(body))}</pre></details>`;
+  return html`<details class="entry ${className}" id="e${entry.id}"><summary><span class="badge">${entry.kind}</span> ${label}</summary><pre>${pretty(body)}</pre></details>`;
 }
 
 function entryHtml(entry: TapeEntry, options: TimelineOptions): Html {
@@ -100,7 +99,7 @@ function entryHtml(entry: TapeEntry, options: TimelineOptions): Html {
     case "tool_result":
       return folded(entry, "tool results", entry.payload.results, options, "tool-result");
     case "error":
-      return html`<div class="entry error" id="e${entry.id}" role="note"><span class="badge err">error</span> <strong>${String(entry.payload.kind ?? "")}</strong> <pre>${options.redact(String(entry.payload.message ?? pretty(entry.payload)))}</pre></div>`;
+      return html`<div class="entry error" id="e${entry.id}" role="note"><span class="badge err">error</span> <strong>${String(entry.payload.kind ?? "")}</strong> <pre>${String(entry.payload.message ?? pretty(entry.payload))}</pre></div>`;
     case "event":
       return folded(entry, String(entry.payload.name ?? "event"), entry.payload.data ?? entry.payload, options);
     default:
@@ -165,7 +164,7 @@ function turnHtml(block: TurnBlock, options: TimelineOptions): Html {
 
 function anchorHtml(block: AnchorBlock, options: TimelineOptions): Html {
   const state = block.entry.payload.state;
-  const details = state === undefined || state === null ? "" : html`<details><summary>state</summary><pre>${options.redact(pretty(state))}</pre></details>`;
+  const details = state === undefined || state === null ? "" : html`<details><summary>state</summary><pre>${pretty(state)}</pre></details>`;
   const handoff = block.handoff ? entryHtml(block.handoff, options) : "";
   return html`<section class="anchor" data-from="${block.from}" id="e${block.entry.id}"><h2><span aria-hidden="true">⚓</span> ${String(block.entry.payload.name ?? "anchor")}</h2> ${time(block.entry)}${details}${handoff}</section>`;
 }

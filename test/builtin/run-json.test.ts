@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { JsonTurnWriter } from "../../src/builtin/commands/run-json.ts";
 import { AsyncStreamEvents, collectText, type StreamEvent } from "../../src/kernel/stream.ts";
+import { forgetSecrets, rememberSecrets } from "../../src/config/redaction.ts";
 
 function writer() {
   let text = "";
@@ -50,5 +51,37 @@ describe("bub run --json lines", () => {
     const { json, lines } = writer();
     assert.equal(json.finish("s", [toEnvelope({ kind: "error", content: "unknown command" })]), 1);
     assert.deepEqual(lines()[0], { type: "error", message: "unknown command" });
+  });
+
+  it("redacts known secrets in every line: a key split over deltas, a tool result, an error, the final text", async () => {
+    const key = "sk-json-0123456789";
+    rememberSecrets([{ name: "api_key", value: key }]);
+    try {
+      const { json, lines } = writer();
+      const events: StreamEvent[] = [
+        { kind: "text", data: { delta: "key " } },
+        { kind: "text", data: { delta: key.slice(0, 7) } },
+        { kind: "text", data: { delta: `${key.slice(7)} ok` } },
+        { kind: "text", data: { delta: " sk-j" } },
+        { kind: "tool_call", data: { tool_calls: [{ id: "a", function: { name: "bash", arguments: "{}" } }] } },
+        { kind: "tool_result", data: { tool_results: [`env: ${key}`] } },
+        { kind: "error", data: { kind: "provider", message: `Incorrect API key provided: ${key}` } },
+      ];
+      await collectText(json.wrap(AsyncStreamEvents.of(events)));
+      json.finish("s", [toEnvelope({ content: `key ${key} ok` })]);
+      const written = lines();
+      assert.ok(!JSON.stringify(written).includes(key.slice(0, 7)), JSON.stringify(written));
+      assert.deepEqual(written.slice(0, 4), [
+        { type: "text", delta: "key " },
+        { type: "text", delta: "[redacted:api_key] ok" },
+        { type: "text", delta: " " },
+        { type: "text", delta: "sk-j" },
+      ], "what was held back for a key that did not come is written before the next line");
+      assert.deepEqual(written[5], { type: "tool_result", id: "a", name: "bash", output: "env: [redacted:api_key]" });
+      assert.deepEqual(written[6], { type: "error", kind: "provider", message: "Incorrect API key provided: [redacted:api_key]" });
+      assert.equal(written.at(-1)?.text, "key [redacted:api_key] ok");
+    } finally {
+      forgetSecrets();
+    }
   });
 });

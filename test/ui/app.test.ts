@@ -87,12 +87,18 @@ describe("the web view (bub ui)", () => {
     assert.match(page, /data-live="\/s\/[^"]+\/events\?from=\d+&amp;last=\d+"/);
   });
 
-  it("hides known secrets in what it shows", async () => {
+  it("hides known secrets in what it shows: the session page, the sessions list, search hits", async () => {
     const tape = "aaaa000000000000__dddd000000000000";
-    await writeTurn(store, tape, { user: "my key is sk-secret-value", answer: "noted" });
+    await writeTurn(store, tape, { user: "my key is sk-secret-value", answer: "your key sk-secret-value is noted", date: new Date(Date.now() + 120_000) });
     const page = await (await get(`/s/${tape}`)).text();
     assert.doesNotMatch(page, /sk-secret-value/);
     assert.match(page, /\[redacted:BUB_API_KEY\]/);
+    const sessions = await (await get("/")).text();
+    assert.doesNotMatch(sessions, /sk-secret-value/);
+    assert.match(sessions, /assistant: your key \[redacted:BUB_API_KEY\] is noted/, "the row's last message");
+    const search = await (await get("/search?q=secret-val")).text();
+    assert.doesNotMatch(search, /sk-secret/);
+    assert.match(search, /No entry contains/);
     await store.reset(tape);
   });
 

@@ -10,10 +10,16 @@
  * {"type":"error","kind":"provider","message":"..."}
  * {"type":"final","ok":true,"session_id":"cli:local","text":"...","usage":{"prompt_tokens":12,...}}
  * ```
+ *
+ * Every line has the known secrets replaced by `[redacted:<setting>]`, as stderr, the log and
+ * the tape have them; streamed deltas through a {@link StreamRedactor}, so a secret split
+ * over several deltas is caught too.
  */
 import type { Envelope } from "../../kernel/envelope.ts";
 import { AsyncStreamEvents, type StreamEvent, type Usage } from "../../kernel/stream.ts";
 import { isRecord } from "../../kernel/guards.ts";
+import { redactJsonText } from "../../config/redaction.ts";
+import { StreamRedactor } from "../../config/stream-redaction.ts";
 
 const ERROR_KINDS = new Set(["invalid_input", "config", "provider", "tool", "temporary", "timeout", "not_found", "unknown"]);
 
@@ -46,13 +52,24 @@ export class JsonTurnWriter {
   #calls: CallInfo[] = [];
   #usage: Record<string, unknown> | null = null;
   #errors = 0;
+  /** The text and reasoning deltas, each redacted as one stream. */
+  readonly #deltas = { text: new StreamRedactor(), reasoning: new StreamRedactor() };
 
   constructor(out: { write(text: string): unknown }) {
     this.#out = out;
   }
 
   #line(event: Record<string, unknown>): void {
-    this.#out.write(`${JSON.stringify(event)}\n`);
+    this.#out.write(`${redactJsonText(JSON.stringify(event))}\n`);
+  }
+
+  /** Writes what the delta streams held back for a secret that did not come, before any other line. */
+  #flushDeltas(except?: "text" | "reasoning"): void {
+    for (const kind of ["reasoning", "text"] as const) {
+      if (kind === except) continue;
+      const rest = this.#deltas[kind].flush();
+      if (rest !== "") this.#line({ type: kind, delta: rest });
+    }
   }
 
   /** The stream, passed on unchanged, each event written as it goes by. */
@@ -68,11 +85,14 @@ export class JsonTurnWriter {
   }
 
   #event(event: StreamEvent): void {
+    this.#flushDeltas(event.kind === "text" || event.kind === "reasoning" ? event.kind : undefined);
     switch (event.kind) {
       case "text":
-      case "reasoning":
-        if (event.data.delta !== "") this.#line({ type: event.kind, delta: String(event.data.delta) });
+      case "reasoning": {
+        const delta = this.#deltas[event.kind].push(String(event.data.delta));
+        if (delta !== "") this.#line({ type: event.kind, delta });
         return;
+      }
       case "tool_call":
         this.#calls = event.data.tool_calls.map((call, index) => {
           const fn: unknown = call.function;
@@ -111,6 +131,7 @@ export class JsonTurnWriter {
    * the `final` line. Returns the exit code: 1 when the turn failed, else 0.
    */
   finish(sessionId: string, outbounds: readonly Envelope[]): number {
+    this.#flushDeltas();
     const answers: string[] = [];
     let failed = this.#errors > 0;
     for (const outbound of outbounds) {

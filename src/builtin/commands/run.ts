@@ -12,6 +12,20 @@ import type { BubFramework } from "../../kernel/framework.ts";
 import { errorLine } from "../error-line.ts";
 import { listedPluginFailures } from "./listed-failures.ts";
 import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
+import { redactSecrets } from "../../config/redaction.ts";
+import { escapeControlChars } from "../../kernel/terminal-text.ts";
+
+type Writer = { write(text: string): unknown };
+
+/** `stream` with control characters escaped when it is a terminal (a pipe or file gets the text as it is). */
+function forTerminal(stream: NodeJS.WriteStream): Writer {
+  return stream.isTTY ? { write: (text) => stream.write(escapeControlChars(text)) } : stream;
+}
+
+/** `out` with the known secrets replaced by `[redacted:<setting>]` in everything written to it. */
+function redacting(out: Writer): Writer {
+  return { write: (text) => out.write(redactSecrets(text)) };
+}
 
 /** Options of `bub run`. */
 export interface RunCommandOptions {
@@ -53,15 +67,20 @@ export function interruptedLine(signal: InterruptSignal): string {
  * `signal` is the turn's signal (the model call and the running tool see it). When it
  * aborts with a {@link TurnInterrupted}, the agent saves the turn to the tape, only
  * {@link interruptedLine} is written to `err`, and the code is 130 (SIGINT) or 143 (SIGTERM).
+ *
+ * Whatever is written, to `out` or `err`, in either form, has the known secrets redacted
+ * (docs/security.md, *Secrets*): a provider's error that quotes the API key prints the marker.
  */
 export async function runOnce(
   framework: BubFramework,
   message: string,
   options: RunCommandOptions,
-  out: { write(text: string): unknown },
-  err: { write(text: string): unknown } = out,
+  rawOut: Writer,
+  rawErr: Writer = rawOut,
   signal?: AbortSignal,
 ): Promise<number> {
+  const out = redacting(rawOut);
+  const err = redacting(rawErr);
   const failures = listedPluginFailures(framework);
   if (failures !== "") {
     err.write(failures);
@@ -74,7 +93,8 @@ export async function runOnce(
     content: message,
     context: { sender_id: options.senderId, ...(options.model ? { model: options.model } : {}) },
   });
-  const json = options.json ? new JsonTurnWriter(out) : null;
+  // JSON lines are redacted as JSON text (a secret's escaped form), and their deltas as streams.
+  const json = options.json ? new JsonTurnWriter(rawOut) : null;
   // Outbounds are printed here, not by a channel: the run command is its own router.
   const errors: Envelope[] = [];
   framework.bindChannelRouter({
@@ -166,7 +186,7 @@ and bub exits with 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once.
       process.on("SIGINT", onSignal);
       process.on("SIGTERM", onSignal);
       try {
-        const code = await runOnce(framework, message, options, process.stdout, process.stderr, interrupt.signal);
+        const code = await runOnce(framework, message, options, forTerminal(process.stdout), forTerminal(process.stderr), interrupt.signal);
         if (code !== 0) process.exitCode = code;
       } finally {
         process.off("SIGINT", onSignal);

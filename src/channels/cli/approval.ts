@@ -7,6 +7,7 @@
  */
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import type { Terminal } from "./terminal.ts";
+import { escapeControlChars } from "../../kernel/terminal-text.ts";
 
 /** What the questions need from the CLI channel. */
 export interface CliApprovalUi {
@@ -63,8 +64,9 @@ export class CliApprovals {
   }
 
   async #question(terminal: Terminal, request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    const summary = request.summary.split("\n").map((line) => `  ${line}`).join("\n");
-    terminal.printAbove(`${terminal.style("yellow", `Approval needed: ${request.tool} ${request.reason}`)}\n${summary}`);
+    // The command comes from the model: an escape sequence in it must not redraw what is asked.
+    const summary = escapeControlChars(request.summary).split("\n").map((line) => `  ${line}`).join("\n");
+    terminal.printAbove(`${terminal.style("yellow", escapeControlChars(`Approval needed: ${request.tool} ${request.reason}`))}\n${summary}`);
     terminal.setPrompt(`allow ${request.tool}? [y/N] `);
     const answered = Promise.withResolvers<string | null>();
     this.#open = answered.resolve;

@@ -10,6 +10,7 @@ import { EventEmitter } from "node:events";
 import { clearLine, createInterface, cursorTo, type Completer, type Interface } from "node:readline";
 import { ansiStyle, formatErrorPanel, plainStyle, type Styler } from "./format.ts";
 import { DISABLE_BRACKETED_PASTE, ENABLE_BRACKETED_PASTE } from "./input-lines.ts";
+import { escapeControlChars } from "../../kernel/terminal-text.ts";
 
 /** The output side of a terminal (process.stdout, or a test's fake). */
 export type TerminalOutput = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
@@ -197,8 +198,9 @@ export class Terminal {
     if (this.#busy) this.#redraw();
   }
 
-  /** An error: a red panel in the scrollback when interactive, else `bub: <line>` lines on the error output. */
-  printError(text: string): void {
+  /** An error: a red panel in the scrollback when interactive, else `bub: <line>` lines on the error output; control characters escaped. */
+  printError(raw: string): void {
+    const text = escapeControlChars(raw);
     if (this.interactive) this.printAbove(formatErrorPanel(text, this.width, this.style, true));
     else this.#errorOutput.write(`${text.split("\n").map((line) => `bub: ${line}`).join("\n")}\n`);
   }

@@ -1,10 +1,12 @@
 /**
  * Renders one turn's stream on a {@link Terminal}: Markdown re-rendered live (throttled),
  * reasoning collapsed or expanded, one line per tool call, and a spinner whenever the turn
- * is waiting for the model.
+ * is waiting for the model. Text from the model, a tool or a command is shown with its
+ * control characters escaped (`\x1b`), so an escape sequence in it is not obeyed by the terminal.
  */
 import { stripVTControlCharacters } from "node:util";
 import { isRecord } from "../../kernel/guards.ts";
+import { escapeControlChars } from "../../kernel/terminal-text.ts";
 import type { StreamEvent } from "../../kernel/stream.ts";
 import type { ToolCallReporter } from "../../tools/reporting.ts";
 import { formatToolCall, formatToolFailure, formatToolSuccess } from "./format.ts";
@@ -80,12 +82,14 @@ export class TurnPrinter implements ToolCallReporter {
   /** Renders one event; false when the event should not be passed on (leading whitespace). */
   handle(event: StreamEvent): boolean {
     switch (event.kind) {
-      case "text":
-        if (this.#options.kind !== "command") return this.#text(String(event.data.delta ?? ""));
-        this.#held += String(event.data.delta ?? "");
+      case "text": {
+        const delta = escapeControlChars(String(event.data.delta ?? ""));
+        if (this.#options.kind !== "command") return this.#text(delta);
+        this.#held += delta;
         return true;
+      }
       case "reasoning":
-        this.#reasoning(String(event.data.delta ?? ""));
+        this.#reasoning(escapeControlChars(String(event.data.delta ?? "")));
         return true;
       case "tool_call":
         this.#commit();
@@ -208,7 +212,7 @@ export class TurnPrinter implements ToolCallReporter {
     const elapsed = performance.now() - this.#toolCallsAt;
     for (const call of this.#eventCalls) {
       const { name, args } = toolCallOf(call);
-      this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(this.#options.toolName?.(name) ?? name, args)));
+      this.#terminal.printAbove(this.#terminal.style("magenta", escapeControlChars(formatToolCall(this.#options.toolName?.(name) ?? name, args))));
       this.#terminal.printAbove(this.#terminal.style("green", formatToolSuccess(elapsed)));
     }
     this.#eventCalls = [];
@@ -219,7 +223,7 @@ export class TurnPrinter implements ToolCallReporter {
     this.#commit();
     this.#reportedStarts++;
     this.#terminal.setSpinner(null);
-    this.#terminal.printAbove(this.#terminal.style("magenta", formatToolCall(this.#options.toolName?.(name) ?? name, args)));
+    this.#terminal.printAbove(this.#terminal.style("magenta", escapeControlChars(formatToolCall(this.#options.toolName?.(name) ?? name, args))));
   }
 
   success(_name: string, _result: unknown, elapsedMs: number): void {
@@ -231,7 +235,7 @@ export class TurnPrinter implements ToolCallReporter {
     const { status, detail } = formatToolFailure(error, elapsedMs);
     // A failed command's message is the turn's error, shown once after this line.
     if (this.#options.kind === "command") this.#terminal.printAbove(this.#terminal.style("red", status));
-    else this.#terminal.printAbove(`${this.#terminal.style("red", status)}\n${this.#terminal.style("gray", detail)}`);
+    else this.#terminal.printAbove(`${this.#terminal.style("red", status)}\n${this.#terminal.style("gray", escapeControlChars(detail))}`);
     this.#terminal.setSpinner(SPINNER_LABEL);
   }
 
