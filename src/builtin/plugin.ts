@@ -7,7 +7,7 @@ import type { BubPlugin } from "../kernel/hooks.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { ChannelMessage } from "../channels/message.ts";
 import { createChannelHooks } from "../channels/builtin-hooks.ts";
-import { AgentsFiles, builtinSystemPrompt } from "./system-prompt.ts";
+import { AgentsFiles, agentsMaxBytes, builtinSystemPrompt } from "./system-prompt.ts";
 import { registerBuiltinCommands } from "./commands/index.ts";
 import { createLazyAgentHooks } from "./lazy-agent.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
@@ -25,7 +25,7 @@ const LOGGED_STAGES = new Set(["turn", "save_state", "dispatch_outbound"]);
 export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
   for (const section of [agentSettings, channelSettings, spillSettings, codexSettings]) framework.settings.register(section);
   const agentHooks = createLazyAgentHooks(framework);
-  const agentsFiles = new AgentsFiles();
+  const agentsFiles = new AgentsFiles({ maxBytes: () => agentsMaxBytes(framework.settings.getValue("agents_max_bytes", undefined)) });
 
   return {
     name: "builtin",

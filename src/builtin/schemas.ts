@@ -31,6 +31,8 @@ export const agentSchema = z.object({
   verbose: z.number().int().min(0).max(2).default(0),
   /** A SKILL.md larger than this many bytes is skipped with a warning (never sent to the model or the tape). */
   skill_max_bytes: z.number().int().positive().default(256 * 1024),
+  /** A workspace AGENTS.md larger than this many bytes is left out of the system prompt with a warning. */
+  agents_max_bytes: z.number().int().positive().default(256 * 1024),
   /** Let channel turns (not the local CLI) run `subagent` on another chat's `<channel>:<chat id>` session. */
   subagent_cross_session: z.boolean().default(false),
   /** Hosts and addresses `web.fetch` may reach although they are not public (docs/security.md). */

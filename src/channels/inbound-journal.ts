@@ -18,9 +18,10 @@
  * `node:fs/promises` is used. A torn last line (a crash mid-write) is ignored when the
  * journal is opened, and the file is rewritten without it.
  */
-import { open, readFile, rename, type FileHandle } from "node:fs/promises";
+import { open, rename, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { isRecord } from "../kernel/guards.ts";
+import { readBoundedTextFile } from "../config/bounded-file.ts";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
 import { errorCode } from "../config/thrown.ts";
 import { createLogger } from "../kernel/log.ts";
@@ -29,6 +30,8 @@ const log = createLogger("bub:channels");
 
 /** Lines written since the last compaction before an idle journal is compacted (it is also compacted when opened). */
 const COMPACT_AFTER_LINES = 256;
+/** The most bytes of a journal read at start: far more than 256 lines of updates ever take; a larger file (or a FIFO) is refused. */
+const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 
 /** One item of the journal that is not done. */
 export interface JournalEntry {
@@ -101,7 +104,7 @@ export class InboundJournal {
     await makeDirectoryAsync(dirname(path));
     let text = "";
     try {
-      text = await readFile(path, "utf8");
+      text = await readBoundedTextFile(path, { maxBytes: JOURNAL_MAX_BYTES, what: "the inbound journal", tooLargeFix: "move it away (its pending messages are then not answered)" });
     } catch (error) {
       if (errorCode(error) !== "ENOENT") throw error;
     }

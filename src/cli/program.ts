@@ -188,11 +188,11 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
     const isTrusted = existsSync(join(trustHome, "trust.json")) ? (await import("../config/trust.ts")).isTrusted : async () => false;
     workspaceTrusted = await isTrusted(trustHome, workspace);
     cwdTrusted = !hasDotEnv || (resolve(cwd) === workspace ? workspaceTrusted : await isTrusted(trustHome, cwd));
+    if (cwdTrusted) await loadDotEnv(dotEnv);
   } catch (error) {
     io.stderr.write(formatFailure(error, verbose));
     return EXIT.failure;
   }
-  if (cwdTrusted) loadDotEnv(dotEnv);
   const command = commandFromArgs(argv);
   // Records go to <BUB_HOME>/logs/bub.log (created at the first one) and, when asked for, stderr.
   const logging = installCliLogging({ home: bubHome(process.env), command, env: process.env, stderr: io.stderr });

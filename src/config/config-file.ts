@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { FileRefusedError, readBoundedTextFile, SETTINGS_FILE_MAX_BYTES } from "./bounded-file.ts";
 import { isRecord } from "../kernel/guards.ts";
 import { ConfigError, emptyConfigFile, type ConfigFile } from "./settings.ts";
 import { errorCode, errorMessage } from "./thrown.ts";
@@ -10,14 +10,17 @@ const FIX = "fix the file or run bub onboard";
 /**
  * Reads `config.yml`. A missing or empty file is an empty config. Malformed YAML, or a top
  * level that is not a mapping, is a {@link ConfigError} whose message is one line:
- * `<file> line L, column C: <what is wrong> — fix the file or run bub onboard`.
+ * `<file> line L, column C: <what is wrong> — fix the file or run bub onboard`. A file that is
+ * not a regular file (a FIFO would block every command) or is larger than
+ * {@link SETTINGS_FILE_MAX_BYTES} is a {@link ConfigError} saying so.
  */
 export async function readConfigFile(path: string): Promise<ConfigFile> {
   let text: string;
   try {
-    text = readFileSync(path, "utf8"); // sync: read once at startup, before anything else runs
+    text = await readBoundedTextFile(path, { maxBytes: SETTINGS_FILE_MAX_BYTES, what: "config.yml" });
   } catch (error) {
     if (errorCode(error) === "ENOENT") return emptyConfigFile(path);
+    if (error instanceof FileRefusedError) throw new ConfigError(error.message, { file: path });
     throw new ConfigError(`${path}: cannot read the file (${errorMessage(error)}) — check its permissions or run bub onboard`);
   }
   if (text.trim() === "") return emptyConfigFile(path);

@@ -5,9 +5,10 @@
  * files: a change to any of them makes the folder untrusted again.
  */
 import { createHash } from "node:crypto";
-import { readFile, realpath, rename, writeFile } from "node:fs/promises";
+import { realpath, rename, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isRecord } from "../kernel/guards.ts";
+import { FileRefusedError, readBoundedFile, readBoundedTextFile, SETTINGS_FILE_MAX_BYTES } from "./bounded-file.ts";
 import { makeDirectoryAsync } from "./home-dir.ts";
 import { errorCode, errorMessage } from "./thrown.ts";
 
@@ -33,10 +34,15 @@ export function trustFile(home: string): string {
   return join(home, "trust.json");
 }
 
-async function hashOf(file: string): Promise<string | null> {
+/**
+ * sha256 of `file`, null when it does not exist.
+ * @throws FileRefusedError when it is not a regular file or larger than {@link SETTINGS_FILE_MAX_BYTES}:
+ *   bub would not read it either.
+ */
+async function hashOf(file: string, what: string): Promise<string | null> {
   let data: Buffer;
   try {
-    data = await readFile(file);
+    data = await readBoundedFile(file, { maxBytes: SETTINGS_FILE_MAX_BYTES, what });
   } catch (error) {
     if (errorCode(error) === "ENOENT" || errorCode(error) === "ENOTDIR") return null;
     throw error;
@@ -53,7 +59,7 @@ export async function realFolder(folder: string): Promise<string> {
 async function readEntries(home: string): Promise<TrustEntry[]> {
   let text: string;
   try {
-    text = await readFile(trustFile(home), "utf8");
+    text = await readBoundedTextFile(trustFile(home), { maxBytes: SETTINGS_FILE_MAX_BYTES, what: "trust.json", tooLargeFix: "remove entries with `bub trust --revoke` or delete it" });
   } catch (error) {
     if (errorCode(error) === "ENOENT" || errorCode(error) === "ENOTDIR") return [];
     throw error;
@@ -80,9 +86,9 @@ async function writeEntries(home: string, entries: readonly TrustEntry[]): Promi
 /** The current hashes of `folder`'s `package.json`, `.env` and `.mcp.json`. */
 async function fingerprint(folder: string): Promise<{ packageJson: string | null; env: string | null; mcpJson: string | null }> {
   const [packageJson, env, mcpJson] = await Promise.all([
-    hashOf(join(folder, TRUSTED_FILES.packageJson)),
-    hashOf(join(folder, TRUSTED_FILES.env)),
-    hashOf(join(folder, TRUSTED_FILES.mcpJson)),
+    hashOf(join(folder, TRUSTED_FILES.packageJson), "package.json"),
+    hashOf(join(folder, TRUSTED_FILES.env), "the .env file"),
+    hashOf(join(folder, TRUSTED_FILES.mcpJson), ".mcp.json"),
   ]);
   return { packageJson, env, mcpJson };
 }
@@ -90,6 +96,18 @@ async function fingerprint(folder: string): Promise<{ packageJson: string | null
 /** Whether `folder` still looks as it did when `entry` was written. */
 function unchanged(entry: TrustEntry, now: Awaited<ReturnType<typeof fingerprint>>): boolean {
   return now.packageJson === (entry.packageJson ?? null) && now.env === (entry.env ?? null) && now.mcpJson === (entry.mcpJson ?? null);
+}
+
+/**
+ * Whether `folder` (at `path`) still matches `entry`. A file bub would refuse to read (a FIFO,
+ * a device, one over the bound) leaves it untrusted; `bub trust` then says what is wrong.
+ */
+async function isCurrent(entry: TrustEntry, path: string): Promise<boolean> {
+  const now = await fingerprint(path).catch((error: unknown) => {
+    if (error instanceof FileRefusedError) return null;
+    throw error;
+  });
+  return now !== null && unchanged(entry, now);
 }
 
 /**
@@ -101,7 +119,7 @@ export async function isTrusted(home: string, folder: string): Promise<boolean> 
   const entries = await readEntries(home).catch(() => []);
   const entry = entries.find((item) => item.path === path);
   if (!entry) return false;
-  return unchanged(entry, await fingerprint(path));
+  return isCurrent(entry, path);
 }
 
 /** Trusts `folder` as it is now (replacing an older entry); returns the entry. */
@@ -128,7 +146,7 @@ export async function listTrust(home: string): Promise<{ entry: TrustEntry; curr
   const entries = await readEntries(home);
   return Promise.all(
     entries.map(async (entry) => {
-      return { entry, current: unchanged(entry, await fingerprint(entry.path)) };
+      return { entry, current: await isCurrent(entry, entry.path) };
     }),
   );
 }

@@ -5,8 +5,8 @@
  * `${NAME:-default}` in `command`, `args`, `url`, `env` and `headers` are filled from the
  * environment when a server starts.
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { FileRefusedError, readBoundedTextFile, SETTINGS_FILE_MAX_BYTES } from "../config/bounded-file.ts";
 import { errorCode, errorMessage } from "../config/thrown.ts";
 import { isRecord } from "../kernel/guards.ts";
 
@@ -105,14 +105,18 @@ function parseServer(name: string, value: unknown, source: McpSource, file: stri
   throw new Error(`has an unknown "type" ${JSON.stringify(type)}; use "stdio" or "http"`);
 }
 
-/** Reads one file; a missing file is an empty configuration. */
+/**
+ * Reads one file; a missing file is an empty configuration. One that is not a regular file or
+ * is larger than {@link SETTINGS_FILE_MAX_BYTES} is a problem saying so, never read.
+ */
 export async function readMcpFile(file: string, source: McpSource): Promise<McpConfig> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readBoundedTextFile(file, { maxBytes: SETTINGS_FILE_MAX_BYTES, what: source === "workspace" ? ".mcp.json" : "mcp.json" });
   } catch (error) {
     const code = errorCode(error);
     if (code === "ENOENT" || code === "ENOTDIR") return { servers: [], problems: [] };
+    if (error instanceof FileRefusedError) return { servers: [], problems: [{ name: null, file, message: error.message }] };
     return { servers: [], problems: [{ name: null, file, message: `cannot be read: ${errorMessage(error)}` }] };
   }
   let data: unknown;

@@ -2,10 +2,10 @@
  * Plugin discovery: which plugin modules a start registers, in order: the managed plugin
  * project, the workspace package and its dependencies, then the listed specifiers.
  */
-import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, basename, extname } from "node:path";
 import { createRequire } from "node:module";
 import { isRecord } from "../kernel/guards.ts";
+import { FileRefusedError, readBoundedTextFile, SETTINGS_FILE_MAX_BYTES } from "../config/bounded-file.ts";
 import { expandHome } from "../config/paths.ts";
 import { errorMessage, toError } from "../config/thrown.ts";
 import type { PluginApiField } from "../kernel/plugin-api.ts";
@@ -71,12 +71,17 @@ export function packageJsonOf(data: unknown): PackageJson | null {
 /** A candidate declared by a package, so always named. */
 type DeclaredCandidate = PluginCandidate & { readonly name: string };
 
-/** A package.json as an object; null when the file cannot be read or holds no object. */
+/**
+ * A package.json as an object; null when the file cannot be read or holds no object.
+ * @throws FileRefusedError when it is not a regular file (a FIFO, a link to `/dev/zero`) or is
+ *   larger than {@link SETTINGS_FILE_MAX_BYTES}; an Error when it is not JSON.
+ */
 async function readPackageJson(file: string): Promise<PackageJson | null> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
-  } catch {
+    text = await readBoundedTextFile(file, { maxBytes: SETTINGS_FILE_MAX_BYTES, what: "package.json" });
+  } catch (error) {
+    if (error instanceof FileRefusedError) throw error;
     return null;
   }
   try {

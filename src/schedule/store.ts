@@ -8,8 +8,9 @@
  * the old file or the new one, never a torn one. See docs/schedule.md.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { FileRefusedError, readBoundedTextFile, SETTINGS_FILE_MAX_BYTES } from "../config/bounded-file.ts";
 import { errorCode } from "../config/thrown.ts";
 import { createLogger } from "../kernel/log.ts";
 import { isJobId, parseJob, parseRunState, type ScheduleJob, type ScheduleRunState } from "./job.ts";
@@ -100,9 +101,13 @@ export class ScheduleStore {
     const path = join(this.jobsDir, `${id}.json`);
     let raw: string;
     try {
-      raw = await readFile(path, "utf8");
+      raw = await readBoundedTextFile(path, { maxBytes: SETTINGS_FILE_MAX_BYTES, what: "the schedule job", tooLargeFix: "delete the file" });
     } catch (error) {
       if (isMissing(error)) return null;
+      if (error instanceof FileRefusedError) {
+        log.warn(`schedule.skip ${error.message}`);
+        return null;
+      }
       throw error;
     }
     try {
@@ -124,7 +129,8 @@ export class ScheduleStore {
   /** A job's last run, or null when it has not run. */
   async runState(id: string): Promise<ScheduleRunState | null> {
     try {
-      return parseRunState(JSON.parse(await readFile(join(this.stateDir, `${id}.json`), "utf8")));
+      const path = join(this.stateDir, `${id}.json`);
+      return parseRunState(JSON.parse(await readBoundedTextFile(path, { maxBytes: SETTINGS_FILE_MAX_BYTES, what: "the schedule run state" })));
     } catch {
       return null;
     }

@@ -7,18 +7,21 @@
  * globs (scripts, tests) do not take it for a tape, and has no `__`, so neither runtime
  * lists it as one.
  */
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { appendFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createLogger } from "../kernel/log.ts";
 import type { TapeNameRecord } from "../kernel/tape-contract.ts";
 import { utcNow } from "./date.ts";
 import { errorCode } from "../config/thrown.ts";
+import { readBoundedTextFile } from "../config/bounded-file.ts";
 import { isRecord } from "../kernel/guards.ts";
 
 const log = createLogger("bub:tape");
 
 /** The name of the index file inside a tapes directory. */
 export const NAME_INDEX_FILE = ".index.jsonl";
+/** The most bytes of the name index read at once; a larger one (or a FIFO) is refused. */
+const NAME_INDEX_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The records of an index file's text (malformed lines are skipped); the first line for a tape wins. */
 export function parseNameIndex(text: string): TapeNameRecord[] {
@@ -66,7 +69,7 @@ export function createFileNameIndex(directory: string): FileNameIndex {
 
   async function readRecords(): Promise<TapeNameRecord[]> {
     try {
-      return parseNameIndex(await readFile(path, "utf8"));
+      return parseNameIndex(await readBoundedTextFile(path, { maxBytes: NAME_INDEX_MAX_BYTES, what: "the tape name index", tooLargeFix: "move it away (tapes are then listed by their file names)" }));
     } catch (error) {
       if (errorCode(error) === "ENOENT") return [];
       throw error;

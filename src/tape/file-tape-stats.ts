@@ -4,7 +4,8 @@
  * entry is decoded (its id is the entry count, since ids run from 1 without gaps) and lines
  * that might open a turn on a tape written before turn ids.
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
+import { FileRefusedError, openRegularFileSync } from "../config/bounded-file.ts";
 import { join } from "node:path";
 import type { TapeStats } from "../kernel/tape-contract.ts";
 import { parseEntryLine } from "./entry.ts";
@@ -140,9 +141,10 @@ let shared: Buffer | null = null;
 export function scanTapeFile(directory: string, tape: string): TapeStats | null {
   let fd: number;
   try {
-    fd = openSync(join(directory, `${tape}.jsonl`), "r");
+    fd = openRegularFileSync(join(directory, `${tape}.jsonl`), "the tape file");
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return null;
+    // A FIFO or a device in the tapes folder is no tape: listing skips it instead of blocking on it.
+    if (errorCode(error) === "ENOENT" || error instanceof FileRefusedError) return null;
     throw error;
   }
   try {

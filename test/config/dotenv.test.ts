@@ -11,9 +11,9 @@ describe(".env", () => {
     try {
       await writeFile(join(dir.path, ".env"), "BUB_MODEL=from-dotenv\nBUB_MAX_TOKENS=5\n");
       const env: NodeJS.ProcessEnv = { BUB_MODEL: "real" };
-      loadDotEnv(join(dir.path, ".env"), env);
+      await loadDotEnv(join(dir.path, ".env"), env);
       assert.deepEqual(env, { BUB_MODEL: "real", BUB_MAX_TOKENS: "5" });
-      loadDotEnv(join(dir.path, "missing.env"), env);
+      await loadDotEnv(join(dir.path, "missing.env"), env);
     } finally {
       await dir.cleanup();
     }

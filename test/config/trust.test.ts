@@ -2,6 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdir, readFile, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { isTrusted, listTrust, revokeTrust, trustFile, trustFolder } from "../../src/config/trust.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -90,6 +92,24 @@ describe("the workspace trust store", () => {
       await assert.rejects(trustFolder(home, ws), /trust\.json is not valid JSON/);
     } finally {
       await cleanup();
+    }
+  });
+
+  it("a trusted folder whose .env became a FIFO is untrusted without waiting on it, and trusting it again says why not", async () => {
+    const home = await tempDir();
+    const folder = await tempDir();
+    try {
+      await writeFile(join(folder.path, ".env"), "A=1\n");
+      await trustFolder(home.path, folder.path);
+      assert.equal(await isTrusted(home.path, folder.path), true);
+      await rm(join(folder.path, ".env"));
+      await promisify(execFile)("mkfifo", [join(folder.path, ".env")]);
+      assert.equal(await isTrusted(home.path, folder.path), false);
+      assert.equal((await listTrust(home.path))[0]?.current, false);
+      await assert.rejects(trustFolder(home.path, folder.path), /the \.env file at \S+ is not a regular file \(a FIFO\) — replace it with a regular file or remove it/);
+    } finally {
+      await home.cleanup();
+      await folder.cleanup();
     }
   });
 });

@@ -10,9 +10,10 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readBoundedTextFile, SETTINGS_FILE_MAX_BYTES } from "../../config/bounded-file.ts";
 import { expandHome } from "../../config/paths.ts";
 import { selfIndexUrl } from "../../plugins/load.ts";
 import { packageJsonOf, pluginRequirement, type PackageJson, type PluginRequirement } from "../../plugins/discovery.ts";
@@ -68,8 +69,13 @@ export function runningPackage(): RuntimePackage {
 /** The project's `bub-ts` dependency when bub manages it. */
 export const RUNTIME_SPEC = "file:.bub-ts";
 
+/** A package.json of the plugin project, bounded like every file bub reads on its own. */
+function readManifest(file: string): Promise<string> {
+  return readBoundedTextFile(file, { maxBytes: SETTINGS_FILE_MAX_BYTES, what: "package.json" });
+}
+
 async function writeIfChanged(file: string, text: string): Promise<boolean> {
-  const old = await readFile(file, "utf8").catch(() => null);
+  const old = await readBoundedTextFile(file, { maxBytes: SETTINGS_FILE_MAX_BYTES, what: file }).catch(() => null);
   if (old === text) return false;
   await writeFile(file, text);
   return true;
@@ -86,7 +92,7 @@ export async function linkRuntime(dir: string, runtime: RuntimePackage): Promise
   const file = join(dir, "package.json");
   let manifest: Record<string, unknown>;
   try {
-    const data: unknown = JSON.parse(await readFile(file, "utf8"));
+    const data: unknown = JSON.parse(await readManifest(file));
     if (!isRecord(data)) throw new Error("it holds no JSON object");
     manifest = data;
   } catch (error) {
@@ -190,7 +196,7 @@ export async function runNpm(context: ProjectContext, dir: string, args: readonl
 export async function projectDependencies(dir: string): Promise<string[]> {
   let manifest: PackageJson | null;
   try {
-    manifest = packageJsonOf(JSON.parse(await readFile(join(dir, "package.json"), "utf8")));
+    manifest = packageJsonOf(JSON.parse(await readManifest(join(dir, "package.json"))));
   } catch {
     return [];
   }
@@ -206,7 +212,7 @@ export async function declaredPlugins(dir: string): Promise<{ plugin: string; de
   const found: { plugin: string; dependency: string; requires?: PluginRequirement }[] = [];
   for (const dependency of await projectDependencies(dir)) {
     try {
-      const pkg = packageJsonOf(JSON.parse(await readFile(join(dir, "node_modules", dependency, "package.json"), "utf8")));
+      const pkg = packageJsonOf(JSON.parse(await readManifest(join(dir, "node_modules", dependency, "package.json"))));
       if (!pkg) continue;
       const requires = pluginRequirement(pkg);
       found.push(...Object.keys(pkg.bub?.plugins ?? {}).map((plugin) => ({ plugin, dependency, ...(requires ? { requires } : {}) })));

@@ -4,9 +4,16 @@
  * entry's lines each prefixed with `+`), so both runtimes share it.
  */
 import { createHash } from "node:crypto";
-import { appendFile, readFile } from "node:fs/promises";
+import { appendFile } from "node:fs/promises";
+import { FileRefusedError, readBoundedTextFile } from "../../config/bounded-file.ts";
 import { makeDirectoryAsync } from "../../config/home-dir.ts";
 import { dirname, join } from "node:path";
+import { createLogger } from "../../kernel/log.ts";
+
+const log = createLogger("bub:cli");
+
+/** The most bytes of a history file read at start; a larger one (or a FIFO) is not loaded. */
+export const HISTORY_MAX_BYTES = 16 * 1024 * 1024;
 
 /** `<home>/history/<md5(workspace)>.history`. */
 export function historyFile(home: string, workspace: string): string {
@@ -29,12 +36,19 @@ export function parseHistory(text: string): string[] {
   return entries;
 }
 
-/** Reads the entries of a history file, oldest first; a missing file has none. */
+/**
+ * Reads the entries of a history file, oldest first; a missing file has none, and so has one
+ * that is not a regular file or is over {@link HISTORY_MAX_BYTES} (with a warning saying so).
+ */
 export async function loadHistory(file: string): Promise<string[]> {
   try {
-    return parseHistory(await readFile(file, "utf8"));
+    return parseHistory(await readBoundedTextFile(file, { maxBytes: HISTORY_MAX_BYTES, what: "the chat history", tooLargeFix: "shorten it or move it away" }));
   } catch (error) {
     if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return [];
+    if (error instanceof FileRefusedError) {
+      log.warn(`history.skipped ${error.message}`);
+      return [];
+    }
     throw error;
   }
 }

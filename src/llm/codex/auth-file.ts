@@ -5,8 +5,9 @@
  * Nothing here logs a token.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { FileRefusedError, readBoundedTextFile, SETTINGS_FILE_MAX_BYTES } from "../../config/bounded-file.ts";
 import { BubError, describeError } from "../../kernel/errors.ts";
 import { isRecord } from "../../kernel/guards.ts";
 
@@ -62,9 +63,10 @@ export function isoSeconds(ms: number): string {
 export async function readAuthFile(path: string): Promise<Record<string, unknown>> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = await readBoundedTextFile(path, { maxBytes: SETTINGS_FILE_MAX_BYTES, what: "the Codex login file", tooLargeFix: "remove it and run `bub login openai` again" });
   } catch (error) {
     if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return {};
+    if (error instanceof FileRefusedError) throw new BubError("config", error.message, { cause: error });
     throw new BubError("config", `Cannot read ${path} (${describeError(error)}). Check its permissions, or run \`bub login openai\` again.`, { cause: error });
   }
   try {
