@@ -7,14 +7,14 @@
  * `approval: ask`; a plugin registered later runs before it and may decide first.
  */
 import { currentTurnMessage } from "../channels/session-turns.ts";
-import { describeError } from "../kernel/errors.ts";
+import { BubError, describeError } from "../kernel/errors.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import { deny, type ToolCall, type ToolCallDecision } from "../kernel/interception.ts";
 import { createLogger } from "../kernel/log.ts";
 import { workspaceOf } from "../tools/builtin/context.ts";
-import { approvalNeed } from "./policy.ts";
+import { approvalNeed, type ApprovalNeed } from "./policy.ts";
 import { approvalSettings } from "./settings.ts";
 
 const log = createLogger("bub:approval");
@@ -32,6 +32,7 @@ export const approvalErrors = {
   cancelled: (tool: string) => `${tool}: not run: the turn was stopped while waiting for the user's approval`,
   nobody: (tool: string, why: string) => `${tool}: not run: this call needs the user's approval (BUB_APPROVAL=ask) and nobody can be asked here (${why}); ${HOW_TO_ALLOW}`,
   failed: (tool: string, error: unknown) => `${tool}: not run: asking the user for approval failed (${describeError(error)})`,
+  unresolvable: (tool: string, message: string) => `${tool}: not run: ${message}`,
 };
 
 /** Settles with `asking`, or rejects with the signal's reason once `signal` aborts (a channel that ignores it cannot hold the turn). */
@@ -92,7 +93,14 @@ export function createApprovalPlugin(framework: ApprovalFramework): BubPlugin {
       try {
         const settings = await framework.settings.load(approvalSettings);
         if (settings.approval !== "ask") return null;
-        const need = await approvalNeed(call, workspaceOf({ turn: context }) ?? framework.workspace);
+        let need: ApprovalNeed | null;
+        try {
+          need = await approvalNeed(call, workspaceOf({ turn: context }) ?? framework.workspace);
+        } catch (error) {
+          // A path that cannot be followed to its end (a link loop) cannot be judged: refused, saying why.
+          if (BubError.isInstance(error) && error.kind === "invalid_input") return deny(approvalErrors.unresolvable(call.tool, error.message));
+          throw error;
+        }
         if (!need) return null;
         const sessionId = context.sessionId;
         return await ask(framework, call, { tool: call.tool, arguments: call.arguments, summary: need.summary, reason: need.reason, sessionId }, settings.approval_timeout_seconds, signal);

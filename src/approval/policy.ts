@@ -1,42 +1,26 @@
 /**
  * What the approval policy asks about: every `bash` call, and `fs.write` / `fs.edit` calls
  * whose file is outside the workspace. Paths are resolved the way the tools resolve them
- * (`~` expanded, relative to the workspace), then through symbolic links: a link inside the
- * workspace that points out of it counts as outside.
+ * (`~` expanded, relative to the workspace), then through every symbolic link on the way,
+ * dangling ones included: a link inside the workspace that points out of it counts as
+ * outside, whether its target exists yet or not.
  */
-import { realpath } from "node:fs/promises";
-import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { expandHome } from "../config/paths.ts";
 import type { ToolCall } from "../kernel/interception.ts";
+import { linkTarget } from "../tools/link-target.ts";
 
 /** Why a call needs the user's yes, and what to show them. */
 export interface ApprovalNeed {
   /** `runs a shell command` or `writes outside the workspace`. */
   readonly reason: string;
-  /** The command line, or the absolute path written. */
+  /** The command line, or the absolute path written (and where it leads, when through a link). */
   readonly summary: string;
 }
 
 /** Tool names as the model calls them (`fs_write`) and as they are registered (`fs.write`). */
 const SHELL_TOOLS = new Set(["bash"]);
 const WRITE_TOOLS = new Set(["fs_write", "fs.write", "fs_edit", "fs.edit"]);
-
-/** `path` with symbolic links resolved, as far as it exists (the missing rest appended). */
-async function realPathSoFar(path: string): Promise<string> {
-  const missing: string[] = [];
-  let current = path;
-  for (;;) {
-    try {
-      const real = await realpath(current);
-      return missing.length === 0 ? real : resolve(real, ...missing.reverse());
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return path;
-      missing.push(current.slice(parent.length).replace(/^[\\/]+/, ""));
-      current = parent;
-    }
-  }
-}
 
 /** True when `path` is `folder` or inside it. */
 function isInside(path: string, folder: string): boolean {
@@ -45,12 +29,25 @@ function isInside(path: string, folder: string): boolean {
   return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
 }
 
+/** `target` made absolute the way the tools do it: `~` expanded, relative to `workspace`. */
+function absolutePath(target: string, workspace: string): string {
+  const expanded = expandHome(target.trim());
+  return isAbsolute(expanded) ? resolve(expanded) : resolve(workspace, expanded);
+}
+
+/**
+ * Where a write to `target` (absolute, or relative to `workspace`) lands once every link is
+ * followed, and whether that is outside `workspace` (itself taken through its links).
+ * @throws BubError `invalid_input` for a path through too many links (a loop).
+ */
+export async function writeDestination(target: string, workspace: string): Promise<{ path: string; outside: boolean }> {
+  const [path, realWorkspace] = await Promise.all([linkTarget(absolutePath(target, workspace)), linkTarget(resolve(workspace))]);
+  return { path, outside: !isInside(path, realWorkspace) };
+}
+
 /** True when `target` (absolute, or relative to `workspace`) is outside `workspace`, links followed. */
 export async function isOutsideWorkspace(target: string, workspace: string): Promise<boolean> {
-  const expanded = expandHome(target.trim());
-  const absolute = isAbsolute(expanded) ? resolve(expanded) : resolve(workspace, expanded);
-  const [realTarget, realWorkspace] = await Promise.all([realPathSoFar(absolute), realPathSoFar(resolve(workspace))]);
-  return !isInside(realTarget, realWorkspace);
+  return (await writeDestination(target, workspace)).outside;
 }
 
 /** A command line for display: the `cmd` argument, with the `cwd` one when given. */
@@ -70,7 +67,9 @@ export async function approvalNeed(call: Pick<ToolCall, "tool" | "arguments">, w
   if (!WRITE_TOOLS.has(call.tool)) return null;
   const path = call.arguments.path;
   if (typeof path !== "string" || path.trim() === "") return null;
-  if (!(await isOutsideWorkspace(path, workspace))) return null;
-  const expanded = expandHome(path.trim());
-  return { reason: "writes outside the workspace", summary: isAbsolute(expanded) ? resolve(expanded) : resolve(workspace, expanded) };
+  const destination = await writeDestination(path, workspace);
+  if (!destination.outside) return null;
+  const written = absolutePath(path, workspace);
+  const summary = destination.path === written ? written : `${written} (a link to ${destination.path})`;
+  return { reason: "writes outside the workspace", summary };
 }

@@ -79,9 +79,16 @@ export interface Sandbox {
    * Refuses anything but a regular file (a FIFO would wait for a writer).
    */
   readFile(path: string): AsyncIterable<Uint8Array>;
-  /** Replaces (or creates) the file at `path` with UTF-8 `content`, creating parent folders. */
+  /**
+   * Replaces (or creates) the file at `path` with UTF-8 `content`, creating parent folders.
+   * Through symbolic links it writes to {@link Sandbox.realPath}'s answer.
+   */
   writeFile(path: string, content: string): Promise<void>;
-  /** `path` with every symbolic link resolved. */
+  /**
+   * `path` with every symbolic link resolved: where a write to `path` lands. A sandbox
+   * should follow a link whose target does not exist yet too (the host does); one that
+   * rejects with `ENOENT` for a missing path leaves `fs.write` naming the path as given.
+   */
   realPath(path: string): Promise<string>;
   /**
    * Starts `command`; `onOutput` receives its output chunks as they arrive, tagged with

@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants, type Stats } from "node:fs";
-import { lstat, open, realpath, stat, writeFile } from "node:fs/promises";
+import { lstat, open, stat } from "node:fs/promises";
 import { Socket } from "node:net";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { directoryProblem, makeDirectoryAsync } from "../config/home-dir.ts";
@@ -12,6 +12,7 @@ import { expandHome } from "../config/paths.ts";
 import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../config/redaction.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { Sandbox, SandboxCommand, SandboxFileInfo, SandboxFileKind, SandboxOutputStream, SandboxProcess } from "../kernel/sandbox.ts";
+import { linkTarget } from "./link-target.ts";
 
 /** Options of {@link createHostSandbox}. */
 export interface HostSandboxOptions {
@@ -95,6 +96,27 @@ async function* readHostFile(path: string): AsyncGenerator<Uint8Array, void, und
   }
 }
 
+/**
+ * Writes `content` to where `path` leads once every link is followed (dangling ones too),
+ * creating the folders on the way there. The file is opened without following a link in
+ * its last name: a link put there after the path was resolved makes the write fail (ELOOP)
+ * instead of going wherever the new link points.
+ */
+async function writeHostFile(path: string, content: string): Promise<void> {
+  const real = await linkTarget(path);
+  const folder = dirname(real);
+  // One level at a time: Node's recursive mkdir never returns where mkdir answers ENOENT (/proc).
+  await makeDirectoryAsync(folder).catch((error: unknown) => {
+    throw new BubError("tool", `cannot create the folder ${folder}: ${directoryProblem(error, folder)}`, { cause: error });
+  });
+  const file = await open(real, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0), 0o666);
+  try {
+    await file.writeFile(content, "utf8");
+  } finally {
+    await file.close();
+  }
+}
+
 function execOnHost(shell: string, env: NodeJS.ProcessEnv, command: SandboxCommand, onOutput: (chunk: Uint8Array, stream: SandboxOutputStream) => void): SandboxProcess {
   const child = spawn(shell, ["-c", command.command], { cwd: command.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
   const streams = (["stdout", "stderr"] as const).map((name) => {
@@ -166,14 +188,8 @@ export function createHostSandbox(options: HostSandboxOptions = {}): Sandbox {
       return target ? { kind: kindOf(target), size: target.size, symbolicLink: true } : null;
     },
     readFile: readHostFile,
-    async writeFile(path, content) {
-      // One level at a time: Node's recursive mkdir never returns where mkdir answers ENOENT (/proc).
-      await makeDirectoryAsync(dirname(path)).catch((error: unknown) => {
-        throw new BubError("tool", `cannot create the folder ${dirname(path)}: ${directoryProblem(error, dirname(path))}`, { cause: error });
-      });
-      await writeFile(path, content, "utf8");
-    },
-    realPath: (path) => realpath(path),
+    writeFile: writeHostFile,
+    realPath: (path) => linkTarget(path),
     exec(command, onOutput) {
       return execOnHost((shell ??= findShell()), toolEnvironment(process.env, passthrough()), command, onOutput);
     },

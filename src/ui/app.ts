@@ -3,7 +3,7 @@
  * (paged), search across tapes, spilled output, and server-sent events for live pages.
  * It reads through the {@link TapeStore} contract only, so every store works.
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { TapeEntry, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { UI_CSS, UI_JS } from "./assets.ts";
@@ -14,6 +14,7 @@ import { lastEntryId, searchTapes, sessionStats, storeSessionNames, summarise, t
 import { readSpill } from "./spill.ts";
 import { lastBlockStart, renderTimeline } from "./timeline.ts";
 import { pageStart } from "./turns.ts";
+import { BubError } from "../kernel/errors.ts";
 import { isRecord } from "../kernel/guards.ts";
 import { redactedTapeStore, type TextRedaction } from "../tape/redacted-store.ts";
 
@@ -68,6 +69,24 @@ function isTapeStats(value: unknown): value is TapeStats {
 function statsOfFingerprint(fingerprint: string): TapeStats[] {
   const value: unknown = JSON.parse(fingerprint);
   return Array.isArray(value) ? value.filter(isTapeStats) : [];
+}
+
+/**
+ * True for a store's refusal of a tape name it could never hold (the file store's for a `/`,
+ * a NUL or over 200 characters): such a name is answered like an unknown one, with a 404.
+ */
+function refusedName(error: unknown): boolean {
+  return BubError.isInstance(error) && error.kind === "invalid_input";
+}
+
+/** `read()`'s answer, or `fallback` when the store refuses the tape name it was given. */
+async function unlessRefused<T, F>(read: () => Promise<T>, fallback: F): Promise<T | F> {
+  try {
+    return await read();
+  } catch (error) {
+    if (refusedName(error)) return fallback;
+    throw error;
+  }
 }
 
 function positive(value: string | undefined): number | null {
@@ -147,11 +166,15 @@ export function createUiApp(options: UiAppOptions): UiApp {
     }),
   );
 
+  /** The page for a tape name that names no session: unknown, or one the store refuses. */
+  const noSuchSession = (context: Context, tape: string) => context.html(messagePage("No such session", `No tape named ${tape} holds entries.`).value, 404);
+  app.notFound((context) => context.html(messagePage("Not found", "There is no such page here.").value, 404));
+
   app.get("/s/:tape", async (context) => {
     const tape = context.req.param("tape");
-    const entries = await store.fetchAll({ tape });
+    const entries = await unlessRefused(() => store.fetchAll({ tape }), []);
     const newestEntry = entries.at(-1);
-    if (newestEntry === undefined) return context.html(messagePage("No such session", `No tape named ${tape} holds entries.`).value, 404);
+    if (newestEntry === undefined) return noSuchSession(context, tape);
     const { start, end } = pageRange(entries, pageSize, positive(context.req.query("before")), positive(context.req.query("around")));
     const shown = entries.slice(start, end);
     const newest = end === entries.length;
@@ -171,9 +194,11 @@ export function createUiApp(options: UiAppOptions): UiApp {
     return context.html(html.value);
   });
 
-  app.get("/s/:tape/events", (context) =>
-    streamSSE(context, async (stream) => {
-      const tape = context.req.param("tape");
+  app.get("/s/:tape/events", async (context) => {
+    const tape = context.req.param("tape");
+    // Live updates are for a page that shows entries: none yet, or a name the store refuses, is a 404.
+    if ((await unlessRefused(() => lastEntryId(store, tape), 0)) === 0) return noSuchSession(context, tape);
+    return streamSSE(context, async (stream) => {
       let from = positive(context.req.query("from")) ?? 0;
       const seen = String(positive(context.req.query("last")) ?? 0);
       // Updates go out one at a time: each resumes where the previous one's last block began.
@@ -190,11 +215,13 @@ export function createUiApp(options: UiAppOptions): UiApp {
         sending = sending.then(send).catch(() => undefined);
       });
       await waitForAbort(stream, stop);
-    }),
-  );
+    });
+  });
 
   app.get("/s/:tape/spill/:handle", async (context) => {
-    const page = await readSpill(store, context.req.param("tape"), context.req.param("handle"), positive(context.req.query("cursor")) ?? 0);
+    const tape = context.req.param("tape");
+    const read = () => readSpill(store, tape, context.req.param("handle"), positive(context.req.query("cursor")) ?? 0);
+    const page = await unlessRefused(read, { error: `No tape named ${tape} holds entries.` });
     // The chunks came redacted one by one; a secret cut at a chunk boundary is whole in the page.
     return context.json("content" in page ? { ...page, content: redact(page.content) } : page, "error" in page ? 404 : 200);
   });

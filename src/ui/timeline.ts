@@ -74,7 +74,7 @@ function toolCall(entry: TapeEntry, results: TapeEntry | null, options: Timeline
     return html`<details class="tool" id="e${entry.id}-${index}"><summary><span class="badge">tool</span> <code>${name}</code> <span class="muted">${oneLine(args, 70)}</span></summary>
 <div class="tool-body"><h4>Arguments</h4><pre>${args}</pre><h4>Result${results ? html` <a class="muted" href="#e${results.id}">#${results.id}</a>` : ""}</h4>${result}</div></details>`;
   });
-  const said = typeof entry.payload.content === "string" && entry.payload.content !== "" ? html`<pre class="content">${options.redact(entry.payload.content)}</pre>` : "";
+  const said = typeof entry.payload.content === "string" && entry.payload.content !== "" ? html`<pre class="content">${entry.payload.content}</pre>` : "";
   return html`<div class="entry tool-call" id="e${entry.id}">${said}${items}</div>`;
 }
 

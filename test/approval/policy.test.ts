@@ -93,6 +93,54 @@ async function beforeToolCall(framework: BubFramework, toolCall: ToolCall, signa
   return runInTurn(task, () => hooks.beforeToolCall(toolCall, { session_id: "telegram:7" }, signal));
 }
 
+describe("links whose target does not exist yet", () => {
+  it("are judged by where they point: directly, through a chain, through a linked folder", async () => {
+    const dir = await tempDir();
+    try {
+      const workspace = join(dir.path, "ws");
+      const outside = join(dir.path, "outside");
+      await mkdir(workspace);
+      await mkdir(outside);
+      await symlink(join(outside, "new.txt"), join(workspace, "notes.txt"));
+      await symlink("hop2", join(workspace, "hop1"));
+      await symlink("../outside/chain.txt", join(workspace, "hop2"));
+      await symlink(outside, join(workspace, "dirlink"));
+      await symlink(join(outside, "later"), join(workspace, "gone"));
+      await symlink("inside.txt", join(workspace, "local-link"));
+      for (const tool of ["fs_write", "fs.edit"]) {
+        assert.deepEqual(await approvalNeed(call(tool, { path: "notes.txt" }), workspace), {
+          reason: "writes outside the workspace",
+          summary: `${join(workspace, "notes.txt")} (a link to ${join(outside, "new.txt")})`,
+        });
+        assert.equal((await approvalNeed(call(tool, { path: "hop1" }), workspace))?.summary, `${join(workspace, "hop1")} (a link to ${join(outside, "chain.txt")})`);
+        assert.notEqual(await approvalNeed(call(tool, { path: "dirlink/deep.txt" }), workspace), null);
+        assert.notEqual(await approvalNeed(call(tool, { path: join(workspace, "gone", "a", "b.txt") }), workspace), null);
+        // A dangling link that stays inside is inside.
+        assert.equal(await approvalNeed(call(tool, { path: "local-link" }), workspace), null);
+      }
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it("a link loop cannot be judged: the plugin refuses the call with the resolver's line, asking nobody", async () => {
+    const dir = await tempDir();
+    try {
+      await symlink("loopB", join(dir.path, "loopA"));
+      await symlink("loopA", join(dir.path, "loopB"));
+      await assert.rejects(approvalNeed(call("fs_write", { path: "loopA" }), dir.path), /too many levels of symbolic links/);
+      const framework = await frameworkWith({ BUB_APPROVAL: "ask" }, dir.path, dir.path);
+      const { router, asked } = askingRouter({ approved: true });
+      framework.bindChannelRouter(router);
+      const { decision } = await beforeToolCall(framework, call("fs_write", { path: "loopA", content: "x" }));
+      assert.deepEqual(decision, deny(`fs_write: not run: ${join(dir.path, "loopA")}: too many levels of symbolic links (more than 40, a loop?); fix the links or use the file's real path`));
+      assert.equal(asked.length, 0);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
+
 describe("the approval plugin", () => {
   it("is registered only with approval: ask; off (the default) asks nothing; a bad value fails at start-up", async () => {
     const dir = await tempDir();

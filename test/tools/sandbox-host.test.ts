@@ -72,6 +72,19 @@ describe("the host sandbox", () => {
     await assert.rejects(sandbox.writeFile(join(dir.path, "blocked", "file", "x.txt"), "x"), /cannot create the folder .*blocked\/file: it is a file, not a folder/);
   });
 
+  it("writes to where links lead, dangling ones too, and follows them in realPath", async () => {
+    const sandbox = createHostSandbox({ workspace: dir.path });
+    mkdirSync(join(dir.path, "elsewhere"));
+    symlinkSync(join(dir.path, "elsewhere", "later", "t.txt"), join(dir.path, "to-later"));
+    assert.equal(await sandbox.realPath(join(dir.path, "to-later")), join(dir.path, "elsewhere", "later", "t.txt"));
+    await sandbox.writeFile(join(dir.path, "to-later"), "through");
+    assert.equal(readFileSync(join(dir.path, "elsewhere", "later", "t.txt"), "utf8"), "through");
+    symlinkSync("loop-b", join(dir.path, "loop-a"));
+    symlinkSync("loop-a", join(dir.path, "loop-b"));
+    await assert.rejects(sandbox.realPath(join(dir.path, "loop-a")), /too many levels of symbolic links/);
+    await assert.rejects(sandbox.writeFile(join(dir.path, "loop-a"), "x"), /too many levels of symbolic links/);
+  });
+
   it("runs commands without the process's secrets unless passed through, tags the streams, and kills the group", async () => {
     const run = (passthrough: string | undefined, command: string) => {
       const sandbox = createHostSandbox({ workspace: dir.path, envPassthrough: () => passthrough });

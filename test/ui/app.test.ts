@@ -139,6 +139,30 @@ describe("the web view (bub ui)", () => {
     assert.equal((await get("/s/nothing__here")).status, 404);
   });
 
+  it("answers every tape name the store refuses (a '/', a '\\', a NUL, too long) with the same 404 page, on every route", async () => {
+    const unknown = await get("/s/nothing__here");
+    assert.match(await unknown.text(), /<h1>No such session<\/h1>/);
+    assert.equal((await get("/s/nothing__here/events")).status, 404, "no live updates for a tape without entries");
+    for (const name of ["a%2Fb", "a%5Cb", "%00", "x".repeat(201), "..%2F..%2Fetc%2Fpasswd"]) {
+      const page = await get(`/s/${name}`);
+      assert.equal(page.status, 404, name);
+      assert.match(page.headers.get("content-type") ?? "", /^text\/html/, name);
+      assert.match(await page.text(), /<h1>No such session<\/h1>/, name);
+      const events = await get(`/s/${name}/events`);
+      assert.equal(events.status, 404, `${name}/events`);
+      await events.body?.cancel();
+      const spill = await get(`/s/${name}/spill/0123456789abcdef`);
+      assert.equal(spill.status, 404, `${name}/spill`);
+      assert.match(((await spill.json()) as { error: string }).error, /^No tape named .* holds entries\.$/);
+    }
+    // A name right at the bound is valid, but its spill sidecar's is not: still a 404.
+    assert.equal((await get(`/s/${"y".repeat(200)}/spill/0123456789abcdef`)).status, 404);
+    // A path no route knows gets the same kind of page.
+    const nowhere = await get("/s/");
+    assert.equal(nowhere.status, 404);
+    assert.match(await nowhere.text(), /<h1>Not found<\/h1>/);
+  });
+
   it("searches every tape and links to the entry", async () => {
     const page = await (await get("/search?q=ZEBRA")).text();
     assert.match(page, new RegExp(`href="/s/${OTHER}\\?around=\\d+#e\\d+"`));

@@ -65,6 +65,21 @@ async function regularFile(sandbox: Sandbox, path: string, tool: string): Promis
 }
 
 /**
+ * Where a write to `target` lands, links followed ({@link Sandbox.realPath}); `target` itself
+ * when the sandbox cannot tell (one that follows only existing paths, a folder it may not
+ * read): the write then fails or goes where the sandbox's own write goes.
+ * @throws BubError a sandbox's refusal, such as the host's for a link loop.
+ */
+async function destination(sandbox: Sandbox, target: string): Promise<string> {
+  try {
+    return await sandbox.realPath(target);
+  } catch (error) {
+    if (BubError.isInstance(error)) throw error;
+    return target;
+  }
+}
+
+/**
  * Up to `max` bytes from the start of `chunks`, and whether there is more after them. The
  * iteration stops (releasing the file) once past the bound: a file may be bigger than its
  * stat size said, and some report 0 (`/proc`).
@@ -215,16 +230,18 @@ export function fsTools(): Tool[] {
     async run({ path, content }, context) {
       const sandbox = sandboxOf(context);
       const target = sandbox.resolvePath(path);
+      // Through links (dangling ones too) the file written is where they lead: work on that one.
+      const real = await destination(sandbox, target);
       // Writing to a FIFO would wait for a reader, to a device would write to the device.
-      const existing = await sandbox.stat(target).catch(() => null);
+      const existing = await sandbox.stat(real).catch(() => null);
       const kind = existing ? specialKind(existing.kind) : null;
-      if (kind) throw notRegular(target, kind, "fs.write");
+      if (kind) throw notRegular(real, kind, "fs.write");
       try {
-        await sandbox.writeFile(target, content);
+        await sandbox.writeFile(real, content);
       } catch (error) {
-        throw fsError(error, target);
+        throw fsError(error, real);
       }
-      return `wrote: ${target}`;
+      return real === target ? `wrote: ${target}` : `wrote: ${real} (through the symlink ${target})`;
     },
   });
 
@@ -261,7 +278,7 @@ export function fsTools(): Tool[] {
       const replaced = region.replaceAll(args.old, () => args.new);
       const text = before.length > 0 ? `${before.join("\n")}\n${replaced}` : replaced;
       // Through a symlink the file changed is the link's target: name that one.
-      const real = info.symbolicLink ? await sandbox.realPath(target).catch(() => target) : target;
+      const real = await destination(sandbox, target);
       try {
         await sandbox.writeFile(real, text);
       } catch (error) {

@@ -54,9 +54,47 @@ export function canonicalAddress(text: string): string | null {
   }
 }
 
+/** An IPv4 address from two 16-bit parts of an IPv6 address. */
+function ipv4Of(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+}
+
+/** The IPv4 addresses an IPv6 address carries, in order of importance, and what kind of address carries them. */
+interface Embedded {
+  readonly form: string;
+  readonly addresses: readonly ipaddr.IPv4[];
+}
+
+/**
+ * The IPv4 address(es) inside an IPv6 address of a form that carries one: IPv4-compatible
+ * (`::a.b.c.d`, deprecated), IPv4-translated (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::/96`),
+ * 6to4 (`2002:AABB:CCDD::/48`) and Teredo (`2001:0::/32`: the client, stored inverted, and
+ * the server). Null for any other address. (IPv4-mapped `::ffff:a.b.c.d` is unwrapped by
+ * `ipaddr.process` before this is asked.)
+ */
+function embeddedIPv4(address: ipaddr.IPv6): Embedded | null {
+  const p = address.parts;
+  const zeros = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
+  const last = ipv4Of(p[6], p[7]);
+  // `::` and `::1` are the unspecified and loopback addresses, judged as such by their range.
+  if (zeros(0, 6) && !(p[6] === 0 && p[7] <= 1)) return { form: "an IPv4-compatible", addresses: [last] };
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return { form: "an IPv4-translated", addresses: [last] };
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return { form: "a NAT64", addresses: [last] };
+  if (p[0] === 0x2002) return { form: "a 6to4", addresses: [ipv4Of(p[1], p[2])] };
+  if (p[0] === 0x2001 && p[1] === 0) return { form: "a Teredo", addresses: [ipv4Of(p[6] ^ 0xffff, p[7] ^ 0xffff), ipv4Of(p[2], p[3])] };
+  return null;
+}
+
+/** The words for an address of `range` that is not public unicast: "a loopback address". */
+function rangeWords(range: string): string {
+  return `${RANGE_WORDS[range] ?? `a ${range}`} address`;
+}
+
 /**
  * Why `address` is not public ("a loopback address"), or null when it is a public unicast
- * address. IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
+ * address. An IPv6 address that carries an IPv4 address (IPv4-mapped or -compatible,
+ * IPv4-translated, NAT64, 6to4, Teredo) is judged by that IPv4 address: refused, with the
+ * same words, when it is not public.
  */
 export function nonPublicReason(address: string): string | null {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
@@ -65,10 +103,16 @@ export function nonPublicReason(address: string): string | null {
   } catch {
     return "not an IP address";
   }
+  const embedded = parsed instanceof ipaddr.IPv6 ? embeddedIPv4(parsed) : null;
+  if (embedded) {
+    for (const inner of embedded.addresses) {
+      const range = inner.range();
+      if (range !== "unicast") return `${embedded.form} address carrying ${inner.toString()}, ${rangeWords(range)}`;
+    }
+    return null;
+  }
   const range = parsed.range();
-  if (range === "unicast") return null;
-  const words = RANGE_WORDS[range] ?? `a ${range}`;
-  return `${words} address`;
+  return range === "unicast" ? null : rangeWords(range);
 }
 
 /** The allow list: host names in lower case, addresses in canonical form. */

@@ -90,6 +90,25 @@ describe("fs tools", () => {
     assert.equal(lstatSync(link).isSymbolicLink(), true, "the link is still a link");
   });
 
+  it("fs.write through a dangling link, a chain or a linked folder creates the target and names it; a loop is one clear error", async () => {
+    const outside = join(root.path, "write-out");
+    mkdirSync(outside);
+    symlinkSync(join(outside, "new.txt"), join(workspace, "dangling.txt"));
+    symlinkSync("chain2", join(workspace, "chain1"));
+    symlinkSync("../write-out/chained.txt", join(workspace, "chain2"));
+    symlinkSync(join(outside, "sub"), join(workspace, "gone-dir"));
+    assert.equal(await call(tools, "fs.write", { path: "dangling.txt", content: "a" }, context()), `wrote: ${join(outside, "new.txt")} (through the symlink ${join(workspace, "dangling.txt")})`);
+    assert.equal(await call(tools, "fs.write", { path: "chain1", content: "b" }, context()), `wrote: ${join(outside, "chained.txt")} (through the symlink ${join(workspace, "chain1")})`);
+    assert.equal(await call(tools, "fs.write", { path: "gone-dir/x/y.txt", content: "c" }, context()), `wrote: ${join(outside, "sub", "x", "y.txt")} (through the symlink ${join(workspace, "gone-dir", "x", "y.txt")})`);
+    assert.deepEqual([readFileSync(join(outside, "new.txt"), "utf8"), readFileSync(join(outside, "chained.txt"), "utf8"), readFileSync(join(outside, "sub", "x", "y.txt"), "utf8")], ["a", "b", "c"]);
+    assert.equal(lstatSync(join(workspace, "dangling.txt")).isSymbolicLink(), true, "the link is still a link");
+
+    symlinkSync("loop2", join(workspace, "loop1"));
+    symlinkSync("loop1", join(workspace, "loop2"));
+    const error = await errorOf(call(tools, "fs.write", { path: "loop1", content: "x" }, context()));
+    assert.match(error, new RegExp(`${join(workspace, "loop1")}: too many levels of symbolic links \\(more than 40, a loop\\?\\)`));
+  });
+
   it("reports an edit whose text is not found, and a missing file", async () => {
     const file = join(workspace, "edit2.txt");
     writeFileSync(file, "alpha\nbeta\n");

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { DEFAULT_FETCH_MAX_BYTES, fetchText, webTools } from "../../../src/tools/builtin/web.ts";
-import { canonicalAddress, nonPublicReason, parseAllowList } from "../../../src/tools/builtin/web-guard.ts";
+import { canonicalAddress, nonPublicReason, parseAllowList, vetUrl } from "../../../src/tools/builtin/web-guard.ts";
 import { call, errorOf, fakeAgent, toolContext } from "../support/tool-context.ts";
 
 function listen(server: Server): Promise<number> {
@@ -74,6 +74,56 @@ describe("web.fetch address checks", () => {
       await errorOf(call(tools, "web.fetch", { url: "http://[::ffff:169.254.169.254]/latest/meta-data/" }, toolContext())),
       refusal("http://[::ffff:a9fe:a9fe]/latest/meta-data/", "169.254.169.254 is a link-local address"),
     );
+  });
+
+  it("refuses an IPv4-compatible IPv6 address ([::127.0.0.1]) as the loopback address it carries, without connecting", async () => {
+    const message = await errorOf(call(tools, "web.fetch", { url: `http://[::127.0.0.1]:${port}/admin` }, toolContext()));
+    assert.equal(message, refusal(`http://[::7f00:1]:${port}/admin`, "::7f00:1 is an IPv4-compatible address carrying 127.0.0.1, a loopback address"));
+    assert.deepEqual(requests, []);
+  });
+
+  it("judges every IPv6 form that carries an IPv4 address by that address", () => {
+    const cases: [string, string | null][] = [
+      // IPv4-compatible ::a.b.c.d (deprecated)
+      ["::7f00:1", "an IPv4-compatible address carrying 127.0.0.1, a loopback address"],
+      ["::a00:1", "an IPv4-compatible address carrying 10.0.0.1, a private (RFC 1918) address"],
+      ["::a9fe:a9fe", "an IPv4-compatible address carrying 169.254.169.254, a link-local address"],
+      ["::2", "an IPv4-compatible address carrying 0.0.0.2, an unspecified address"],
+      ["::808:808", null],
+      // IPv4-mapped ::ffff:a.b.c.d: judged as the IPv4 address itself
+      ["::ffff:7f00:1", "a loopback address"],
+      ["::ffff:c0a8:101", "a private (RFC 1918) address"],
+      ["::ffff:808:808", null],
+      // IPv4-translated ::ffff:0:a.b.c.d (RFC 6145)
+      ["::ffff:0:7f00:1", "an IPv4-translated address carrying 127.0.0.1, a loopback address"],
+      ["::ffff:0:808:808", null],
+      // NAT64 64:ff9b::/96 (RFC 6052)
+      ["64:ff9b::a00:1", "a NAT64 address carrying 10.0.0.1, a private (RFC 1918) address"],
+      ["64:ff9b::a9fe:a9fe", "a NAT64 address carrying 169.254.169.254, a link-local address"],
+      ["64:ff9b::808:808", null],
+      // the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) stays refused as a whole
+      ["64:ff9b:1::808:808", "a NAT64 address"],
+      // 6to4 2002:AABB:CCDD::/48
+      ["2002:7f00:1::1", "a 6to4 address carrying 127.0.0.1, a loopback address"],
+      ["2002:c0a8:101::", "a 6to4 address carrying 192.168.1.1, a private (RFC 1918) address"],
+      ["2002:808:808::1", null],
+      // Teredo 2001:0::/32: server in bits 32-63, client inverted in the last 32 bits
+      ["2001:0:808:808:8000:63bf:80ff:fffe", "a Teredo address carrying 127.0.0.1, a loopback address"],
+      ["2001:0:808:808:8000:63bf:f5ff:fffe", "a Teredo address carrying 10.0.0.1, a private (RFC 1918) address"],
+      ["2001:0:a00:1:8000:63bf:f7f7:f7f7", "a Teredo address carrying 10.0.0.1, a private (RFC 1918) address"],
+      ["2001:0:808:808:8000:63bf:f7f7:f7f7", null],
+      // the unspecified and loopback addresses keep their own words
+      ["::", "an unspecified address"],
+      ["::1", "a loopback address"],
+    ];
+    for (const [address, reason] of cases) assert.equal(nonPublicReason(address), reason, address);
+  });
+
+  it("refuses a host name whose AAAA record is such a form", async () => {
+    const resolver = async () => [{ address: "::7f00:1", family: 6 }];
+    await assert.rejects(vetUrl(new URL("http://sneaky.example/"), parseAllowList(""), resolver), {
+      message: "web.fetch refused http://sneaky.example/: sneaky.example resolves to ::7f00:1, an IPv4-compatible address carrying 127.0.0.1, a loopback address (set BUB_WEB_FETCH_ALLOW_HOSTS to allow it)",
+    });
   });
 
   it("refuses private, link-local, metadata, unique-local, unspecified and carrier-grade NAT addresses", async () => {
@@ -150,7 +200,7 @@ describe("web.fetch address checks", () => {
     assert.equal(nonPublicReason("8.8.8.8"), null);
     assert.equal(nonPublicReason("2606:4700:4700::1111"), null);
     assert.equal(nonPublicReason("::ffff:10.0.0.1"), "a private (RFC 1918) address");
-    assert.equal(nonPublicReason("64:ff9b::7f00:1"), "a NAT64 address");
+    assert.equal(nonPublicReason("64:ff9b::7f00:1"), "a NAT64 address carrying 127.0.0.1, a loopback address");
     assert.equal(canonicalAddress("[::ffff:127.0.0.1]"), "127.0.0.1");
     assert.equal(canonicalAddress("example.org"), null);
     const allow = parseAllowList(" Example.org. ,127.1, [::1] ,");
