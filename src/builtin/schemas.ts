@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { durationSeconds } from "../config/duration.ts";
-import { DEFAULT_MAX_STEPS } from "../llm/settings.ts";
+import { DEFAULT_MAX_STEPS, DEFAULT_MODEL_TIMEOUT_SECONDS } from "../llm/settings.ts";
 import { DEFAULT_SHELL_OUTPUT_MAX_BYTES } from "../tools/builtin/shell-output.ts";
 
 // One zod object per settings group. Each key `k` is read from the variable `BUB_K` (or the
@@ -25,7 +25,8 @@ export const agentSchema = z.object({
   api_base: stringOrMap(),
   max_steps: z.number().int().positive().nullable().default(DEFAULT_MAX_STEPS),
   max_tokens: z.number().int().positive().default(16384),
-  model_timeout_seconds: durationSeconds().nullable().default(null),
+  /** Seconds one model call attempt may take, stream included; `0` or `null`: no limit. */
+  model_timeout_seconds: durationSeconds({ allowZero: true }).nullable().default(DEFAULT_MODEL_TIMEOUT_SECONDS),
   model_idle_timeout_seconds: durationSeconds({ allowZero: true }).nullable().default(120),
   client_args: jsonObject(),
   completion_args: jsonObject(),
