@@ -93,7 +93,7 @@ describe("a model that never answers", () => {
         env: { BUB_HOME: `${home.path}/.bub`, BUB_MODEL: "local:steady", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test", BUB_MODEL_TIMEOUT_SECONDS: "0" },
       });
       assert.equal(result.code, 0, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
-      assert.equal(result.stdout, "[cli:local]\ntick tick tick tick tick\n");
+      assert.equal(result.stdout, "[cli:local]\ntick tick tick tick tick \n");
     } finally {
       await home.cleanup();
     }
