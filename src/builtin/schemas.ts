@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { durationSeconds } from "../config/duration.ts";
-import { DEFAULT_MAX_STEPS } from "../llm/settings.ts";
+import { DEFAULT_MAX_STEPS, DEFAULT_MODEL_TIMEOUT_SECONDS } from "../llm/settings.ts";
+import { DEFAULT_SHELL_OUTPUT_MAX_BYTES } from "../tools/builtin/shell-output.ts";
 
 // One zod object per settings group. Each key `k` is read from the variable `BUB_K` (or the
 // section's prefix, `BUB_SPILL_K`), then from `config.yml`, then from the default here.
@@ -24,7 +25,8 @@ export const agentSchema = z.object({
   api_base: stringOrMap(),
   max_steps: z.number().int().positive().nullable().default(DEFAULT_MAX_STEPS),
   max_tokens: z.number().int().positive().default(16384),
-  model_timeout_seconds: durationSeconds().nullable().default(null),
+  /** Seconds one model call attempt may take, stream included; `0` or `null`: no limit. */
+  model_timeout_seconds: durationSeconds({ allowZero: true }).nullable().default(DEFAULT_MODEL_TIMEOUT_SECONDS),
   model_idle_timeout_seconds: durationSeconds({ allowZero: true }).nullable().default(120),
   client_args: jsonObject(),
   completion_args: jsonObject(),
@@ -39,6 +41,8 @@ export const agentSchema = z.object({
   web_fetch_allow_hosts: z.array(z.string()).default([]),
   /** The most bytes of a body `web.fetch` reads; its `max_bytes` argument defaults to 10 MB. */
   web_fetch_max_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+  /** The most bytes of one command's output `bash` keeps in memory: the first half and the last half, with a notice of what was cut between. */
+  bash_output_max_bytes: z.number().int().positive().default(DEFAULT_SHELL_OUTPUT_MAX_BYTES),
   /** Variables `bash` keeps in its environment although they hold a secret (docs/security.md, *Secrets*). */
   tool_env_passthrough: z.array(z.string()).default([]),
 });

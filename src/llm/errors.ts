@@ -227,7 +227,7 @@ export function classifyModelError(error: unknown, model: string, options: Class
 
 /** The error for a call that did not finish within `model_timeout_seconds`. */
 export function modelTimeoutError(model: string, seconds: number): BubError {
-  return new BubError("temporary", `${model} did not finish within ${seconds} s (model_timeout_seconds); the call was aborted.`, {
+  return new BubError("temporary", `${model} did not finish within ${seconds} s (BUB_MODEL_TIMEOUT_SECONDS); the call was aborted.`, {
     details: { model, timeout_seconds: seconds },
   });
 }

@@ -12,7 +12,7 @@ import { modelTimeoutError } from "./errors.ts";
 import type { ModelCallEvent, ModelCallRequest } from "./model-call.ts";
 import type { AttemptState } from "./model-retry.ts";
 import type { ModelTarget } from "./providers.ts";
-import type { ModelSettings } from "./settings.ts";
+import { DEFAULT_MODEL_TIMEOUT_SECONDS, type ModelSettings } from "./settings.ts";
 import { normalizeUsage } from "./usage.ts";
 
 const log = createLogger("bub:llm");
@@ -37,7 +37,8 @@ export async function* streamAttempt(on: AttemptTarget, request: ModelCallReques
   const onAbort = () => controller.abort(request.signal?.reason);
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) controller.abort(request.signal.reason);
-  const timeoutSeconds = settings.model_timeout_seconds;
+  // Settings built without the key get the default bound; `0` or `null` turn it off.
+  const timeoutSeconds = settings.model_timeout_seconds === undefined ? DEFAULT_MODEL_TIMEOUT_SECONDS : settings.model_timeout_seconds;
   // Set when the call ran out of time: the error the attempt then ends with.
   let timedOut: BubError | null = null;
   const timer =

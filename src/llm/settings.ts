@@ -12,6 +12,12 @@ export const DEFAULT_MAX_TOKENS = 16384;
  */
 export const DEFAULT_MAX_STEPS = 100;
 
+/**
+ * Default seconds one call attempt may take, stream included (10 minutes): a stream that
+ * keeps sending but never ends is cut off, however busy it is.
+ */
+export const DEFAULT_MODEL_TIMEOUT_SECONDS = 600;
+
 /** Default seconds a model response may send nothing before the call fails. */
 export const DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS = 120;
 
@@ -29,7 +35,7 @@ export interface ModelSettings {
   /** One base URL for every provider, or a provider id → base URL map. */
   api_base: string | Record<string, string> | null;
   max_tokens: number;
-  /** Whole-call timeout per attempt; `null`: none. */
+  /** Whole-call timeout per attempt (default {@link DEFAULT_MODEL_TIMEOUT_SECONDS}); `0` or `null`: none. */
   model_timeout_seconds: number | null;
   /**
    * Seconds a response may send nothing (before its headers, or between two body chunks)
@@ -54,7 +60,7 @@ export function defaultModelSettings(overrides: Partial<ModelSettings> = {}): Mo
     api_key: null,
     api_base: null,
     max_tokens: DEFAULT_MAX_TOKENS,
-    model_timeout_seconds: null,
+    model_timeout_seconds: DEFAULT_MODEL_TIMEOUT_SECONDS,
     model_idle_timeout_seconds: DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS,
     client_args: {},
     completion_args: {},

@@ -6,6 +6,7 @@ import { agentSettings, channelSettings } from "../../src/builtin/settings.ts";
 import { ConfigError } from "../../src/config/settings.ts";
 import { MAX_DURATION_SECONDS } from "../../src/config/duration.ts";
 import { BubError } from "../../src/kernel/errors.ts";
+import { defaultModelSettings } from "../../src/llm/settings.ts";
 import { bashTools } from "../../src/tools/builtin/bash.ts";
 import { createShellManager } from "../../src/tools/builtin/shell-manager.ts";
 import { webTools } from "../../src/tools/builtin/web.ts";
@@ -37,7 +38,7 @@ describe("duration bounds", () => {
         assert.ok(error instanceof ConfigError);
         assert.equal(
           error.message,
-          `invalid setting BUB_MODEL_TIMEOUT_SECONDS=99999999: 99999999 is out of range: expected a number of seconds greater than 0 and at most ${RANGE} — fix it, or remove it to use the default`,
+          `invalid setting BUB_MODEL_TIMEOUT_SECONDS=99999999: 99999999 is out of range: expected a number of seconds from 0 to ${RANGE} — fix it, or remove it to use the default`,
         );
         return true;
       });
@@ -60,6 +61,19 @@ describe("duration bounds", () => {
       const agent = await config.settings.load(agentSettings);
       assert.equal(agent.model_timeout_seconds, MAX_DURATION_SECONDS);
       assert.equal(agent.model_idle_timeout_seconds, 0);
+    });
+  });
+
+  it("bounds a model call attempt to 10 minutes by default; 0 or null turns the bound off", async () => {
+    await withConfig("", {}, async (config) => {
+      assert.equal((await config.settings.load(agentSettings)).model_timeout_seconds, 600);
+    });
+    assert.equal(defaultModelSettings().model_timeout_seconds, 600);
+    await withConfig("", { BUB_MODEL_TIMEOUT_SECONDS: "0" }, async (config) => {
+      assert.equal((await config.settings.load(agentSettings)).model_timeout_seconds, 0);
+    });
+    await withConfig("model_timeout_seconds: null\n", {}, async (config) => {
+      assert.equal((await config.settings.load(agentSettings)).model_timeout_seconds, null);
     });
   });
 

@@ -195,7 +195,7 @@ describe("model client (against a fake OpenAI server)", () => {
       const { client } = clientFor({ model_timeout_seconds: 0.05 }, { retry: { maxAttempts: 1 } });
       const { error } = await failure(client.stream(hello));
       assert.equal(error.kind, "temporary");
-      assert.equal(error.message, "fake:model-a did not finish within 0.05 s (model_timeout_seconds); the call was aborted.");
+      assert.equal(error.message, "fake:model-a did not finish within 0.05 s (BUB_MODEL_TIMEOUT_SECONDS); the call was aborted.");
     });
 
     it("stops at once when the caller aborts, without retrying", async () => {

@@ -231,7 +231,7 @@ describe("model transport", () => {
     it("keeps the whole-call limit of model_timeout_seconds alongside it", async () => {
       server.script(reply.hang());
       const error = await failure(clientFor({ model_timeout_seconds: 0.2, model_idle_timeout_seconds: 5 }, { retry: { maxAttempts: 1 } }).stream(hello));
-      assert.equal(error.message, "fake:model-a did not finish within 0.2 s (model_timeout_seconds); the call was aborted.");
+      assert.equal(error.message, "fake:model-a did not finish within 0.2 s (BUB_MODEL_TIMEOUT_SECONDS); the call was aborted.");
     });
   });
 

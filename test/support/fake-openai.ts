@@ -72,8 +72,19 @@ export interface FakeHangReply {
   kind: "hang";
 }
 
+/**
+ * A stream that is never idle: one content delta (`text`) every `everyMs`, for ever (until
+ * the client aborts or the server closes), or after `chunks` deltas a normal finish.
+ */
+export interface FakeTrickleReply {
+  kind: "trickle";
+  everyMs: number;
+  text: string;
+  chunks?: number;
+}
+
 /** What the fake model does for one request. */
-export type FakeReply = FakeStreamReply | FakeErrorReply | FakeHangReply;
+export type FakeReply = FakeStreamReply | FakeErrorReply | FakeHangReply | FakeTrickleReply;
 
 /** A scripted reply, or a function choosing one from the request. */
 export type FakeReplyScript = FakeReply | ((request: RecordedRequest) => FakeReply);
@@ -124,6 +135,10 @@ export const reply = {
   /** Never answers. */
   hang(): FakeHangReply {
     return { kind: "hang" };
+  },
+  /** Streams `text` every `everyMs` without end (or `chunks` times, then finishes). */
+  trickle(everyMs: number, text = "tick ", options: { chunks?: number } = {}): FakeTrickleReply {
+    return { kind: "trickle", everyMs, text, ...options };
   },
   /** Sends `text` deltas, then after `afterChunks` chunks an event that is not JSON (a broken stream). */
   malformed(afterChunks = 1, text: string | string[] = ""): FakeStreamReply {
@@ -224,6 +239,27 @@ function completionBody(scripted: FakeStreamReply, body: ChatCompletionBody, id:
   return result;
 }
 
+/** Writes a {@link FakeTrickleReply} as chat-completions SSE chunks until it is done or the connection closes. */
+function trickle(response: ServerResponse, scripted: FakeTrickleReply, model: string, id: string): void {
+  const created = Math.floor(Date.now() / 1000);
+  const send = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    response.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  send({ role: "assistant", content: "" });
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (scripted.chunks !== undefined && sent >= scripted.chunks) {
+      clearInterval(timer);
+      send({}, "stop");
+      response.end("data: [DONE]\n\n");
+      return;
+    }
+    send({ content: scripted.text });
+    sent++;
+  }, scripted.everyMs);
+  response.on("close", () => clearInterval(timer));
+}
+
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -273,6 +309,10 @@ export async function startFakeOpenAI(options: { models?: readonly string[] } = 
     }
     const scripted = typeof next === "function" ? next(recorded) : next;
     if (scripted.kind === "hang") return; // left open: close() destroys the socket
+    if (scripted.kind === "trickle") {
+      trickle(response, scripted, body.model, `chatcmpl-fake-${++sequence}`);
+      return;
+    }
     if (scripted.kind === "error") {
       const errorBody = { error: { message: scripted.message, type: scripted.type ?? "api_error", param: null, code: scripted.code ?? null } };
       sendJson(response, scripted.status, errorBody, scripted.headers);

@@ -6,9 +6,11 @@ import { z } from "zod";
 import { durationSeconds } from "../../config/duration.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { Sandbox } from "../../kernel/sandbox.ts";
+import type { RuntimeAgent } from "../runtime-agent.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { sandboxOf } from "./context.ts";
 import type { ManagedShell, ShellManager } from "./shell-manager.ts";
+import { DEFAULT_SHELL_OUTPUT_MAX_BYTES } from "./shell-output.ts";
 
 /** Default foreground timeout of `bash`, in seconds. */
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 30;
@@ -42,6 +44,13 @@ async function resolveCwd(sandbox: Sandbox, cwd: string | null | undefined): Pro
   return target;
 }
 
+/** The agent's `bash_output_max_bytes`, else `BUB_BASH_OUTPUT_MAX_BYTES`, else the default (1 MiB). */
+function outputMaxBytes(agent: RuntimeAgent | undefined): number {
+  const value = agent?.configValue("bash_output_max_bytes") ?? process.env.BUB_BASH_OUTPUT_MAX_BYTES;
+  const number = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  return typeof number === "number" && Number.isSafeInteger(number) && number > 0 ? number : DEFAULT_SHELL_OUTPUT_MAX_BYTES;
+}
+
 /** `id: ..\nstatus: ..\nexit_code: ..` lines shared by `bash.output` and `bash.kill`. */
 function statusLines(shell: ManagedShell): string {
   return `id: ${shell.id}\nstatus: ${shell.status}\nexit_code: ${shell.exitCode ?? "null"}`;
@@ -52,7 +61,8 @@ export function bashTools(shells: ShellManager): Tool[] {
   const bash = defineTool({
     name: "bash",
     description:
-      "Run a shell command in the workspace and return its output (stdout and stderr together). " +
+      "Run a shell command in the workspace and return its output (stdout and stderr together; " +
+      "past 1 MiB by default only the first and the last half are kept). " +
       "With background=true it keeps running and returns a shell id to poll with bash_output and stop with bash_kill.",
     parameters: () => z.object({
       cmd: z.string().describe("The command line, run by bash (or sh)."),
@@ -67,7 +77,7 @@ export function bashTools(shells: ShellManager): Tool[] {
       const sandbox = sandboxOf(context);
       const directory = await resolveCwd(sandbox, cwd);
       const sessionId = typeof state.session_id === "string" ? state.session_id : null;
-      const shell = shells.start({ cmd, cwd: directory, sessionId, background, sandbox });
+      const shell = shells.start({ cmd, cwd: directory, sessionId, background, sandbox, maxOutputBytes: outputMaxBytes(context.agent) });
       if (background) return `started: ${shell.id}`;
       const outcome = await waitForShell(shell, timeout_seconds * 1000, signal);
       try {
@@ -105,12 +115,11 @@ export function bashTools(shells: ShellManager): Tool[] {
       if (shell.status === "exited") await waitForShell(shell, DRAIN_MS, undefined);
       // Read the status before the output: output that arrives in between is seen next time.
       const status = statusLines(shell);
-      const text = shell.output;
-      const start = Math.max(0, Math.min(offset, text.length));
-      const end = limit === null || limit === undefined ? text.length : Math.min(text.length, start + Math.max(0, limit));
+      // Offsets count the whole output: a read that reaches output cut from the bounded buffer gets a notice.
+      const { text, next } = shell.read(offset, limit);
       if (shell.status === "exited") shells.markPolled(shell.id);
-      const chunk = text.slice(start, end).trimEnd();
-      return `${status}\nnext_offset: ${end}\noutput:\n${chunk || "(no output)"}`;
+      const chunk = text.trimEnd();
+      return `${status}\nnext_offset: ${next}\noutput:\n${chunk || "(no output)"}`;
     },
   });
 

@@ -6,13 +6,15 @@
  *
  * Departures from the reference (spec §15.14): a finished background shell stays readable
  * after the poll that sees it exit, for a retention period; termination signals the whole
- * process group; output decoding never splits a character across reads.
+ * process group; output decoding never splits a character across reads; the output kept is
+ * bounded (./shell-output.ts: the first and the last half of `bash_output_max_bytes`).
  */
 import { randomBytes } from "node:crypto";
 import { BubError } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
 import type { Sandbox, SandboxProcess } from "../../kernel/sandbox.ts";
 import { createHostSandbox } from "../sandbox-host.ts";
+import { BoundedOutput, DEFAULT_SHELL_OUTPUT_MAX_BYTES, type OutputRead } from "./shell-output.ts";
 
 const log = createLogger("bub:tools");
 
@@ -39,8 +41,19 @@ export interface ManagedShell {
   readonly status: ShellStatus;
   /** Exit code; a shell ended by a signal reports minus the signal number (as Python does). */
   readonly exitCode: number | null;
-  /** Everything the shell wrote to stdout and stderr so far, in arrival order. */
+  /**
+   * What the shell wrote to stdout and stderr so far, in arrival order; past the bound, the
+   * first and the last half of it with a notice of how many bytes and lines were cut between.
+   */
   readonly output: string;
+  /** The most UTF-8 bytes of output kept. */
+  readonly maxOutputBytes: number;
+  /**
+   * The output from `offset` (a UTF-16 position in the whole output, cut parts counted), at
+   * most `limit` characters; a notice stands in for output that was cut. `next` is where the
+   * next read starts.
+   */
+  read(offset: number, limit?: number | null): OutputRead;
   /** Resolves when the main process has exited and both output streams are closed. */
   readonly closed: Promise<void>;
 }
@@ -53,6 +66,19 @@ export interface ShellManagerOptions {
   killGraceMs?: number;
   /** The shell binary of the host sandbox used when `start` is given none; default `bash` from PATH, else `/bin/sh`. */
   shell?: string;
+  /** Most bytes of output kept per shell when `start` is given none; default {@link DEFAULT_SHELL_OUTPUT_MAX_BYTES}. */
+  maxOutputBytes?: number;
+}
+
+/** What {@link ShellManager.start} takes. */
+export interface ShellStartOptions {
+  cmd: string;
+  cwd: string;
+  sessionId?: string | null;
+  background?: boolean;
+  sandbox?: Sandbox;
+  /** Most bytes of output kept (the first and the last half); default the manager's. */
+  maxOutputBytes?: number;
 }
 
 /** Starts, tracks and stops shells. */
@@ -61,9 +87,9 @@ export interface ShellManager {
    * Starts `cmd` through `sandbox`'s shell in `cwd` (a path of that sandbox), in a new
    * process group. A `background` shell does not keep the process alive: it is killed when
    * the process exits. Default sandbox: the host, whose commands get this process's
-   * environment without its secrets.
+   * environment without its secrets. The output kept is bounded by `maxOutputBytes`.
    */
-  start(options: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean; sandbox?: Sandbox }): ManagedShell;
+  start(options: ShellStartOptions): ManagedShell;
   /**
    * The shell with this id.
    * @throws BubError `not_found` `unknown shell id: <id>`.
@@ -102,19 +128,19 @@ class Shell implements ManagedShell {
   exitCode: number | null = null;
   finishedAt = 0;
   retention: NodeJS.Timeout | null = null;
-  readonly #chunks: string[] = [];
+  readonly #output: BoundedOutput;
   readonly exited: Promise<void>;
 
-  constructor(id: string, cmd: string, cwd: string, sessionId: string | null, sandbox: Sandbox, background: boolean) {
+  constructor(id: string, cmd: string, cwd: string, sessionId: string | null, sandbox: Sandbox, background: boolean, maxOutputBytes: number) {
     this.id = id;
     this.cmd = cmd;
     this.cwd = cwd;
     this.sessionId = sessionId;
+    const output = (this.#output = new BoundedOutput(maxOutputBytes));
     // One decoder per stream: a character split across chunks is never split in the text.
     const decoders = { stdout: new TextDecoder("utf-8", { fatal: false }), stderr: new TextDecoder("utf-8", { fatal: false }) };
     this.process = sandbox.exec({ command: cmd, cwd, background }, (chunk, stream) => {
-      const text = decoders[stream].decode(chunk, { stream: true });
-      if (text) this.#chunks.push(text);
+      output.push(decoders[stream].decode(chunk, { stream: true }));
     });
     this.exited = this.process.exited.then((code) => {
       this.status = "exited";
@@ -122,10 +148,7 @@ class Shell implements ManagedShell {
       this.finishedAt = Date.now();
     });
     this.closed = Promise.all([this.exited, this.process.closed]).then(() => {
-      for (const decoder of Object.values(decoders)) {
-        const rest = decoder.decode();
-        if (rest) this.#chunks.push(rest);
-      }
+      for (const decoder of Object.values(decoders)) output.push(decoder.decode());
     });
   }
 
@@ -134,8 +157,15 @@ class Shell implements ManagedShell {
   }
 
   get output(): string {
-    if (this.#chunks.length > 1) this.#chunks.splice(0, this.#chunks.length, this.#chunks.join(""));
-    return this.#chunks[0] ?? "";
+    return this.#output.text();
+  }
+
+  get maxOutputBytes(): number {
+    return this.#output.maxBytes;
+  }
+
+  read(offset: number, limit?: number | null): OutputRead {
+    return this.#output.read(offset, limit);
   }
 
   signalGroup(signal: "SIGTERM" | "SIGKILL"): void {
@@ -158,20 +188,22 @@ class DefaultShellManager implements ShellManager {
   readonly #retentionMs: number;
   readonly #killGraceMs: number;
   readonly #shell: string | undefined;
+  readonly #maxOutputBytes: number;
   #hostSandbox: Sandbox | undefined;
 
   constructor(options: ShellManagerOptions) {
     this.#retentionMs = options.retentionMs ?? DEFAULT_SHELL_RETENTION_MS;
     this.#killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
     this.#shell = options.shell;
+    this.#maxOutputBytes = options.maxOutputBytes ?? DEFAULT_SHELL_OUTPUT_MAX_BYTES;
   }
 
-  start({ cmd, cwd, sessionId = null, background = false, sandbox }: { cmd: string; cwd: string; sessionId?: string | null; background?: boolean; sandbox?: Sandbox }): ManagedShell {
+  start({ cmd, cwd, sessionId = null, background = false, sandbox, maxOutputBytes }: ShellStartOptions): ManagedShell {
     let id: string;
     do id = `bash-${randomBytes(4).toString("hex")}`;
     while (this.#shells.has(id));
     // A background shell does not keep a one-shot `bub run` alive; the exit handler below kills it.
-    const shell = new Shell(id, cmd, cwd, sessionId, sandbox ?? (this.#hostSandbox ??= createHostSandbox({ shell: this.#shell })), background);
+    const shell = new Shell(id, cmd, cwd, sessionId, sandbox ?? (this.#hostSandbox ??= createHostSandbox({ shell: this.#shell })), background, maxOutputBytes ?? this.#maxOutputBytes);
     this.#shells.set(id, shell);
     registerExitCleanup();
     void shell.exited.then(() => this.#pruneFinished());
