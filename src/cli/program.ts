@@ -103,7 +103,7 @@ export async function createProgram(framework: BubFramework, io: CliIO, argv?: r
     getOutHasColors: () => (stdoutIsPlain() ? (colorFromEnv() ?? false) : (defaults.getOutHasColors?.() ?? false)),
   };
   app
-    .description("Batteries-included, hook-first AI framework")
+    .description("Bub: a hook-first runtime for AI agents that live alongside people")
     .version(packageVersion(), "-V, --version", "print the version")
     .option("-w, --workspace <path>", "directory the agent works in (default: the current directory)")
     .option("--verbose", "add the causes of an error to its message")

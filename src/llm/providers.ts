@@ -87,7 +87,7 @@ export function resolveModelTarget(modelId: string, settings: ModelSettings, env
   if (!apiKey && info?.needsKey && !configuredBase) {
     throw new BubError(
       "config",
-      `No API key for provider '${ref.provider}': set ${providerEnvName(ref.provider, "API_KEY")} or BUB_API_KEY, or run \`bub onboard\`${ref.provider === "openai" ? " (or `bub login openai` to use a ChatGPT subscription)" : ""}.`,
+      `No API key for provider '${ref.provider}' — set ${providerEnvName(ref.provider, "API_KEY")} or BUB_API_KEY, or run \`bub onboard\`${ref.provider === "openai" ? " (or `bub login openai` to use a ChatGPT subscription)" : ""}.`,
       { details: { model: ref.id, provider: ref.provider } },
     );
   }

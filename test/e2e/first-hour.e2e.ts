@@ -96,6 +96,23 @@ describe("the README on the installed package", () => {
     }
   });
 
+  it("`,help` lists every tool the agent has; `bub --help` lists `hooks` and describes bub as the README does", async () => {
+    const home = await tempHome();
+    try {
+      const env = { BUB_HOME: join(home.path, ".bub"), BUB_MODEL: "local:any", BUB_API_BASE: openai.url, BUB_API_KEY: "sk-e2e" };
+      const help = await runBub(["run", ",help"], { home: home.path, env });
+      assert.equal(help.code, 0, help.stderr);
+      for (const tool of ["web.fetch", "subagent", "schedule.add", "schedule.list", "schedule.remove", "tape.reset", "spill.read", "bash.output"]) assert.match(help.stdout, new RegExp(`\\n  ${tool.replace(".", "\\.")} +\\S`), `,help lists ${tool}`);
+      const usage = await runBub(["--help"], { home: home.path, env });
+      assert.match(usage.stdout, /\n {2}hooks +show every hook/);
+      const readme = await readFile(join(root, "README.md"), "utf8");
+      const tagline = /^Usage: bub .*\n\n(.+)\n/.exec(usage.stdout)?.[1] ?? "";
+      assert.match(readme, new RegExp(tagline.replace(/^Bub: a /, "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")), "the README says what --help says");
+    } finally {
+      await home.cleanup();
+    }
+  });
+
   it("`npm install -g .` from a clone puts a working `bub` on PATH", async () => {
     const home = await tempHome();
     try {

@@ -57,11 +57,11 @@ describe("resolveModelTarget", () => {
   it("names the variables to set when a key is missing", () => {
     assert.throws(
       () => resolveModelTarget("openrouter:openrouter/free", defaultModelSettings(), noEnv),
-      configError("No API key for provider 'openrouter': set BUB_OPENROUTER_API_KEY or BUB_API_KEY, or run `bub onboard`."),
+      configError("No API key for provider 'openrouter' — set BUB_OPENROUTER_API_KEY or BUB_API_KEY, or run `bub onboard`."),
     );
     assert.throws(
       () => resolveModelTarget("anthropic:claude-sonnet", defaultModelSettings({ api_key: { openai: "x" } }), noEnv),
-      configError("No API key for provider 'anthropic': set BUB_ANTHROPIC_API_KEY or BUB_API_KEY, or run `bub onboard`."),
+      configError("No API key for provider 'anthropic' — set BUB_ANTHROPIC_API_KEY or BUB_API_KEY, or run `bub onboard`."),
     );
   });
 

@@ -57,7 +57,7 @@ export function registerBuiltinCommands(app: Command, framework: BubFramework, c
 
 function registerHooksCommand(app: Command, framework: BubFramework): void {
   app
-    .command("hooks", { hidden: true })
+    .command("hooks")
     .description("show every hook with the plugins implementing it, and plugins that failed to load")
     .action(async () => {
       const { printHookReport } = await import("./hooks.ts");

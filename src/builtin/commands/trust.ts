@@ -34,7 +34,7 @@ export async function runTrustCommand(home: string, workspace: string, path: str
   const entry = await trustFolder(home, folder);
   const present = [entry.packageJson && "package.json", entry.env && ".env", entry.mcpJson && ".mcp.json"].filter((file): file is string => Boolean(file));
   const files = present.length > 1 ? `${present.slice(0, -1).join(", ")} and ${present.at(-1)}` : (present[0] ?? "");
-  out.write(`Trusted ${entry.path}${files ? `: its ${files} load from now on, until ${present.length === 1 ? "it changes" : present.length === 2 ? "either file changes" : "any of them changes"}` : ""}.\n`);
+  out.write(`Trusted ${entry.path}${files ? `: its ${files} ${present.length === 1 ? "loads" : "load"} from now on, until ${present.length === 1 ? "it changes" : present.length === 2 ? "either file changes" : "any of them changes"}` : ""}.\n`);
   return 0;
 }
 

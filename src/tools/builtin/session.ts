@@ -31,6 +31,17 @@ export const COMMAND_HELP_TEXT = [
   "Any unknown command after ',' is executed as shell via bash.",
 ].join("\n");
 
+/** `,help` with the agent's tools: the examples, then every tool by name with the first sentence of its description. */
+function helpText(tools: readonly Tool[]): string {
+  if (tools.length === 0) return COMMAND_HELP_TEXT;
+  const lines = COMMAND_HELP_TEXT.split("\n");
+  const last = lines.pop() ?? "";
+  const sorted = [...tools].sort((a, b) => a.name.localeCompare(b.name));
+  const width = Math.max(...sorted.map((tool) => tool.name.length));
+  const summary = (text: string) => /^[^\n]*?[.!?](?=\s|$)|^[^\n]*/.exec(text.trim())?.[0] ?? "";
+  return [...lines, "Every command (,<name> key=value ...):", ...sorted.map((tool) => `  ${tool.name.padEnd(width)}  ${summary(tool.description)}`), last].join("\n");
+}
+
 /**
  * What `,model` without an id says: the model in use, the configured fallbacks, and the
  * models the plugins offer for the session (`provideModelOptions`), the current one marked.
@@ -58,8 +69,9 @@ export function sessionTools(shells: ShellManager): Tool[] {
   const help = defineTool({
     name: "help",
     description: "Show the comma commands.",
+    context: true,
     agentUse: false,
-    run: () => COMMAND_HELP_TEXT,
+    run: (_args, { agent }) => helpText(agent?.tools.list() ?? []),
   });
 
   const quit = defineTool({

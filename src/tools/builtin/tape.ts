@@ -20,7 +20,7 @@ export function tapeTools(): Tool[] {
     context: true,
     async run(_args, context) {
       const summary = await tapeOf(context).info();
-      const rate = summary.lastTokenCacheHitRate === null ? "None" : `${(summary.lastTokenCacheHitRate * 100).toFixed(2)}%`;
+      const rate = summary.lastTokenCacheHitRate === null ? "unknown (no cached-token count reported yet)" : `${(summary.lastTokenCacheHitRate * 100).toFixed(2)}%`;
       return (
         `name: ${summary.name}\n` +
         `entries: ${summary.entries}\n` +

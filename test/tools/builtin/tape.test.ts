@@ -16,7 +16,7 @@ describe("tape tools", () => {
     const tape = memoryTape();
     assert.equal(
       await call(tools, "tape.info", {}, toolContext({}, { tape })),
-      "name: ws__session\nentries: 0\nanchors: 0\nlast_anchor: None\nentries_since_last_anchor: 0\nlast_token_usage: None\nlast_token_cache_hit_rate: None",
+      "name: ws__session\nentries: 0\nanchors: 0\nlast_anchor: None\nentries_since_last_anchor: 0\nlast_token_usage: None\nlast_token_cache_hit_rate: unknown (no cached-token count reported yet)",
     );
     await tape.handoff("phase-1", { summary: "x" });
     await tape.appendEvent("run", { status: "ok", usage: { total_tokens: 120, prompt_tokens: 100, prompt_tokens_details: { cached_tokens: 25 } } });
@@ -87,7 +87,7 @@ describe("spill.read", () => {
 
 describe("session commands", () => {
   it("help prints the command list and is hidden from the model", async () => {
-    const help = String(await call(tools, "help", {}, null));
+    const help = String(await call(tools, "help", {}, toolContext({}, { tape: memoryTape() })));
     assert.ok(help.startsWith("Commands use ',' at line start.\nKnown internal commands:\n  ,help\n"));
     assert.ok(help.includes("  ,bash.output shell_id=bash-12345678\n"));
     assert.ok(help.endsWith("Any unknown command after ',' is executed as shell via bash."));
