@@ -7,7 +7,7 @@ import { accessSync, constants, type Stats } from "node:fs";
 import { lstat, open, realpath, stat, writeFile } from "node:fs/promises";
 import { Socket } from "node:net";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { directoryProblem, makeDirectoryAsync } from "../config/home-dir.ts";
+import { directoryProblem, makeDirectoryAsync, SHARED_DIRECTORY_MODE } from "../config/home-dir.ts";
 import { expandHome } from "../config/paths.ts";
 import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../config/redaction.ts";
 import { BubError } from "../kernel/errors.ts";
@@ -168,7 +168,7 @@ export function createHostSandbox(options: HostSandboxOptions = {}): Sandbox {
     readFile: readHostFile,
     async writeFile(path, content) {
       // One level at a time: Node's recursive mkdir never returns where mkdir answers ENOENT (/proc).
-      await makeDirectoryAsync(dirname(path)).catch((error: unknown) => {
+      await makeDirectoryAsync(dirname(path), SHARED_DIRECTORY_MODE).catch((error: unknown) => {
         throw new BubError("tool", `cannot create the folder ${dirname(path)}: ${directoryProblem(error, dirname(path))}`, { cause: error });
       });
       await writeFile(path, content, "utf8");

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { appendFile, readFile } from "node:fs/promises";
-import { makeDirectoryAsync } from "../../config/home-dir.ts";
+import { makeDirectoryAsync, PRIVATE_FILE_MODE } from "../../config/home-dir.ts";
 import { dirname, join } from "node:path";
 
 /** `<home>/history/<md5(workspace)>.history`. */
@@ -48,5 +48,5 @@ function stamp(date: Date): string {
 export async function appendHistory(file: string, entry: string, date = new Date()): Promise<void> {
   await makeDirectoryAsync(dirname(file));
   const lines = entry.split("\n").map((line) => `+${line}`).join("\n");
-  await appendFile(file, `\n# ${stamp(date)}\n${lines}\n`);
+  await appendFile(file, `\n# ${stamp(date)}\n${lines}\n`, { mode: PRIVATE_FILE_MODE });
 }
