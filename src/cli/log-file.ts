@@ -8,7 +8,7 @@
  */
 import { open, rename, stat, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { makeDirectoryAsync } from "../config/home-dir.ts";
+import { makeDirectoryAsync, PRIVATE_FILE_MODE } from "../config/home-dir.ts";
 import { errorCode } from "../config/thrown.ts";
 
 /** Options of {@link RotatingLogFile}. */
@@ -102,7 +102,7 @@ export class RotatingLogFile {
   }
 
   async #append(text: string, bytes: number): Promise<void> {
-    this.#handle ??= await open(this.path, "a", 0o600);
+    this.#handle ??= await open(this.path, "a", PRIVATE_FILE_MODE);
     await this.#handle.write(text);
     this.#size = (this.#size ?? 0) + bytes;
   }
@@ -126,7 +126,7 @@ export class RotatingLogFile {
         if (error.code !== "ENOENT") throw error;
       });
     }
-    if (this.files === 1) await writeFile(this.path, "");
+    if (this.files === 1) await writeFile(this.path, "", { mode: PRIVATE_FILE_MODE });
   }
 }
 

@@ -3,8 +3,12 @@
  * for ever, at 100% of a core, on a path where `mkdir` answers ENOENT although the parent
  * exists (`/proc/<name>`, some FUSE and network file systems). {@link makeDirectory} creates
  * one missing level at a time, so any failure is reported once.
+ *
+ * What bub keeps under `BUB_HOME` (tapes, logs, history, the inbound journal, schedules,
+ * settings) is private to the user whatever the umask: folders it creates are
+ * {@link PRIVATE_DIRECTORY_MODE} and files it writes {@link PRIVATE_FILE_MODE}.
  */
-import { accessSync, constants, mkdirSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { errorCode, errorMessage } from "./thrown.ts";
@@ -23,12 +27,20 @@ function notADirectory(path: string): Error {
   return Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${path}'`), { code: "ENOTDIR", path });
 }
 
+/** The mode of every folder bub creates for itself (0700: the owner only). */
+export const PRIVATE_DIRECTORY_MODE = 0o700;
+/** The mode of every file bub writes under `BUB_HOME` (0600: the owner only). */
+export const PRIVATE_FILE_MODE = 0o600;
+/** The mode for folders of the user's own (a workspace's): what the umask leaves of 0777. */
+export const SHARED_DIRECTORY_MODE = 0o777;
+
 /**
- * Creates `path` and its missing parents, one level at a time (never `recursive: true`).
+ * Creates `path` and its missing parents, one level at a time (never `recursive: true`),
+ * each with `mode` (default {@link PRIVATE_DIRECTORY_MODE}); existing levels are left as they are.
  * @throws the first file-system error, with `path` set to the level that failed; an
  *   existing non-directory gives ENOTDIR.
  */
-export function makeDirectory(path: string): void {
+export function makeDirectory(path: string, mode: number = PRIVATE_DIRECTORY_MODE): void {
   const missing: string[] = [];
   let current = resolve(path);
   for (;;) {
@@ -45,7 +57,7 @@ export function makeDirectory(path: string): void {
   }
   for (const directory of missing.reverse()) {
     try {
-      mkdirSync(directory);
+      mkdirSync(directory, mode);
     } catch (error) {
       if (errorCode(error) === "EEXIST" && statSync(directory, { throwIfNoEntry: false })?.isDirectory()) continue;
       throw error;
@@ -54,7 +66,7 @@ export function makeDirectory(path: string): void {
 }
 
 /** {@link makeDirectory} without blocking: the same one level at a time, for the tools and channels. */
-export async function makeDirectoryAsync(path: string): Promise<void> {
+export async function makeDirectoryAsync(path: string, mode: number = PRIVATE_DIRECTORY_MODE): Promise<void> {
   const missing: string[] = [];
   let current = resolve(path);
   for (;;) {
@@ -71,11 +83,24 @@ export async function makeDirectoryAsync(path: string): Promise<void> {
   }
   for (const directory of missing.reverse()) {
     try {
-      await mkdir(directory);
+      await mkdir(directory, mode);
     } catch (error) {
       if (errorCode(error) === "EEXIST" && (await stat(directory).catch(() => null))?.isDirectory()) continue;
       throw error;
     }
+  }
+}
+
+/**
+ * Creates `path` empty with {@link PRIVATE_FILE_MODE} when it does not exist (an existing file
+ * is not touched). For files another library creates with the umask's mode, such as a SQLite
+ * database, which also gives its `-wal`, `-shm` and `-journal` files the database's mode.
+ */
+export function createPrivateFile(path: string): void {
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE));
+  } catch (error) {
+    if (errorCode(error) !== "EEXIST") throw error;
   }
 }
 

@@ -34,10 +34,11 @@ export type ScheduleManager = Pick<ChannelManager, "enabledChannels" | "handleMe
  * channel this gateway does not serve is logged and not run.
  */
 export async function startGatewaySchedules(framework: BubFramework, manager: ScheduleManager): Promise<Scheduler> {
-  const { missed } = await framework.settings.load(scheduleSettings);
+  const { missed, min_interval_seconds } = await framework.settings.load(scheduleSettings);
   const scheduler = new Scheduler({
     store: new ScheduleStore(framework.home),
     missed,
+    minIntervalSeconds: min_interval_seconds,
     async deliver(job, run) {
       if (!manager.enabledChannels().some((channel) => channel.name === job.channel)) {
         log.warn(`schedule.undelivered id=${job.id} channel '${job.channel}' is not served by this gateway — enable it (bub gateway --enable-channel ${job.channel}) or remove the schedule`);

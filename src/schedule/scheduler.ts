@@ -13,6 +13,7 @@ import { describeWhen, type ScheduleJob } from "./job.ts";
 import type { ScheduleStore } from "./store.ts";
 import { DueQueue } from "./due-queue.ts";
 import { RunTimes } from "./timing.ts";
+import { DEFAULT_MIN_INTERVAL_SECONDS, MIN_INTERVAL_SETTING } from "./settings.ts";
 
 const log = createLogger("bub:schedule");
 
@@ -39,6 +40,12 @@ export interface SchedulerOptions {
   readonly missed?: MissedPolicy;
   /** How often the jobs folder is read again besides watching it (ms; default 10 000). */
   readonly rescanMs?: number;
+  /**
+   * Shortest time between two runs of one cron job, in seconds (`schedule.min_interval_seconds`;
+   * default 60, 0: none). A stored job whose expression matches more often (written before the
+   * limit, or by hand) is not refused: its runs are spaced this far apart, with one log line.
+   */
+  readonly minIntervalSeconds?: number;
 }
 
 /** Runs stored jobs on time (see the module comment). */
@@ -90,6 +97,10 @@ export class Scheduler {
     return this.#options.rescanMs ?? 10_000;
   }
 
+  get #minMs(): number {
+    return (this.#options.minIntervalSeconds ?? DEFAULT_MIN_INTERVAL_SECONDS) * 1000;
+  }
+
   get #policy(): MissedPolicy {
     return this.#options.missed ?? "run_once";
   }
@@ -133,6 +144,8 @@ export class Scheduler {
   async #adopt(job: ScheduleJob, atStart: boolean): Promise<void> {
     if (this.#stopped || this.#armed.has(job.id) || this.#firing.has(job.id)) return;
     const now = new Date();
+    /** When the job last ran (cron jobs): its next run is spaced from it. */
+    let lastRun: number | null = null;
     if (job.at !== null) {
       const at = new Date(job.at);
       if (at <= now) {
@@ -144,17 +157,34 @@ export class Scheduler {
         void this.#fire(job, at, atStart);
         return;
       }
-    } else if (atStart) {
-      const state = await this.#options.store.runState(job.id);
-      const since = new Date(state?.last_run_at ?? job.created_at);
-      const due = this.#times.next(job, since);
-      if (due !== null && due <= now) {
-        if (this.#policy === "run_once") void this.#fire(job, due, true);
-        else log.info(`schedule.missed id=${job.id} ${describeWhen(job)} skipped (BUB_SCHEDULE_MISSED=skip)`);
+    } else {
+      this.#warnIfTooFrequent(job, now);
+      if (atStart) {
+        const state = await this.#options.store.runState(job.id);
+        // Spaced from when the last run was handed over (a missed run's scheduled time may be long past).
+        if (state) lastRun = Math.max(Date.parse(state.last_run_at), Date.parse(state.fired_at));
+        const due = state ? this.#times.nextSpaced(job, lastRun, this.#minMs, lastRun ?? 0) : this.#times.next(job, new Date(job.created_at));
+        if (due !== null && due <= now) {
+          if (this.#policy === "run_once") {
+            void this.#fire(job, due, true);
+            lastRun = now.getTime();
+          } else log.info(`schedule.missed id=${job.id} ${describeWhen(job)} skipped (BUB_SCHEDULE_MISSED=skip)`);
+        }
       }
     }
     if (this.#stopped || this.#armed.has(job.id)) return;
-    this.#arm(job, job.at !== null ? new Date(job.at) : this.#times.next(job, now));
+    this.#arm(job, job.at !== null ? new Date(job.at) : this.#times.nextSpaced(job, lastRun, this.#minMs, now.getTime()));
+  }
+
+  /** Logs once per adoption when a cron job matches more often than the minimum interval allows. */
+  #warnIfTooFrequent(job: ScheduleJob, now: Date): void {
+    const minMs = this.#minMs;
+    if (minMs <= 0) return;
+    const gap = this.#times.smallestGapMs(job, now);
+    if (gap === null || gap >= minMs) return;
+    log.warn(
+      `schedule.too_frequent id=${job.id} ${describeWhen(job)} runs as often as every ${gap / 1000} s; its runs are kept ${minMs / 1000} s apart, the minimum of ${MIN_INTERVAL_SETTING} — remove the job or change its expression`,
+    );
   }
 
   /** Queues the job's next run (none: it is not armed), and sets the timer unless told not to. */
@@ -203,8 +233,9 @@ export class Scheduler {
       const { job } = armed;
       fired++;
       void this.#fire(job, new Date(entry.due), false);
-      // A cron job that fell behind goes on from now, never running the matches in between.
-      if (job.cron !== null) this.#arm(job, this.#times.next(job, new Date(Math.max(entry.due, now))), false);
+      // A cron job that fell behind goes on from now, never running the matches in between,
+      // and never sooner than the minimum interval after this run.
+      if (job.cron !== null) this.#arm(job, this.#times.nextSpaced(job, entry.due, this.#minMs, now), false);
     }
     this.#wake();
   }

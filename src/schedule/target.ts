@@ -15,7 +15,7 @@ export interface ScheduleTarget {
 }
 
 /** The value of `key` in a `k=v|k=v` context line, or null. */
-function contextValue(context: unknown, key: string): string | null {
+export function contextValue(context: unknown, key: string): string | null {
   if (typeof context !== "string") return null;
   for (const part of context.split("|")) {
     const at = part.indexOf("=");

@@ -7,7 +7,8 @@
  * globs (scripts, tests) do not take it for a tape, and has no `__`, so neither runtime
  * lists it as one.
  */
-import { appendFile, mkdir } from "node:fs/promises";
+import { appendFile } from "node:fs/promises";
+import { makeDirectoryAsync, PRIVATE_FILE_MODE } from "../config/home-dir.ts";
 import { join } from "node:path";
 import { createLogger } from "../kernel/log.ts";
 import type { TapeNameRecord } from "../kernel/tape-contract.ts";
@@ -83,8 +84,8 @@ export function createFileNameIndex(directory: string): FileNameIndex {
           known ??= readRecords().then((records) => new Set(records.map((each) => each.tape)));
           const names = await known;
           if (names.has(record.tape)) return;
-          await mkdir(directory, { recursive: true });
-          await appendFile(path, nameIndexLine(record), "utf8");
+          await makeDirectoryAsync(directory);
+          await appendFile(path, nameIndexLine(record), { encoding: "utf8", mode: PRIVATE_FILE_MODE });
           names.add(record.tape);
         })
         .catch((error: unknown) => {

@@ -9,7 +9,7 @@
  */
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { makeDirectory } from "../config/home-dir.ts";
+import { createPrivateFile, makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import { fileStoreError } from "./store-errors.ts";
 import { errorMessage } from "../config/thrown.ts";
@@ -50,6 +50,7 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
       throw fileStoreError(error, "create the directory of", path);
     }
     try {
+      createPrivateFile(path);
       database = new DatabaseSync(path, { timeout: 0 });
     } catch (error) {
       throw new BubError(

@@ -1,7 +1,7 @@
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLOutputValue, type StatementSync } from "node:sqlite";
 import { createLogger } from "../kernel/log.ts";
-import { makeDirectory } from "../config/home-dir.ts";
+import { createPrivateFile, makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { utcNow } from "./date.ts";
@@ -154,6 +154,8 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
     for (;;) {
       try {
         makeDirectory(dirname(path));
+        // Owner-only before SQLite creates it (its -wal and -shm files take the same mode).
+        createPrivateFile(path);
         database = new DatabaseSync(path, { timeout: busyTimeoutMs });
         database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
         database.exec(SCHEMA);

@@ -15,6 +15,7 @@ import { fileStoreError } from "./store-errors.ts";
 import { TapeIndex, type AppendedLine, type SkippedLine } from "./tape-index.ts";
 import { readTape } from "./tape-read.ts";
 import { errorCode } from "../config/thrown.ts";
+import { PRIVATE_FILE_MODE } from "../config/home-dir.ts";
 
 export type { SkippedLine } from "./tape-index.ts";
 
@@ -68,7 +69,7 @@ export class TapeFile {
     let fd: number;
     let created = false;
     try {
-      fd = await openAsync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o644);
+      fd = await openAsync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE);
       created = true;
     } catch (error) {
       if (errorCode(error) !== "EEXIST") throw fileStoreError(error, "create", this.path);
@@ -208,7 +209,7 @@ export class TapeFile {
     this.#closeFd();
     let fd: number;
     try {
-      fd = openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o644);
+      fd = openSync(this.path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE);
       this.#created = true;
     } catch (error) {
       if (errorCode(error) !== "EEXIST") throw fileStoreError(error, "create", this.path);

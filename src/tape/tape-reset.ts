@@ -3,7 +3,7 @@
  */
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
-import { makeDirectoryAsync } from "../config/home-dir.ts";
+import { makeDirectoryAsync, PRIVATE_FILE_MODE } from "../config/home-dir.ts";
 import { join } from "node:path";
 import { describeError } from "../kernel/errors.ts";
 import type { TapeStore } from "../kernel/tape-contract.ts";
@@ -42,7 +42,7 @@ export async function archiveTape(store: TapeStore, tape: string, archivePath: s
     const path = join(archivePath, `${tape}.jsonl.${stamp}${attempt === 0 ? "" : `-${attempt}`}.bak`);
     let handle;
     try {
-      handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+      handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE);
     } catch (error) {
       if (errorCode(error) === "EEXIST") continue;
       throw fileStoreError(error, "create the archive", path);

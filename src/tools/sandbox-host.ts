@@ -7,7 +7,7 @@ import { accessSync, constants, type Stats } from "node:fs";
 import { lstat, open, stat } from "node:fs/promises";
 import { Socket } from "node:net";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { directoryProblem, makeDirectoryAsync } from "../config/home-dir.ts";
+import { directoryProblem, makeDirectoryAsync, SHARED_DIRECTORY_MODE } from "../config/home-dir.ts";
 import { expandHome } from "../config/paths.ts";
 import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../config/redaction.ts";
 import { BubError } from "../kernel/errors.ts";
@@ -106,7 +106,7 @@ async function writeHostFile(path: string, content: string): Promise<void> {
   const real = await linkTarget(path);
   const folder = dirname(real);
   // One level at a time: Node's recursive mkdir never returns where mkdir answers ENOENT (/proc).
-  await makeDirectoryAsync(folder).catch((error: unknown) => {
+  await makeDirectoryAsync(folder, SHARED_DIRECTORY_MODE).catch((error: unknown) => {
     throw new BubError("tool", `cannot create the folder ${folder}: ${directoryProblem(error, folder)}`, { cause: error });
   });
   const file = await open(real, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0), 0o666);

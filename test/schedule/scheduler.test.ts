@@ -21,12 +21,14 @@ function job(fields: Partial<ScheduleJob> & Pick<ScheduleJob, "cron" | "at">): S
 }
 
 /** A scheduler over `store` recording every run it hands over. */
-function recording(store: ScheduleStore, missed?: MissedPolicy) {
+/** `minIntervalSeconds` null: the Scheduler's default. */
+function recording(store: ScheduleStore, missed?: MissedPolicy, minIntervalSeconds: number | null = 0) {
   const runs: { job: ScheduleJob; run: ScheduledRun; at: number }[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   const scheduler = new Scheduler({
     store,
     missed,
+    minIntervalSeconds: minIntervalSeconds ?? undefined,
     rescanMs: 60_000,
     async deliver(job, run) {
       runs.push({ job, run, at: Date.now() });
@@ -186,6 +188,43 @@ describe("Scheduler", () => {
       }
     });
   }
+
+  it("keeps the runs of a stored job that matches every second at least the minimum interval apart", async () => {
+    const dir = await tempDir();
+    const store = new ScheduleStore(dir.path);
+    const everySecond = job({ cron: "* * * * * *", at: null });
+    await store.add(everySecond);
+    const { scheduler, runs, waitForRuns } = recording(store, "run_once", 2);
+    try {
+      await scheduler.start();
+      await waitForRuns(2, 8_000);
+      const [first, second] = runs.map((entry) => entry.run.scheduledFor.getTime());
+      assert.ok(second! - first! >= 2_000, `runs ${second! - first!} ms apart`);
+    } finally {
+      await scheduler.stop();
+      await dir.cleanup();
+    }
+  });
+
+  it("does not run a too-frequent job again after a restart before the minimum interval (default 60 s) has passed since its last run", async () => {
+    const dir = await tempDir();
+    const store = new ScheduleStore(dir.path);
+    const everySecond = job({ cron: "* * * * * *", at: null, created_at: new Date(Date.now() - 3_600_000).toISOString() });
+    await store.add(everySecond);
+    const lastRun = new Date(Math.floor(Date.now() / 1000) * 1000 - 5_000);
+    await store.recordRun(everySecond.id, lastRun, lastRun);
+    // The Scheduler's own default, as a gateway without the setting gets it.
+    const { scheduler, runs } = recording(store, "run_once", null);
+    try {
+      await scheduler.start();
+      assert.equal(scheduler.size, 1, "the job stays armed");
+      await sleep(1_500);
+      assert.deepEqual(runs, [], "no missed run and no run every second");
+    } finally {
+      await scheduler.stop();
+      await dir.cleanup();
+    }
+  });
 
   it("skips a malformed job file with a warning and runs the others", async () => {
     const dir = await tempDir();

@@ -15,6 +15,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readBoundedTextFile, SETTINGS_FILE_MAX_BYTES } from "../../config/bounded-file.ts";
 import { expandHome } from "../../config/paths.ts";
+import { makeDirectoryAsync } from "../../config/home-dir.ts";
 import { selfIndexUrl } from "../../plugins/load.ts";
 import { packageJsonOf, pluginRequirement, type PackageJson, type PluginRequirement } from "../../plugins/discovery.ts";
 import { isRecord } from "../../kernel/guards.ts";
@@ -141,7 +142,8 @@ export function projectDirOf(context: ProjectContext, options: ProjectCommandOpt
 export async function ensureProject(dir: string): Promise<boolean> {
   const file = join(dir, "package.json");
   if (existsSync(file)) return false;
-  await mkdir(dir, { recursive: true });
+  // Private like the rest of BUB_HOME, where it lives by default (npm's files inside keep the umask's modes).
+  await makeDirectoryAsync(dir);
   const manifest = {
     name: "bub-project",
     version: "0.0.0",

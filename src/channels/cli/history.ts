@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { appendFile } from "node:fs/promises";
 import { FileRefusedError, readBoundedTextFile } from "../../config/bounded-file.ts";
-import { makeDirectoryAsync } from "../../config/home-dir.ts";
+import { makeDirectoryAsync, PRIVATE_FILE_MODE } from "../../config/home-dir.ts";
 import { dirname, join } from "node:path";
 import { createLogger } from "../../kernel/log.ts";
 
@@ -62,5 +62,5 @@ function stamp(date: Date): string {
 export async function appendHistory(file: string, entry: string, date = new Date()): Promise<void> {
   await makeDirectoryAsync(dirname(file));
   const lines = entry.split("\n").map((line) => `+${line}`).join("\n");
-  await appendFile(file, `\n# ${stamp(date)}\n${lines}\n`);
+  await appendFile(file, `\n# ${stamp(date)}\n${lines}\n`, { mode: PRIVATE_FILE_MODE });
 }
