@@ -19,6 +19,8 @@ export interface ValueSources {
   readonly env: NodeJS.ProcessEnv;
   /** False: keep `${NAME}` references in the file's values as written. */
   readonly expand: boolean;
+  /** False: a reference to an unset variable is not logged (a probe of data about to be written). */
+  readonly warn?: boolean;
 }
 
 /** A section's values before validation, and where each key's value came from. */
@@ -37,7 +39,7 @@ function fileSection(section: SettingsSection<unknown>, file: ConfigFile): Recor
 function fromFile(value: unknown, field: unknown, path: readonly string[], from: ValueSources): unknown {
   if (value === undefined || !from.expand) return value;
   const { value: expanded, missing } = expandReferences(value, from.env);
-  if (missing.length > 0) {
+  if (missing.length > 0 && from.warn !== false) {
     const line = from.file.lineOf(path);
     log.warn(
       `'${path.join(".")}' in ${from.file.path}${line ? ` line ${line}` : ""} refers to ${missing.map((name) => `\${${name}}`).join(", ")}, not set in the environment; ${expanded === undefined ? "the setting is ignored" : "the entries naming it are ignored"}. Set the variable or change the file.`,

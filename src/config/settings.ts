@@ -40,15 +40,18 @@ export class Settings implements SettingsStore {
   #revision = 0;
 
   readonly #expand: boolean;
+  readonly #warn: boolean;
 
   /**
    * `expandReferences: false` keeps `${NAME}` references in the file's values as written
-   * (see config-refs.ts); by default they are replaced from `env`.
+   * (see config-refs.ts); by default they are replaced from `env`. `warnMissing: false`
+   * does not log references to unset variables.
    */
-  constructor(file: ConfigFile, env: NodeJS.ProcessEnv = process.env, options: { expandReferences?: boolean } = {}) {
+  constructor(file: ConfigFile, env: NodeJS.ProcessEnv = process.env, options: { expandReferences?: boolean; warnMissing?: boolean } = {}) {
     this.#file = file;
     this.#env = env;
     this.#expand = options.expandReferences ?? true;
+    this.#warn = options.warnMissing ?? true;
   }
 
   /** The config file in use. */
@@ -171,7 +174,7 @@ export class Settings implements SettingsStore {
 
   /** Gathers and checks a section's values; remembers them (on the section) when they pass. */
   #resolve<T>(section: SettingsSection<T>, schema: SettingsSchema): Resolved<T> {
-    const { values, sources } = gatherValues(section, schema, { file: this.#file, env: this.#env, expand: this.#expand });
+    const { values, sources } = gatherValues(section, schema, { file: this.#file, env: this.#env, expand: this.#expand, warn: this.#warn });
     const result = section.values.parse(values, { error: defaultIssueMessage });
     if (result.success) {
       section.values.set(this.#keyOf(section.id), result.data);
@@ -186,7 +189,9 @@ export class Settings implements SettingsStore {
    * listing every problem.
    */
   async validate(data: Record<string, unknown>, file = "config"): Promise<Record<string, unknown>> {
-    const probe = new Settings({ path: file, data, lineOf: () => null }, {});
+    // The data alone, without the environment; its `${NAME}` references are resolved at run
+    // time, so one to a variable unset here is not worth a warning.
+    const probe = new Settings({ path: file, data, lineOf: () => null }, {}, { warnMissing: false });
     for (const section of this.#sections.values()) {
       probe.register(section);
       probe.#schemas.set(section.id, await this.#schemaOf(section));

@@ -113,6 +113,25 @@ describe("the README on the installed package", () => {
     }
   });
 
+  it("a missing key names `bub onboard` once; `bub trust` of a folder with only a package.json reads right", async () => {
+    const home = await tempHome();
+    try {
+      const env = { BUB_HOME: join(home.path, ".bub"), BUB_MODEL: "openrouter:openrouter/free" };
+      const run = await runBub(["run", "hi"], { home: home.path, env });
+      assert.equal(run.code, 1);
+      assert.match(run.stderr, /^bub: No API key for provider 'openrouter' — set BUB_OPENROUTER_API_KEY or BUB_API_KEY, or run `bub onboard`\.?\n$/);
+      assert.equal(run.stderr.split("bub onboard").length, 2, run.stderr);
+      const folder = join(home.path, "project");
+      await mkdir(folder);
+      await writeFile(join(folder, "package.json"), "{}\n");
+      const trust = await runBub(["trust", folder], { home: home.path, env });
+      assert.equal(trust.code, 0, trust.stderr);
+      assert.match(trust.stdout, /: its package\.json loads from now on, until it changes\.\n$/);
+    } finally {
+      await home.cleanup();
+    }
+  });
+
   it("`npm install -g .` from a clone puts a working `bub` on PATH", async () => {
     const home = await tempHome();
     try {

@@ -42,6 +42,21 @@ describe("bub onboard without questions, then a turn with only that config", () 
     assert.equal(server.requests[0]!.headers.authorization, "Bearer sk-e2e-secret");
   });
 
+  it("run again with --check: says the check passed, and warns about no variable it writes", async () => {
+    const bubHome = join(home.path, "again");
+    const args = ["onboard", "--model", "openai:fake-model", "--api-base", server.url, "--api-key-env", "MY_KEY", "--yes"];
+    assert.equal((await runBub(args, { home: home.path, env: { BUB_HOME: bubHome } })).code, 0);
+    server.script(reply.text("ok"));
+    const again = await runBub([...args, "--check"], { home: home.path, env: { BUB_HOME: bubHome, MY_KEY: "sk-e2e-secret" } });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stderr, "");
+    assert.match(again.stdout, /^Checked openai:fake-model: it answered\.\nSaved config to /);
+    const unset = await runBub(args, { home: home.path, env: { BUB_HOME: bubHome } });
+    assert.equal(unset.code, 0, unset.stderr);
+    assert.equal(unset.stderr, "", "no warning about ${MY_KEY} while it is being written; the hint on stdout says to set it");
+    assert.match(unset.stdout, /config\.yml reads MY_KEY from the environment: set it first\./);
+  });
+
   it("with options on a stdin that is not a terminal it asks nothing, even without --yes", async () => {
     const bubHome = join(home.path, "piped");
     const result = await runBub(["onboard", "--model", "ollama:llama3", "--no-stream-output"], { home: home.path, env: { BUB_HOME: bubHome } });

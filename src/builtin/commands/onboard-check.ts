@@ -35,7 +35,7 @@ export async function checkModel(config: Record<string, unknown>, env: NodeJS.Pr
   let model = typeof config.model === "string" ? config.model : "";
   let settings: ModelSettings;
   try {
-    const store = new Settings({ path: options.path ?? "config.yml", data: config, lineOf: () => null }, env);
+    const store = new Settings({ path: options.path ?? "config.yml", data: config, lineOf: () => null }, env, { warnMissing: false });
     settings = await store.load(agentSettings);
     model = settings.model;
   } catch (error) {

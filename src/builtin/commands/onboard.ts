@@ -170,6 +170,7 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
         io.stderr.write(`bub: the check of ${result.model} failed: ${result.problem} — nothing was written; fix the options, or pass --no-check to save anyway\n`);
         return 1;
       }
+      io.stdout.write(`Checked ${result.model}: it answered.\n`);
     }
     await writeConfigFile(path, merged);
     prompts?.outro(`Saved config to ${path}`);
