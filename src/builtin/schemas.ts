@@ -39,6 +39,8 @@ export const agentSchema = z.object({
   web_fetch_max_bytes: z.number().int().positive().default(10 * 1024 * 1024),
   /** Variables `bash` keeps in its environment although they hold a secret (docs/security.md, *Secrets*). */
   tool_env_passthrough: z.array(z.string()).default([]),
+  /** Run each `bash` command in its own PID namespace where the machine allows it (docs/security.md, *Secrets*). */
+  tool_isolation: z.boolean().default(true),
 });
 
 /** Channel manager and storage settings (YAML root; env `BUB_*`). */
