@@ -180,7 +180,7 @@ export class Agent implements RuntimeAgent {
     const allowedTools = options.allowedTools ? this.tools.resolveToolNames(options.allowedTools) : null;
     const workspace = turn.workspace;
     // Asked once per turn: every tool call of the turn runs in the same place.
-    const sandbox = await turnSandboxOf(this.framework.runtime, sessionId, workspace, () => this.configValue("tool_env_passthrough"));
+    const sandbox = await turnSandboxOf(this.framework.runtime, sessionId, workspace, (key) => this.configValue(key));
     const tapes = this.tapes;
     const tape = tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
     const fork = tapes.fork(tape, { mergeBack: !sessionId.startsWith("temp/") });

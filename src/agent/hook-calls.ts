@@ -43,11 +43,12 @@ export async function continuePromptOf(runtime: HookRuntime, prompt: Prompt, tap
 
 /**
  * Where a session's tools run this turn: the first plugin's `provideSandbox` answer, else
- * the host in `workspace` (its commands keep the variables `envPassthrough` names).
+ * the host in `workspace`, set up from the agent's `config` (its commands keep the
+ * variables `tool_env_passthrough` names; `tool_isolation` turns their isolation off).
  */
-export async function turnSandboxOf(runtime: HookRuntime, sessionId: string, workspace: string, envPassthrough: () => unknown): Promise<Sandbox> {
+export async function turnSandboxOf(runtime: HookRuntime, sessionId: string, workspace: string, config: (key: string) => unknown): Promise<Sandbox> {
   const answer = await runtime.callFirst("provideSandbox", { sessionId, workspace });
-  if (answer === null || answer === undefined) return createHostSandbox({ workspace, envPassthrough });
+  if (answer === null || answer === undefined) return createHostSandbox({ workspace, envPassthrough: () => config("tool_env_passthrough"), isolation: () => config("tool_isolation") });
   if (typeof answer !== "object" || typeof answer.exec !== "function" || typeof answer.resolvePath !== "function") throw new TypeError("hook.provideSandbox must return a Sandbox or null");
   return answer;
 }

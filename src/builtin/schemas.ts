@@ -45,6 +45,8 @@ export const agentSchema = z.object({
   bash_output_max_bytes: z.number().int().positive().default(DEFAULT_SHELL_OUTPUT_MAX_BYTES),
   /** Variables `bash` keeps in its environment although they hold a secret (docs/security.md, *Secrets*). */
   tool_env_passthrough: z.array(z.string()).default([]),
+  /** Run each `bash` command in its own PID namespace where the machine allows it (docs/security.md, *Secrets*). */
+  tool_isolation: z.boolean().default(true),
 });
 
 /** Channel manager and storage settings (YAML root; env `BUB_*`). */

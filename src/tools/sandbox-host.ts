@@ -2,16 +2,16 @@
  * The host sandbox: the builtin tools' files and shells on this machine, as the `bub`
  * process sees them. What runs when no plugin answers `provideSandbox`.
  */
-import { spawn } from "node:child_process";
 import { accessSync, constants, type Stats } from "node:fs";
 import { lstat, open, stat } from "node:fs/promises";
-import { Socket } from "node:net";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { directoryProblem, makeDirectoryAsync, SHARED_DIRECTORY_MODE } from "../config/home-dir.ts";
 import { expandHome } from "../config/paths.ts";
 import { PASSTHROUGH_VARIABLE, toolEnvironment } from "../config/redaction.ts";
 import { BubError } from "../kernel/errors.ts";
-import type { Sandbox, SandboxCommand, SandboxFileInfo, SandboxFileKind, SandboxOutputStream, SandboxProcess } from "../kernel/sandbox.ts";
+import type { Sandbox, SandboxFileInfo, SandboxFileKind } from "../kernel/sandbox.ts";
+import { execOnHost } from "./host-exec.ts";
+import { hostLauncher, plainLauncher, probedLauncher, type HostLauncher } from "./host-isolation.ts";
 import { linkTarget } from "./link-target.ts";
 
 /** Options of {@link createHostSandbox}. */
@@ -25,12 +25,26 @@ export interface HostSandboxOptions {
   readonly envPassthrough?: () => unknown;
   /** The shell binary; default `bash` from PATH, else `/bin/sh`. */
   readonly shell?: string;
+  /**
+   * Whether commands run isolated in their own PID namespace where the machine allows it
+   * (`tool_isolation`), read at each command; when it answers undefined, `BUB_TOOL_ISOLATION`;
+   * on unless `false`.
+   */
+  readonly isolation?: () => unknown;
+}
+
+/** The variable that turns the isolation of `bash` commands off (`BUB_TOOL_ISOLATION=false`). */
+export const ISOLATION_VARIABLE = "BUB_TOOL_ISOLATION";
+
+/** Whether a `tool_isolation` value (a boolean, or the variable's text) leaves the isolation on. */
+export function isolationEnabled(value: unknown): boolean {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return true;
+  return !/^(false|0|no|off)$/i.test(value.trim());
 }
 
 /** How many bytes {@link Sandbox.readFile} reads at a time. */
 const READ_CHUNK_BYTES = 64 * 1024;
-
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
 /**
  * A path given to a tool, made absolute on the host: `~` expanded, absolute paths kept
@@ -117,54 +131,11 @@ async function writeHostFile(path: string, content: string): Promise<void> {
   }
 }
 
-function execOnHost(shell: string, env: NodeJS.ProcessEnv, command: SandboxCommand, onOutput: (chunk: Uint8Array, stream: SandboxOutputStream) => void): SandboxProcess {
-  const child = spawn(shell, ["-c", command.command], { cwd: command.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
-  const streams = (["stdout", "stderr"] as const).map((name) => {
-    const stream = child[name];
-    return new Promise<void>((resolve) => {
-      stream.on("data", (chunk: Buffer) => onOutput(chunk, name));
-      stream.once("close", resolve);
-      stream.once("error", () => resolve());
-    });
-  });
-  const exited = new Promise<number>((resolve) => {
-    child.once("exit", (code, signal) => resolve(code ?? (signal ? -(SIGNAL_NUMBERS[signal] ?? 1) : -1)));
-    child.once("error", (error) => {
-      onOutput(Buffer.from(`failed to start shell: ${error.message}\n`), "stderr");
-      resolve(127);
-    });
-  });
-  if (command.background) {
-    // A one-shot `bub run` must be able to end while a background shell runs.
-    child.unref();
-    // Piped stdio streams are sockets; their handles would keep the process alive too.
-    for (const stream of [child.stdout, child.stderr]) if (stream instanceof Socket) stream.unref();
-  }
-  return {
-    get pid() {
-      return child.pid;
-    },
-    exited,
-    closed: Promise.all([exited, ...streams]).then(() => undefined),
-    kill(signal) {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, signal);
-      } catch {
-        // The group is gone already.
-      }
-    },
-    closeOutput() {
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-    },
-  };
-}
-
 /**
  * The host as a {@link Sandbox}: exactly what the builtin tools did before sandboxes.
  * Commands run in their own process group with this process's environment minus its
- * secrets (docs/security.md, *Secrets*).
+ * secrets (docs/security.md, *Secrets*), in their own PID namespace where the machine
+ * allows it (src/tools/host-isolation.ts).
  *
  * ```ts
  * const sandbox = createHostSandbox({ workspace: process.cwd() });
@@ -174,6 +145,7 @@ function execOnHost(shell: string, env: NodeJS.ProcessEnv, command: SandboxComma
 export function createHostSandbox(options: HostSandboxOptions = {}): Sandbox {
   const workspace = options.workspace ?? null;
   const passthrough = () => options.envPassthrough?.() ?? process.env[PASSTHROUGH_VARIABLE];
+  const isolated = () => isolationEnabled(options.isolation?.() ?? process.env[ISOLATION_VARIABLE]);
   let shell = options.shell;
   return {
     name: "host",
@@ -191,7 +163,9 @@ export function createHostSandbox(options: HostSandboxOptions = {}): Sandbox {
     writeFile: writeHostFile,
     realPath: (path) => linkTarget(path),
     exec(command, onOutput) {
-      return execOnHost((shell ??= findShell()), toolEnvironment(process.env, passthrough()), command, onOutput);
+      const chosen = (shell ??= findShell());
+      const launcher: HostLauncher | Promise<HostLauncher> = isolated() ? (probedLauncher(chosen) ?? hostLauncher(chosen)) : plainLauncher();
+      return execOnHost(launcher, chosen, toolEnvironment(process.env, passthrough()), command, onOutput);
     },
   };
 }

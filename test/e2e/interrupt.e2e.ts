@@ -4,28 +4,11 @@
  * event are on the tape, one line is printed on stderr, and bub exits 130 / 143.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { processesGone, processesStarted, uniqueSeconds } from "../support/processes.ts";
 import { installedPackage, tempHome } from "./support/installed.ts";
-import { onlyTape, pollUntil, startBub, type TapeEntry } from "./support/live.ts";
-
-/** True once `pid` is gone: kill(pid, 0) throws ESRCH (a zombie no reaper collects counts as gone). */
-async function gone(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return true;
-    throw error;
-  }
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
-  return stat === null || stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z";
-}
-
-async function waitGone(pid: number): Promise<void> {
-  await pollUntil(async () => ((await gone(pid)) ? true : undefined), `process ${pid} to be gone`, { timeoutMs: 5_000, intervalMs: 50 });
-}
+import { onlyTape, startBub, type TapeEntry } from "./support/live.ts";
 
 function interruptedEvents(entries: TapeEntry[]): TapeEntry[] {
   return entries.filter((entry) => entry.kind === "event" && entry.payload.name === "interrupted");
@@ -42,18 +25,14 @@ describe("interrupting bub run and bub chat", () => {
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     it(`${signal} while bash runs kills its process group, saves the turn and exits ${code}`, async () => {
       const home = await tempHome();
-      const pidFile = join(home.path, "shell.pid");
+      const seconds = uniqueSeconds();
       const bub = await startBub(["run", "sleep for a while"], {
         home: home.path,
         env: { BUB_HOME: `${home.path}/.bub`, BUB_MODEL: "local:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test" },
       });
       try {
-        server.script(reply.toolCalls([{ id: "call_sleep", name: "bash", arguments: JSON.stringify({ cmd: `echo $$ > ${pidFile}; sleep 30` }) }]));
-        const pid = await pollUntil(async () => {
-          const text = await readFile(pidFile, "utf8").catch(() => "");
-          return /^\d+\n$/.test(text) ? Number(text) : undefined;
-        }, "the shell's pid file", { timeoutMs: 15_000 });
-        assert.equal(await gone(pid), false, "the shell runs before the signal");
+        server.script(reply.toolCalls([{ id: "call_sleep", name: "bash", arguments: JSON.stringify({ cmd: `sleep ${seconds}` }) }]));
+        await processesStarted(`sleep ${seconds}`, 15_000);
         const sent = Date.now();
         bub.child.kill(signal);
         const result = await bub.exited(10_000);
@@ -62,7 +41,7 @@ describe("interrupting bub run and bub chat", () => {
         assert.ok(elapsed < 5_000, `exited ${elapsed} ms after the signal`);
         assert.equal(result.stderr, `bub: interrupted (${signal}) — the turn was saved to the tape\n`);
         assert.equal(result.stdout, "");
-        await waitGone(pid);
+        assert.deepEqual(await processesGone(seconds), [], "the command's processes are gone");
 
         const entries = await onlyTape(`${home.path}/.bub`);
         assert.deepEqual(entries.map((entry) => entry.id), entries.map((_entry, index) => index + 1), "ids count from 1 without gaps");
@@ -106,18 +85,15 @@ describe("interrupting bub run and bub chat", () => {
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     it(`${signal} during a bub chat turn (piped stdin) stops the turn, saves it and exits ${code}`, async () => {
       const home = await tempHome();
-      const pidFile = join(home.path, "chat-shell.pid");
+      const seconds = uniqueSeconds();
       const bub = await startBub(["chat"], {
         home: home.path,
         env: { BUB_HOME: `${home.path}/.bub`, BUB_MODEL: "local:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test" },
       });
       try {
-        server.script(reply.toolCalls([{ id: "call_chat_sleep", name: "bash", arguments: JSON.stringify({ cmd: `echo $$ > ${pidFile}; sleep 30` }) }]));
+        server.script(reply.toolCalls([{ id: "call_chat_sleep", name: "bash", arguments: JSON.stringify({ cmd: `sleep ${seconds}` }) }]));
         bub.child.stdin.write("nap in the chat\n");
-        const pid = await pollUntil(async () => {
-          const text = await readFile(pidFile, "utf8").catch(() => "");
-          return /^\d+\n$/.test(text) ? Number(text) : undefined;
-        }, "the shell's pid file", { timeoutMs: 15_000 });
+        await processesStarted(`sleep ${seconds}`, 15_000);
         const sent = Date.now();
         bub.child.kill(signal);
         const result = await bub.exited(10_000);
@@ -126,7 +102,7 @@ describe("interrupting bub run and bub chat", () => {
         assert.doesNotMatch(result.stdout, /An error occurred/, "the interrupt is reported once, on stderr");
         assert.match(result.stdout, /Bye\.\n$/);
         assert.equal(result.stderr, `bub: interrupted (${signal}) — the turn was saved to the tape\n`);
-        await waitGone(pid);
+        assert.deepEqual(await processesGone(seconds), [], "the command's processes are gone");
         const entries = await onlyTape(`${home.path}/.bub`);
         const user = entries.filter((entry) => entry.kind === "message" && entry.payload.role === "user");
         assert.equal(user.length, 1);
@@ -143,17 +119,14 @@ describe("interrupting bub run and bub chat", () => {
 
   it("a second signal exits at once, even while a tool ignores SIGTERM", async () => {
     const home = await tempHome();
-    const pidFile = join(home.path, "stubborn.pid");
+    const seconds = uniqueSeconds();
     const bub = await startBub(["run", "be stubborn"], {
       home: home.path,
       env: { BUB_HOME: `${home.path}/.bub`, BUB_MODEL: "local:any", BUB_API_BASE: server.url, BUB_API_KEY: "sk-test" },
     });
     try {
-      server.script(reply.toolCalls([{ id: "call_trap", name: "bash", arguments: JSON.stringify({ cmd: `trap '' TERM; echo $$ > ${pidFile}; sleep 30 & wait` }) }]));
-      const pid = await pollUntil(async () => {
-        const text = await readFile(pidFile, "utf8").catch(() => "");
-        return /^\d+\n$/.test(text) ? Number(text) : undefined;
-      }, "the shell's pid file", { timeoutMs: 15_000 });
+      server.script(reply.toolCalls([{ id: "call_trap", name: "bash", arguments: JSON.stringify({ cmd: `trap '' TERM; sleep ${seconds} & wait` }) }]));
+      await processesStarted(`sleep ${seconds}`, 15_000);
       bub.child.kill("SIGINT");
       await new Promise((resolve) => setTimeout(resolve, 300));
       const sent = Date.now();
@@ -161,7 +134,7 @@ describe("interrupting bub run and bub chat", () => {
       const result = await bub.exited(10_000);
       assert.equal(result.code, 130, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
       assert.ok(Date.now() - sent < 2_000, "the second signal does not wait for the tool's grace period");
-      await waitGone(pid);
+      assert.deepEqual(await processesGone(seconds), [], "the command's processes are gone");
     } finally {
       bub.kill();
       await home.cleanup();

@@ -1,7 +1,9 @@
 /**
  * Secrets in the installed package: `bub gateway` serving Telegram with a model that sends
- * through `telegram.send` and runs `env` in `bash`. The bot token and the API key reach no
- * system prompt, tool output, tape file or log line (docs/security.md, *Secrets*).
+ * through `telegram.send`, runs `env` in `bash` and reads the gateway's environment block
+ * back through `/proc/$PPID/environ`, reversed so that redaction cannot recognise it. The bot
+ * token and the API key reach no system prompt, tool output, tape file, chat or log line, in
+ * either form (docs/security.md, *Secrets*).
  */
 import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
@@ -15,6 +17,10 @@ import { startBub, within } from "./support/live.ts";
 const TOKEN = "123456:E2E-SECRET-TOKEN";
 const API_KEY = "sk-e2e-secret-api-key";
 const ALICE = 7;
+
+function reversed(text: string): string {
+  return [...text].reverse().join("");
+}
 
 describe("secrets in bub gateway (installed package)", () => {
   let openai: FakeOpenAI;
@@ -48,6 +54,7 @@ describe("secrets in bub gateway (installed package)", () => {
         reply.toolCalls([
           { name: "telegram_send", arguments: JSON.stringify({ text: "_On it_" }) },
           { name: "bash", arguments: JSON.stringify({ cmd: "env" }) },
+          { name: "bash", arguments: JSON.stringify({ cmd: "tr '\\0' '\\n' < /proc/$PPID/environ | grep -a -E 'KEY|TOKEN' | rev; echo read" }) },
         ]),
         reply.text("Done."),
       );
@@ -59,6 +66,7 @@ describe("secrets in bub gateway (installed package)", () => {
       const tools = openai.requests[1]!.body.messages.filter((message) => message.role === "tool").map((message) => String(message.content));
       assert.match(tools[0]!, /^sent to 7: message_id=\d+$/);
       assert.match(tools[1]!, /PATH=/);
+      assert.match(tools[2]!, /read$/);
       const requests = JSON.stringify(openai.requests.map((request) => request.body));
       assert.match(requests, /telegram\.send/, "the telegram skill is in the system prompt");
       gateway.child.kill("SIGTERM");
@@ -66,8 +74,10 @@ describe("secrets in bub gateway (installed package)", () => {
       assert.equal(result.code, 0, result.stderr);
       const files = await readdir(bubHome, { recursive: true, withFileTypes: true });
       const texts = await Promise.all(files.filter((entry) => entry.isFile()).map((entry) => readFile(join(entry.parentPath, entry.name), "latin1")));
-      for (const secret of [TOKEN, API_KEY]) {
+      const chat = JSON.stringify(telegram.calls.map((call) => call.payload));
+      for (const secret of [TOKEN, API_KEY, reversed(TOKEN), reversed(API_KEY)]) {
         assert.ok(!requests.includes(secret), `${secret} reached the model`);
+        assert.ok(!chat.includes(secret), `${secret} reached the chat`);
         assert.ok(!texts.some((text) => text.includes(secret)), `${secret} is in a file under BUB_HOME`);
         assert.ok(!result.stderr.includes(secret) && !result.stdout.includes(secret), `${secret} is in the output`);
       }

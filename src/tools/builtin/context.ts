@@ -66,10 +66,13 @@ export function resolveToolPath(context: Pick<ToolContext, "turn">, raw: string)
 /**
  * Where a tool's files and shells are: the context's sandbox (what `provideSandbox`
  * answered), else the host in the turn's workspace, keeping the variables the runtime
- * agent's `tool_env_passthrough` names.
+ * agent's `tool_env_passthrough` names and isolated unless its `tool_isolation` is false.
  */
 export function sandboxOf(context: ToolContext): Sandbox {
   if (context.sandbox) return context.sandbox;
   const { agent } = context;
-  return createHostSandbox({ workspace: workspaceOf(context), ...(agent ? { envPassthrough: () => agent.configValue("tool_env_passthrough") } : {}) });
+  return createHostSandbox({
+    workspace: workspaceOf(context),
+    ...(agent ? { envPassthrough: () => agent.configValue("tool_env_passthrough"), isolation: () => agent.configValue("tool_isolation") } : {}),
+  });
 }

@@ -9,6 +9,8 @@ import { after, before, describe, it, mock } from "node:test";
 import { bashTools } from "../../../src/tools/builtin/bash.ts";
 import { sessionTools } from "../../../src/tools/builtin/session.ts";
 import { createShellManager, type ShellManager } from "../../../src/tools/builtin/shell-manager.ts";
+import { hostLauncher } from "../../../src/tools/host-isolation.ts";
+import { processesGone, processesStarted, processesWith, uniqueSeconds } from "../../support/processes.ts";
 import { tempDir } from "../../support/temp.ts";
 import { call, errorOf, fakeAgent, toolContext } from "../support/tool-context.ts";
 
@@ -63,10 +65,11 @@ describe("bash tools", () => {
   });
 
   it("terminates a command that outlives its timeout, even one that ignores SIGTERM", async () => {
-    const pidFile = join(workspace.path, "trap.pid");
-    const result = await call(tools, "bash", { cmd: `trap '' TERM; echo $$ > ${pidFile}; sleep 30 & wait`, timeout_seconds: 1 }, toolContext(state(), { workspace: workspace.path }));
-    assert.equal(result, "command timed out after 1 seconds and was terminated");
-    assert.equal(alive(Number(readFileSync(pidFile, "utf8"))), false);
+    const seconds = uniqueSeconds();
+    const pending = call(tools, "bash", { cmd: `trap '' TERM; sleep ${seconds} & wait`, timeout_seconds: 1 }, toolContext(state(), { workspace: workspace.path }));
+    assert.ok((await processesStarted(`sleep ${seconds}`)).length > 0);
+    assert.equal(await pending, "command timed out after 1 seconds and was terminated");
+    assert.deepEqual(processesWith(seconds), [], "the shell and its sleep are gone");
     assert.equal(shells.ids().length, 0, "foreground shells are forgotten once they return");
   });
 
@@ -124,13 +127,14 @@ describe("bash tools", () => {
   it("kills a background shell together with its children", async () => {
     const fifo = join(workspace.path, "child.fifo");
     execFileSync("mkfifo", [fifo]);
-    const started = String(await call(tools, "bash", { cmd: `sleep 300 & echo $! > ${fifo}; wait`, background: true }, toolContext(state(), { workspace: workspace.path })));
+    const seconds = uniqueSeconds(300);
+    const started = String(await call(tools, "bash", { cmd: `sleep ${seconds} & echo started > ${fifo}; wait`, background: true }, toolContext(state(), { workspace: workspace.path })));
     const id = started.slice("started: ".length);
-    const child = Number((await readFile(fifo, "utf8")).trim());
-    assert.equal(alive(child), true);
+    assert.equal((await readFile(fifo, "utf8")).trim(), "started");
+    assert.ok(processesWith(`sleep ${seconds}`).length > 0, "the child runs");
     const killed = String(await call(tools, "bash.kill", { shell_id: id }));
     assert.equal(killed, `id: ${id}\nstatus: exited\nexit_code: -15`);
-    assert.equal(alive(child), false);
+    assert.deepEqual(await processesGone(seconds), [], "the shell and its child are gone");
     assert.match(String(await call(tools, "bash.output", { shell_id: id })), /status: exited\nexit_code: -15/);
   });
 
@@ -157,71 +161,48 @@ describe("bash tools", () => {
   });
 
   describe("the process group of a call", () => {
-    /** Polls until every pid is gone (kill(pid, 0) throws ESRCH, or only a zombie is left), within a bounded deadline. */
-    async function allGone(pids: number[], deadlineMs = 5_000): Promise<number[]> {
-      const gone = (pid: number) => {
-        try {
-          process.kill(pid, 0);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === "ESRCH") return true;
-          throw error;
-        }
-        return !alive(pid); // a zombie left for a reaper that does not reap
-      };
-      const deadline = Date.now() + deadlineMs;
-      let left = pids.filter((pid) => !gone(pid));
-      while (left.length > 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        left = left.filter((pid) => !gone(pid));
-      }
-      return left;
-    }
-
-    async function pidsIn(file: string, count: number): Promise<number[]> {
-      const deadline = Date.now() + 5_000;
-      for (;;) {
-        const pids = (await readFile(file, "utf8").catch(() => "")).split(/\s+/).filter(Boolean).map(Number);
-        if (pids.length >= count) return pids;
-        if (Date.now() > deadline) throw new Error(`no ${count} pids in ${file}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    }
+    // A command may run in its own PID namespace, where `$$` and `$!` are not this process's
+    // pids: its processes are found by a unique sleep duration in their command lines.
 
     it("kills a backgrounded child when the call times out", async () => {
-      const pidFile = join(workspace.path, "timeout.pids");
-      const result = await call(tools, "bash", { cmd: `sleep 30 & echo $! $$ > ${pidFile}; sleep 30`, timeout_seconds: 1 }, toolContext(state(), { workspace: workspace.path }));
-      assert.equal(result, "command timed out after 1 seconds and was terminated");
-      const pids = await pidsIn(pidFile, 2);
-      assert.deepEqual(await allGone(pids), [], "the shell and its background child are gone");
+      const seconds = uniqueSeconds();
+      const pending = call(tools, "bash", { cmd: `sleep ${seconds} & sleep ${seconds}`, timeout_seconds: 1 }, toolContext(state(), { workspace: workspace.path }));
+      assert.ok((await processesStarted(`sleep ${seconds}`)).length > 0);
+      assert.equal(await pending, "command timed out after 1 seconds and was terminated");
+      assert.deepEqual(await processesGone(seconds), [], "the shell and its background child are gone");
     });
 
     it("kills a backgrounded child when the call is aborted", async () => {
-      const pidFile = join(workspace.path, "abort.pids");
+      const seconds = uniqueSeconds();
       const controller = new AbortController();
-      const pending = call(tools, "bash", { cmd: `sleep 30 & echo $! $$ > ${pidFile}; sleep 30` }, { ...toolContext(state(), { workspace: workspace.path }), signal: controller.signal });
-      const pids = await pidsIn(pidFile, 2);
-      assert.deepEqual(pids.filter((pid) => !alive(pid)), [], "both run before the abort");
+      const pending = call(tools, "bash", { cmd: `sleep ${seconds} & sleep ${seconds}` }, { ...toolContext(state(), { workspace: workspace.path }), signal: controller.signal });
+      await processesStarted(`sleep ${seconds}`);
       controller.abort(new Error("turn cancelled"));
       await assert.rejects(pending, /turn cancelled/);
-      assert.deepEqual(await allGone(pids), [], "the shell and its background child are gone");
+      assert.deepEqual(await processesGone(seconds), [], "the shell and its background child are gone");
     });
 
     it("kills a nohup child left behind when the call ends normally", async () => {
-      const pidFile = join(workspace.path, "nohup.pids");
-      const result = await call(tools, "bash", { cmd: `nohup sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}; echo started` }, toolContext(state(), { workspace: workspace.path }));
+      const seconds = uniqueSeconds();
+      const result = await call(tools, "bash", { cmd: `nohup sleep ${seconds} > /dev/null 2>&1 & echo started` }, toolContext(state(), { workspace: workspace.path }));
       assert.equal(result, "started");
-      assert.deepEqual(await allGone(await pidsIn(pidFile, 1)), []);
+      assert.deepEqual(await processesGone(seconds), []);
     });
 
-    it("kills what a finished background shell left running at shutdown", async () => {
-      const local = createShellManager({ killGraceMs: 300 });
-      const pidFile = join(workspace.path, "background.pids");
-      const shell = local.start({ cmd: `nohup sleep 30 > /dev/null 2>&1 & echo $! > ${pidFile}`, cwd: workspace.path, background: true });
+    it("kills what a finished background shell left running: with it in a PID namespace, else at shutdown", async () => {
+      const local = createShellManager({ killGraceMs: 300, shell: "/bin/sh" });
+      const seconds = uniqueSeconds();
+      const file = join(workspace.path, "background.started");
+      const shell = local.start({ cmd: `nohup sleep ${seconds} > /dev/null 2>&1 & echo started > ${file}`, cwd: workspace.path, background: true });
       await shell.closed;
-      const pids = await pidsIn(pidFile, 1);
-      assert.deepEqual(pids.filter((pid) => !alive(pid)), [], "the child outlives its shell");
-      await local.terminateAll();
-      assert.deepEqual(await allGone(pids), []);
+      assert.equal(readFileSync(file, "utf8"), "started\n");
+      if ((await hostLauncher("/bin/sh")).kind === "namespace") {
+        assert.deepEqual(await processesGone(seconds), [], "the namespace ends with its shell");
+      } else {
+        assert.ok(processesWith(`sleep ${seconds}`).length > 0, "the child outlives its shell");
+        await local.terminateAll();
+        assert.deepEqual(await processesGone(seconds), []);
+      }
     });
   });
 
