@@ -14,6 +14,7 @@ import { channelOwnAdmission } from "./admission.ts";
 import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
 import { InboundQueue } from "./inbound-queue.ts";
 import { OutboundRouter } from "./outbound.ts";
+import { logInbound } from "./traffic.ts";
 import { providedChannels, selectChannels } from "./selection.ts";
 import { graceExpired, stopChannels } from "./shutdown.ts";
 import { IdleWaiters } from "./idle.ts";
@@ -107,6 +108,7 @@ export class ChannelManager implements ChannelRouter {
       log.warn(`channel.manager is shutting down; message for session ${message.sessionId ?? "?"} not taken`);
       return Promise.resolve();
     }
+    logInbound(message);
     if (!channel.needsDebounce) return this.#queue.take(message);
     this.#debouncers.handle(channelName, message);
     return Promise.resolve();

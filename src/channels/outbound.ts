@@ -9,6 +9,7 @@ import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { Channel } from "../kernel/types.ts";
 import { ChannelMessage } from "./message.ts";
 import { createLogger } from "../kernel/log.ts";
+import { logOutbound } from "./traffic.ts";
 
 const log = createLogger("bub:channels");
 
@@ -66,7 +67,9 @@ export class OutboundRouter {
       log.warn(undeliveredLine(message, replyChannelOf(message), this.#channels, this.#isRunning));
       return false;
     }
-    await channel.send(outboundMessage(channel, message));
+    const outbound = outboundMessage(channel, message);
+    await channel.send(outbound);
+    if (outbound.content.trim() !== "") logOutbound(outbound, channel.name);
     return true;
   }
 

@@ -15,6 +15,16 @@ import { TurnSlots } from "./turn-slots.ts";
 
 const log = createLogger("bub:channels");
 
+/**
+ * The abort reason of a turn the manager cancels (at shutdown after the grace period, or on
+ * quit): named `AbortError`, as cancellations are, so the turn is logged as cancelled, not failed.
+ */
+function turnCancelled(): Error {
+  const error = new Error("turn cancelled");
+  error.name = "AbortError";
+  return error;
+}
+
 /** Tells the message's lifespan how its turn ended; a failing callback is logged. */
 function settleLifespan(message: Envelope, outcome: "done" | "cancelled"): void {
   try {
@@ -181,7 +191,7 @@ export class TurnRunner {
     this.#options.onSettled?.();
   }
 
-  #cancel(task: TurnTask, reason: unknown = new Error("turn cancelled")): void {
+  #cancel(task: TurnTask, reason: unknown = turnCancelled()): void {
     task.cancelled = true;
     task.abort(reason);
     // Stop waiting for it at once (in a microtask, as a settled turn would).

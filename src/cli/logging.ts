@@ -6,6 +6,7 @@
  * error itself) would only repeat it.
  */
 import { join } from "node:path";
+import { TRAFFIC_NAMESPACE } from "../channels/traffic.ts";
 import { setLogRecorder, setLogSink, type LogLevel, type LogSink } from "../kernel/log.ts";
 import { RotatingLogFile } from "./log-file.ts";
 
@@ -45,6 +46,15 @@ export function stderrLogLevel(env: NodeJS.ProcessEnv): LogLevel {
  */
 export function turnRecordsOnStderr(policy: CliLogPolicy): boolean {
   return policy.command === "gateway" || levelOf(policy.env.BUB_LOG_LEVEL) !== null || Boolean(policy.env.BUB_DEBUG);
+}
+
+/**
+ * Whether stderr shows the one line per message in and reply out (info records of
+ * {@link TRAFFIC_NAMESPACE}) below its level: for `bub gateway`, unless `BUB_LOG_LEVEL` or
+ * `BUB_DEBUG` chose the level.
+ */
+export function trafficOnStderr(policy: CliLogPolicy): boolean {
+  return policy.command === "gateway" && levelOf(policy.env.BUB_LOG_LEVEL) === null && !policy.env.BUB_DEBUG;
 }
 
 /** The lowest level written to the log file: `BUB_LOG_LEVEL`, else debug with `BUB_DEBUG`, else info. */
@@ -113,8 +123,10 @@ export function installCliLogging(options: CliLogging): { file: RotatingLogFile;
     if (ORDER[level] >= fileAt) file.append(formatLogRecord(new Date(), level, namespace, message, error));
   };
   const stderrAt = ORDER[stderrLogLevel(options.env)];
+  const traffic = trafficOnStderr(options);
   const sink: LogSink = (level, namespace, message, error) => {
-    if (ORDER[level] >= stderrAt) options.stderr.write(stderrRecord(level, namespace, message, error, options.env));
+    const shown = ORDER[level] >= stderrAt || (traffic && level === "info" && namespace === TRAFFIC_NAMESPACE);
+    if (shown) options.stderr.write(stderrRecord(level, namespace, message, error, options.env));
   };
   const restoreRecorder = setLogRecorder(recorder);
   const restoreSink = setLogSink(sink);

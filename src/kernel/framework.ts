@@ -286,7 +286,7 @@ export class BubFramework {
       return { sessionId, prompt, modelOutput, outbounds, state, context };
     } catch (error) {
       // A cancelled turn (Ctrl-C, SIGINT/SIGTERM, quit) is not an error to report on stderr.
-      if (error instanceof Error && error.name === "AbortError") log.info("Turn cancelled", error);
+      if (error instanceof Error && error.name === "AbortError") log.info(`turn.cancelled session_id=${inbound.sessionId ?? "?"} turn_id=${turnId}`, error);
       else log.error(`turn.failed session_id=${inbound.sessionId ?? "?"} turn_id=${turnId}`, error);
       await runtime.notifyError("turn", error, inbound);
       throw error;

@@ -7,6 +7,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import type { StreamEvent } from "../../src/kernel/stream.ts";
+import { setLogSink, type LogLevel } from "../../src/kernel/log.ts";
+import { eventually } from "../support/eventually.ts";
 import { captureLogs } from "../support/temp.ts";
 import { chatSession } from "./cli/support.ts";
 import { admissionPlugin, deferred, message, running } from "./support.ts";
@@ -94,6 +96,26 @@ describe("cancellation through the hook arguments' signal", () => {
     assertOneAbortedSignal(observed);
     assert.ok(logs.some((log) => /cancelled 1 in-flight tasks/.test(log.message)));
     assert.deepEqual(channel.events, ["start", "stop"]);
+  });
+
+  it("a turn the shutdown cancels is logged as turn.cancelled at info, not as a failed turn", async () => {
+    const { plugin, observed } = waitingModel();
+    const { manager, stop, done } = await running([plugin], { graceSeconds: 0 });
+    await manager.handleMessage(message("stuck"));
+    await observed.modelStarted.promise;
+    const logs: { level: LogLevel; message: string }[] = [];
+    const restore = setLogSink((level, _namespace, text) => logs.push({ level, message: text }));
+    try {
+      stop.abort();
+      await done;
+      // The turn's own pipeline ends after the manager stopped waiting for it.
+      await eventually(() => logs.find((log) => /^turn\.(cancelled|failed) /.test(log.message)), "the turn's end in the log");
+    } finally {
+      restore();
+    }
+    const ends = logs.filter((log) => /^turn\.(cancelled|failed) /.test(log.message));
+    assert.deepEqual(ends.map((log) => [log.level, log.message.replace(/turn_id=\S+/, "turn_id=…")]), [["info", "turn.cancelled session_id=test:1 turn_id=…"]]);
+    assert.ok(!logs.some((log) => log.level === "error"), "nothing logged as an error");
   });
 
   for (const [how, keys] of [

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { RotatingLogFile } from "../../src/cli/log-file.ts";
-import { fileLogLevel, formatLogRecord, installCliLogging, stderrLogLevel, turnRecordsOnStderr } from "../../src/cli/logging.ts";
+import { fileLogLevel, formatLogRecord, installCliLogging, stderrLogLevel, trafficOnStderr, turnRecordsOnStderr } from "../../src/cli/logging.ts";
+import { messagePreview, TRAFFIC_NAMESPACE } from "../../src/channels/traffic.ts";
 import { createLogger } from "../../src/kernel/log.ts";
 import { forgetSecrets, rememberSecrets } from "../../src/config/redaction.ts";
 import { tempDir } from "../support/temp.ts";
@@ -94,6 +95,36 @@ describe("installCliLogging", () => {
       logging.restore();
       await dir.cleanup();
     }
+  });
+});
+
+describe("installCliLogging for bub gateway", () => {
+  it("shows the per-message lines on stderr by default, and only those of the info records", async () => {
+    const dir = await tempDir();
+    const stderr: string[] = [];
+    const logging = installCliLogging({ home: dir.path, command: "gateway", env: {}, stderr: { write: (text) => stderr.push(text) } });
+    try {
+      createLogger(TRAFFIC_NAMESPACE).info("in telegram chat_id=7 session_id=telegram:7: hello");
+      createLogger("bub:channels").info("session.message received active session_id=telegram:7");
+      assert.deepEqual(stderr, ["INFO bub:messages in telegram chat_id=7 session_id=telegram:7: hello\n"]);
+    } finally {
+      logging.restore();
+      await logging.file.flush();
+      await dir.cleanup();
+    }
+    assert.equal(trafficOnStderr({ command: "gateway", env: {} }), true);
+    assert.equal(trafficOnStderr({ command: "gateway", env: { BUB_LOG_LEVEL: "warn" } }), false, "a level the user chose wins");
+    assert.equal(trafficOnStderr({ command: "run", env: {} }), false);
+  });
+});
+
+describe("messagePreview", () => {
+  it("shows a channel's message text on one line, clipped to 60 characters", () => {
+    assert.equal(messagePreview(JSON.stringify({ message: "hello\n  there", chat_id: "7" })), "hello there");
+    assert.equal(messagePreview("plain   text"), "plain text");
+    const long = messagePreview("word ".repeat(40));
+    assert.equal([...long].length, 60);
+    assert.ok(long.endsWith("…"));
   });
 });
 

@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import { reply } from "../support/fake-openai.ts";
 import { ALICE, useGatewayFixture } from "./support/gateway-fixture.ts";
 import { runBub } from "./support/installed.ts";
-import { onlyTape, within } from "./support/live.ts";
+import { onlyTape, pollUntil, within } from "./support/live.ts";
 
 describe("bub gateway with Telegram (installed package, fake Bot API)", () => {
   const fx = useGatewayFixture();
@@ -28,6 +28,26 @@ describe("bub gateway with Telegram (installed package, fake Bot API)", () => {
     const entries = await onlyTape(fx.bubHome);
     assert.ok(entries.some((entry) => entry.kind === "message" && entry.payload.role === "assistant" && entry.payload.content === "Pong from the model."), "the answer is on the tape");
     assert.equal(fx.telegram.callsOf("sendMessage").length, 1, "one reply, no error message");
+  });
+
+  it("says one line per message in and per reply out on its terminal, secrets redacted, long text clipped", async () => {
+    const secret = "sk-gateway-terminal-secret-0123456789";
+    fx.openai.script(reply.text("Pong from the model."), reply.text(`Here is a much longer answer that goes on well past sixty characters of text.`));
+    const live = await fx.start({ BUB_API_KEY: secret });
+    await pollUntil(() => (/^bub gateway: serving telegram \(Ctrl-C to stop\)$/m.test(live.stderr()) ? true : undefined), "the serving line");
+    fx.telegram.sendText({ chatId: ALICE, userId: ALICE, text: `ping with ${secret}` });
+    await within(fx.telegram.waitForCalls("sendMessage", 1), 15_000, "the first reply");
+    fx.telegram.sendText({ chatId: ALICE, userId: ALICE, text: "and a longer one" });
+    await within(fx.telegram.waitForCalls("sendMessage", 2), 15_000, "the second reply");
+    await pollUntil(() => (live.stderr().split("\n").filter((line) => line.startsWith("INFO bub:messages out")).length === 2 ? true : undefined), "both out lines");
+    await fx.stop(live);
+    const lines = live.stderr().split("\n").filter((line) => line.startsWith("INFO bub:messages "));
+    assert.equal(lines.length, 4, live.stderr());
+    assert.match(lines[0]!, new RegExp(`^INFO bub:messages in telegram chat_id=${ALICE} session_id=telegram:${ALICE}: ping with \\[redacted:[a-z_]+\\]$`));
+    assert.equal(lines[1], `INFO bub:messages out telegram chat_id=${ALICE} session_id=telegram:${ALICE}: Pong from the model.`);
+    assert.equal(lines[2], `INFO bub:messages in telegram chat_id=${ALICE} session_id=telegram:${ALICE}: and a longer one`);
+    assert.equal(lines[3], `INFO bub:messages out telegram chat_id=${ALICE} session_id=telegram:${ALICE}: Here is a much longer answer that goes on well past sixty c…`);
+    assert.doesNotMatch(live.stderr(), new RegExp(secret));
   });
 
   it("finishes the turn in flight when SIGTERM arrives, delivers its reply, and exits 0", async () => {
@@ -70,6 +90,8 @@ describe("bub gateway with Telegram (installed package, fake Bot API)", () => {
     const result = await runBub(["gateway"], { home: fx.home, env: fx.env({ BUB_TELEGRAM_ALLOW_USERS: "" }), timeoutMs: 15_000 });
     assert.equal(result.code, 1, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
     assert.match(result.stderr, /BUB_TELEGRAM_ALLOW_USERS/);
+    assert.doesNotMatch(result.stderr, /serving/, "it does not announce what it then refuses to serve");
+    assert.equal(result.stderr.trim().split("\n").length, 1, `one line:\n${result.stderr}`);
     assert.equal(fx.telegram.callsOf("sendMessage").length, 0);
   });
 

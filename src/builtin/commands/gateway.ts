@@ -47,7 +47,12 @@ export async function runGateway(
     io.stderr.write(`${NO_CHANNELS}\n`);
     return 1;
   }
-  io.stderr.write(`bub gateway: serving ${enabled.map((channel) => channel.name).join(", ")} (Ctrl-C to stop)\n`);
+  // Said once every channel has started: a channel that refuses to start (Telegram without
+  // an allowlist) leaves only its own line.
+  manager.ready().then(
+    () => io.stderr.write(`bub gateway: serving ${enabled.map((channel) => channel.name).join(", ")} (Ctrl-C to stop)\n`),
+    () => undefined,
+  );
   // Scheduled turns (docs/schedule.md) arrive as messages of their sessions.
   const { startGatewaySchedules } = await import("../../schedule/gateway.ts");
   const schedules = await startGatewaySchedules(framework, manager);

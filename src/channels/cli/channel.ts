@@ -25,6 +25,8 @@ import { SPINNER_LABEL, TurnPrinter } from "./turn-printer.ts";
 const LEAVE_COMMANDS = new Set([",quit", ",exit"]);
 const CONTINUATION_PROMPT = "... ";
 const STEER_REASON = "cli session is already generating";
+/** What a Ctrl-C on an empty prompt says (a second one leaves). */
+export const QUIT_HINT = "(press Ctrl-C again or Ctrl-D to quit, or type ,quit)";
 
 /** See the module comment. Build it with {@link createCliChannel}. */
 export class CliChannel implements Channel {
@@ -267,7 +269,8 @@ export class CliChannel implements Channel {
     this.#quitArmed = this.busy || !typed;
     if (!this.busy) {
       terminal.clearInput();
-      if (!typed) terminal.printAbove(terminal.style("gray", "Interrupted. Press Ctrl-C again or Ctrl-D to quit (or type ,quit)."));
+      // Nothing was running: say how to leave, not that something was interrupted.
+      if (!typed) terminal.printAbove(terminal.style("gray", QUIT_HINT));
       return;
     }
     this.#turns.interrupt((hadStreams) => {

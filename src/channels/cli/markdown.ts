@@ -17,6 +17,19 @@ function isMarkedExtension(value: unknown): value is MarkedExtension {
   return typeof value === "object" && value !== null && "renderer" in value && typeof value.renderer === "object" && value.renderer !== null;
 }
 
+/**
+ * marked-terminal 7 writes the text of a list item as it is in the source (`inline` code
+ * keeps its backticks, `**bold**` its stars): this renders its inline tokens instead, and
+ * leaves every other text to marked-terminal (`false`).
+ */
+const inlineListText: MarkedExtension = {
+  renderer: {
+    text(token) {
+      return "tokens" in token && token.tokens ? this.parser.parseInline(token.tokens) : false;
+    },
+  },
+};
+
 /** The shared renderer, loaded once. */
 export function loadMarkdownRenderer(): Promise<MarkdownRenderer> {
   loading ??= (async () => {
@@ -26,9 +39,10 @@ export function loadMarkdownRenderer(): Promise<MarkdownRenderer> {
       let marked = byWidth.get(width);
       if (!marked) {
         marked = new Marked();
-        const extension: unknown = markedTerminal({ width, reflowText: true, tab: 2 });
+        // Headings are styled, not shown with their `##`.
+        const extension: unknown = markedTerminal({ width, reflowText: true, tab: 2, showSectionPrefix: false });
         if (!isMarkedExtension(extension)) throw new TypeError("marked-terminal did not return a marked extension");
-        marked.use(extension);
+        marked.use(extension, inlineListText);
         byWidth.set(width, marked);
       }
       const rendered = String(marked.parse(markdown, { async: false }));

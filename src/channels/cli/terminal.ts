@@ -103,6 +103,12 @@ export class Terminal {
   #status: string | null = null;
   #spinnerIndex = 0;
   #spinnerTimer: NodeJS.Timeout | null = null;
+  /** When the turn that owns the screen began (for the spinner's elapsed seconds). */
+  #busySince = 0;
+  /** The tokens the turn has used so far, when the provider reported them. */
+  #tokens: number | null = null;
+  /** Something went to the scrollback while busy: a blank line separates it from the next prompt. */
+  #printedWhileBusy = false;
   #atLineStart = true;
   #closed = false;
   /** readline itself closed (Ctrl-D, end of input): nothing can be typed any more. */
@@ -212,6 +218,7 @@ export class Terminal {
       return;
     }
     if (this.#busy && this.#live && !this.#closed) {
+      this.#printedWhileBusy = true;
       this.#live.persist(text);
       this.#redraw();
       return;
@@ -256,6 +263,9 @@ export class Terminal {
       this.#readlineOutput.muted = true;
       this.output.write(HIDE_CURSOR);
       this.#status = null;
+      this.#busySince = performance.now();
+      this.#tokens = null;
+      this.#printedWhileBusy = false;
       this.#redraw();
     } else {
       this.#stopSpinner();
@@ -263,7 +273,8 @@ export class Terminal {
       this.#status = null;
       this.#live?.clear();
       this.#live?.done();
-      this.output.write(SHOW_CURSOR);
+      // A blank line between the answer and the next prompt.
+      this.output.write(this.#printedWhileBusy ? `${SHOW_CURSOR}\n` : SHOW_CURSOR);
       this.#readlineOutput.muted = false;
       if (this.#canPrompt) this.#rl.prompt(true);
     }
@@ -297,6 +308,19 @@ export class Terminal {
     if (this.#busy) this.#redraw();
   }
 
+  /** The tokens the running turn has used so far, shown beside the spinner (null: not known). */
+  setTokens(tokens: number | null): void {
+    this.#tokens = tokens;
+    if (this.#busy) this.#redraw();
+  }
+
+  /** The spinner line: the label, then the seconds since the turn began and the tokens when known. */
+  #spinnerLine(label: string): string {
+    const seconds = Math.floor((performance.now() - this.#busySince) / 1000);
+    const tokens = this.#tokens === null ? "" : ` · ${this.#tokens.toLocaleString("en-US")} tokens`;
+    return `${this.style("blue", `${SPINNER_FRAMES[this.#spinnerIndex]} ${label}`)} ${this.style("gray", `(${seconds}s${tokens})`)}`;
+  }
+
   /** Whether the spinner is showing. */
   get spinning(): boolean {
     return this.#status !== null;
@@ -315,7 +339,7 @@ export class Terminal {
     if (!this.#busy || !this.#live || this.#closed) return;
     const parts: string[] = [];
     if (this.#body !== "") parts.push(this.#body);
-    if (this.#status !== null) parts.push(this.style("blue", `${SPINNER_FRAMES[this.#spinnerIndex]} ${this.#status}`));
+    if (this.#status !== null) parts.push(this.#spinnerLine(this.#status));
     if (this.#promptActive && !this.#inputClosed) parts.push(`${this.style("bold", this.#prompt)}${this.#rl.line}${this.style("inverse", " ")}`);
     this.#live(parts.join("\n"));
   }

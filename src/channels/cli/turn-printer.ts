@@ -62,6 +62,8 @@ export class TurnPrinter implements ToolCallReporter {
   #eventCalls: Record<string, unknown>[] = [];
   #reportedStarts = 0;
   #finished = false;
+  /** Tokens of the turn's model calls so far (the spinner shows them). */
+  #tokens = 0;
   /** A command's output, shown once the command succeeded (a failure is shown as the turn's error). */
   #held = "";
 
@@ -101,6 +103,12 @@ export class TurnPrinter implements ToolCallReporter {
       case "tool_result":
         this.#toolResultFallback();
         return true;
+      case "usage": {
+        const { total_tokens: total, prompt_tokens: prompt, completion_tokens: completion } = event.data;
+        const tokens = total ?? (prompt ?? 0) + (completion ?? 0);
+        if (tokens > 0) this.#terminal.setTokens((this.#tokens += tokens));
+        return true;
+      }
       case "final":
         if (this.#held !== "" && event.data.ok !== false) this.#text(this.#held);
         this.#held = "";

@@ -1,11 +1,14 @@
 /**
- * Sending replies to Telegram: the text of an outbound, split at Telegram's length limit,
- * or, when that would take too many messages, a short preview plus the whole text as a file.
+ * Sending replies to Telegram: the text of an outbound as formatted messages (./format.ts:
+ * Markdown as Telegram HTML, split between blocks within Telegram's length limit, plain text
+ * when Telegram rejects the formatting), or, when that would take too many messages, a short
+ * preview plus the whole text as a file.
  */
 import type { Bot } from "grammy";
 import { createLogger } from "../../kernel/log.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
-import { previewOf, splitMessage } from "./split.ts";
+import { formatReply, sendPart, telegramReason, type TelegramPart } from "./format.ts";
+import { previewOf } from "./split.ts";
 
 const log = createLogger("bub:telegram");
 
@@ -44,10 +47,11 @@ export function outboundText(message: Envelope): string {
 }
 
 /**
- * Sends an outbound message to its chat, split at Telegram's length limit; one that would
- * take more than `max_messages` messages goes out as a preview and `answer.md` instead. A
- * message that cannot be delivered after the retries is logged with its session (the turn
- * and its tape are unaffected).
+ * Sends an outbound message to its chat as Telegram HTML (see {@link formatReply}), split
+ * between blocks at Telegram's length limit; one that would take more than `max_messages`
+ * messages goes out as a preview and `answer.md` instead. A message that cannot be
+ * delivered after the retries is logged with its session (the turn and its tape are
+ * unaffected).
  */
 export async function sendOutbound(message: Envelope, target: OutboundTarget): Promise<void> {
   const sessionId = message.sessionId ?? "?";
@@ -59,7 +63,7 @@ export async function sendOutbound(message: Envelope, target: OutboundTarget): P
     log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId}: the channel is not running`);
     return;
   }
-  const parts = splitMessage(text);
+  const parts = formatReply(text);
   const maxMessages = target.maxMessages ?? DEFAULT_MAX_MESSAGES;
   if (parts.length > maxMessages) {
     await sendAsFile(bot, { sessionId, chatId, text, parts: parts.length }, describeError);
@@ -67,12 +71,21 @@ export async function sendOutbound(message: Envelope, target: OutboundTarget): P
   }
   for (const [index, part] of parts.entries()) {
     try {
-      await bot.api.sendMessage(chatId, part);
+      await sendFormatted(bot, chatId, part, `session_id=${sessionId} chat_id=${chatId} part=${index + 1}/${parts.length}`);
     } catch (error) {
       log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId} part=${index + 1}/${parts.length}: ${describeError(error)}`);
       return;
     }
   }
+}
+
+/** Sends one formatted part; when Telegram cannot parse its formatting, its plain text once (logged as a warning). */
+function sendFormatted(bot: Bot, chatId: string, part: TelegramPart, where: string): Promise<unknown> {
+  return sendPart(
+    part,
+    (text, parseMode) => bot.api.sendMessage(chatId, text, parseMode ? { parse_mode: parseMode } : undefined),
+    (error) => log.warn(`telegram.send formatting refused ${where}: ${telegramReason(error)}; sent as plain text`),
+  );
 }
 
 /**
@@ -85,7 +98,8 @@ async function sendAsFile(bot: Bot, reply: { sessionId: string; chatId: string; 
   log.info(`telegram.send long reply ${where} chars=${text.length} parts=${parts}: sent as a preview and ${ANSWER_FILE}`);
   const preview = `${previewOf(text, PREVIEW_CHARS)}\n\n… The full answer (${text.length.toLocaleString("en-US")} characters) is attached as ${ANSWER_FILE}.`;
   try {
-    await bot.api.sendMessage(chatId, preview);
+    // The preview is at most PREVIEW_CHARS plus the note: one message, even as HTML.
+    for (const part of formatReply(preview)) await sendFormatted(bot, chatId, part, `${where} part=preview`);
   } catch (error) {
     log.error(`telegram.send undeliverable ${where} part=preview: ${describeError(error)}`);
   }

@@ -11,7 +11,7 @@ import { registerTool } from "../../tools/global.ts";
 import { defineTool, type Tool } from "../../tools/tool.ts";
 import type { TurnState } from "../../kernel/types.ts";
 import { grammySignal } from "./client.ts";
-import { markdownToTelegramHtml } from "./markdown.ts";
+import { formatOne, formatReply, sendPart, telegramReason as reason, type TelegramPart } from "./format.ts";
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split.ts";
 
 /** The Bot API calls the tools make (the channel's grammY `bot.api`). */
@@ -20,9 +20,6 @@ export type TelegramBotApi = Pick<Api, "sendMessage" | "editMessageText">;
 /** Markdown (converted to Telegram HTML), Telegram HTML as written, or plain text. */
 const FORMATS = ["markdown", "html", "plain"] as const;
 type Format = (typeof FORMATS)[number];
-
-/** Markdown is split before it is converted; this leaves room for the tags. */
-const MARKDOWN_PART = 3500;
 
 const chatIdSchema = () =>
   z.union([z.string(), z.number().int()]).nullable().optional().describe("The chat id (chat_id=... in the message context); default: this turn's Telegram chat.");
@@ -46,35 +43,15 @@ function chatFor(tool: string, given: string | number | null | undefined, state:
   return chat;
 }
 
-function reason(error: unknown): string {
-  // grammY's GrammyError carries Telegram's own words in `description`.
-  const description = typeof error === "object" && error !== null && "description" in error ? error.description : undefined;
-  return typeof description === "string" && description ? description : error instanceof Error ? error.message : String(error);
+/** The messages of a `telegram.send` text: Markdown converted and split between blocks, HTML or plain text split as written. */
+function partsOf(text: string, format: Format): TelegramPart[] {
+  if (format === "markdown") return formatReply(text);
+  return splitMessage(text).map((part) => ({ text: part, parseMode: format === "html" ? "HTML" : undefined, plain: part }));
 }
 
-function isFormattingError(error: unknown): boolean {
-  return /can't parse entities|unsupported start tag|can't find end tag/i.test(reason(error));
-}
-
-/** The text as sent with `format`: [text, parse mode]; markdown or HTML over the limit goes as plain text. */
-function rendered(part: string, format: Format): [string, "HTML" | undefined] {
-  if (format === "plain") return [part, undefined];
-  const html = format === "markdown" ? markdownToTelegramHtml(part) : part;
-  return html.length <= TELEGRAM_TEXT_LIMIT ? [html, "HTML"] : [part, undefined];
-}
-
-/**
- * Sends or edits one message with `format`; when Telegram cannot parse the formatting, sends
- * the text again as plain text.
- */
-async function withFallback<T>(part: string, format: Format, call: (text: string, parseMode: "HTML" | undefined) => Promise<T>): Promise<T> {
-  const [text, parseMode] = rendered(part, format);
-  try {
-    return await call(text, parseMode);
-  } catch (error) {
-    if (parseMode === undefined || !isFormattingError(error)) throw error;
-    return call(part, undefined);
-  }
+/** The one message of a `telegram.edit` text. */
+function oneOf(text: string, format: Format): TelegramPart {
+  return format === "markdown" ? formatOne(text) : { text, parseMode: format === "html" ? "HTML" : undefined, plain: text };
 }
 
 /** The two tools over a Bot API client that is there while the channel runs (`api()` null otherwise). */
@@ -103,7 +80,7 @@ export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
       const chat = chatFor("telegram.send", chat_id, state);
       const apiSignal = signal && grammySignal(signal);
       const client = running("telegram.send");
-      const parts = format === "markdown" ? splitMessage(text, MARKDOWN_PART) : splitMessage(text);
+      const parts = partsOf(text, format);
       const ids: number[] = [];
       for (const [index, part] of parts.entries()) {
         const other = {
@@ -111,7 +88,7 @@ export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
           ...(reply_to != null && index === 0 ? { reply_parameters: { message_id: reply_to, allow_sending_without_reply: true } } : {}),
         };
         try {
-          const sent = await withFallback(part, format, (body, parseMode) => client.sendMessage(chat, body, parseMode ? { ...other, parse_mode: parseMode } : other, apiSignal));
+          const sent = await sendPart(part, (body, parseMode) => client.sendMessage(chat, body, parseMode ? { ...other, parse_mode: parseMode } : other, apiSignal));
           ids.push(sent.message_id);
         } catch (error) {
           const done = ids.length > 0 ? ` after sending ${ids.length} of ${parts.length} parts (message_id=${ids.join(",")})` : "";
@@ -141,7 +118,7 @@ export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
       }
       const client = running("telegram.edit");
       try {
-        await withFallback(text, format, (body, parseMode) => client.editMessageText(chat, message_id, body, parseMode ? { parse_mode: parseMode } : {}, apiSignal));
+        await sendPart(oneOf(text, format), (body, parseMode) => client.editMessageText(chat, message_id, body, parseMode ? { parse_mode: parseMode } : {}, apiSignal));
       } catch (error) {
         if (/message is not modified/i.test(reason(error))) return `unchanged ${chat}: message_id=${message_id}`;
         throw new BubError("tool", `telegram.edit of ${chat}/${message_id} failed: ${reason(error)}`, { cause: error });

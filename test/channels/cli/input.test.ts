@@ -123,7 +123,8 @@ describe("cli channel input", () => {
     const { terminal } = session;
     await terminal.waitFor("demo-ws > ");
     await typeKeys(terminal.input, "\x03");
-    await terminal.waitFor("Press Ctrl-C again or Ctrl-D to quit");
+    await terminal.waitFor("(press Ctrl-C again or Ctrl-D to quit, or type ,quit)");
+    assert.doesNotMatch(terminal.text(), /Interrupted/, "nothing was running, so nothing was interrupted");
     await typeKeys(terminal.input, "a", "\x03");
     assert.equal(session.channel.busy, false);
     await typeKeys(terminal.input, "hello\r");

@@ -1,5 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { stripVTControlCharacters } from "node:util";
 import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess } from "../../../src/tools/reporting.ts";
 import { toEnvelope } from "../../../src/kernel/envelope.ts";
 import type { StreamEvent } from "../../../src/kernel/stream.ts";
@@ -112,6 +113,35 @@ describe("cli channel REPL (terminal)", () => {
     assert.doesNotMatch(output, /```/, "code fences are rendered, not shown");
     assert.match(output, /one/);
     assert.match(output, /Bye\./);
+  });
+
+  it("shows the seconds and the tokens so far beside the spinner, headings without #, list code without backticks, and a blank line before the next prompt", async () => {
+    const release = deferred();
+    const session = await chatSession(
+      async function* () {
+        yield { kind: "usage", data: { prompt_tokens: 1200, completion_tokens: 34, total_tokens: 1234 } };
+        await release.promise;
+        yield text("## Plan\n\n- run `npm test` first\n- then **ship**\n");
+      },
+      { tty: true },
+    );
+    const { terminal } = session;
+    await terminal.waitFor("demo-ws > ");
+    terminal.input.write("plan it\r");
+    await terminal.waitFor("1,234 tokens)");
+    assert.match(stripVTControlCharacters(terminal.text()), /⠋ Generating \(\d+s · 1,234 tokens\)/);
+    release.resolve();
+    await terminal.waitFor("ship");
+    await session.channel.whenIdle();
+    terminal.input.write(",quit\r");
+    await session.running;
+    const output = stripVTControlCharacters(terminal.text());
+    assert.match(output, /^Plan$/m, "the heading without its ##");
+    assert.doesNotMatch(output, /## Plan/);
+    assert.match(output, /run npm test first/, "inline code in a list item is styled, not backticked");
+    assert.doesNotMatch(output, /`npm test`|\*\*ship\*\*/);
+    // The live region is cleared and the cursor shown again; then a blank line, then the prompt.
+    assert.match(terminal.text(), /\u001b\[\?25h\n(\u001b\[[0-9;]*[A-Za-z])*demo-ws > /, "a blank line between the answer and the next prompt");
   });
 
   it("completes ,<tool name> with Tab, toggles shell mode with Ctrl-X and interrupts a turn with Ctrl-C", async () => {
