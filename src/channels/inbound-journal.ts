@@ -16,11 +16,11 @@
  * Every append is written and fdatasync'ed before its promise resolves, except `started`,
  * which rides on the next sync (a crash that loses it makes the turn look not yet begun, so
  * it runs again as a first attempt); records that arrive while a write is under way are
- * written together by the next one. Once at least 256 lines, and at least as many bytes as
- * the last compaction wrote, were appended since it, the file is compacted to its `mark`
- * line and the open items (a new file renamed over the old one): it stays within about
- * twice the size of what it must remember, and compaction costs a bounded share of the
- * writes. Only
+ * written together by the next one. Once at least 256 lines were appended since the last
+ * compaction, and at least as many bytes as it wrote (its `mark` line only, when no item is
+ * open), the file is compacted to its `mark` line and the open items (a new file renamed
+ * over the old one): it stays within about twice the size of what it must remember, and
+ * compaction costs a bounded share of the writes. Only
  * `node:fs/promises` is used. A torn last line (a crash mid-write) is ignored when the
  * journal is opened, and the file is rewritten without it.
  */
@@ -90,8 +90,9 @@ export class InboundJournal {
   #writing: Promise<void> | null = null;
   #linesSinceCompaction = 0;
   #bytesSinceCompaction = 0;
-  /** The size of the file the last compaction wrote. */
+  /** The size of the file the last compaction wrote, and of its mark line. */
   #compactedBytes = 0;
+  #markBytes = 0;
   #closed = false;
   readonly #compactAfterLines: number;
 
@@ -245,7 +246,7 @@ export class InboundJournal {
         } catch (error) {
           for (const write of batch) write.reject(error);
         }
-        if (this.#queue.length === 0 && this.#linesSinceCompaction >= this.#compactAfterLines && this.#bytesSinceCompaction >= this.#compactedBytes) {
+        if (this.#queue.length === 0 && this.#dueForCompaction()) {
           try {
             await this.#compact();
           } catch (error) {
@@ -256,6 +257,12 @@ export class InboundJournal {
     } finally {
       this.#writing = null;
     }
+  }
+
+  /** Whether enough was appended since the last compaction (see the module comment). */
+  #dueForCompaction(): boolean {
+    if (this.#linesSinceCompaction < this.#compactAfterLines) return false;
+    return this.#bytesSinceCompaction >= (this.#open.size === 0 ? this.#markBytes : this.#compactedBytes);
   }
 
   /**
@@ -287,6 +294,7 @@ export class InboundJournal {
     this.#linesSinceCompaction = 0;
     this.#bytesSinceCompaction = 0;
     this.#compactedBytes = Buffer.byteLength(text);
+    this.#markBytes = Buffer.byteLength(lines[0] ?? "") + 1;
   }
 
   /** Resolves once everything appended so far is on disk. */

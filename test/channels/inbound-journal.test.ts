@@ -214,6 +214,23 @@ describe("InboundJournal deduplicates by id, not by the highest id", () => {
     await journal.close();
   });
 
+  it("compacts a journal that is never idle (an item stays open), so the file stays bounded", async () => {
+    const journal = await InboundJournal.open(path, { compactAfterLines: 8 });
+    await journal.receive([{ id: 1, item: { text: "a turn that runs for a long time" } }]);
+    let largest = 0;
+    for (let id = 2; id <= 300; id++) {
+      await journal.receive([{ id, item: { text: "x".repeat(40) } }]);
+      await journal.done([id]);
+      largest = Math.max(largest, (await readFile(path)).length);
+    }
+    assert.ok(largest < 8_000, `the file stayed small (largest ${largest} bytes)`);
+    assert.deepEqual(journal.pending().map((entry) => entry.id), [1]);
+    const reopened = await InboundJournal.open(path);
+    assert.deepEqual(reopened.pending().map((entry) => entry.id), [1], "the open item survives every compaction");
+    assert.ok(reopened.has(2) && reopened.has(300));
+    await Promise.all([journal.close(), reopened.close()]);
+  });
+
   it("reads a mark written before ids were remembered as the polling offset only", async () => {
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, '{"t":"mark","last":300}\n{"t":"received","id":305,"item":"b"}\n{"t":"done","id":305}\n');
