@@ -3,18 +3,24 @@
  * before it acknowledges it to its source, so a restart (SIGTERM or kill -9) loses nothing.
  *
  * One record per line, per item id (Telegram's `update_id`):
- * - `{"t":"received","id":N,"item":{...}}` the item as received (enough to run it again);
+ * - `{"t":"received","id":N,"at":S,"item":{...}}` the item as received (enough to run it
+ *   again), at Unix time S (seconds);
  * - `{"t":"started","id":N}` its turn began;
  * - `{"t":"retried","id":N}` it was run again after a restart cut its turn off;
  * - `{"t":"done","id":N}` its turn ended and its reply was sent;
- * - `{"t":"mark","last":N}` written by compaction: every id up to N was seen.
+ * - `{"t":"mark","last":N,"seen":[[S,id,...],...]}` written by compaction: N is the highest
+ *   id ever recorded (where polling resumes), `seen` the ids recorded lately and when
+ *   (./seen-ids.ts). Ids are deduplicated by that exact set, never by N: an id below N that
+ *   is not in it was never seen and is taken (Telegram's webhook delivers out of order).
  *
  * Every append is written and fdatasync'ed before its promise resolves, except `started`,
  * which rides on the next sync (a crash that loses it makes the turn look not yet begun, so
  * it runs again as a first attempt); records that arrive while a write is under way are
- * written together by the next one. When every item is done and enough has been written
- * since the last compaction, the file is compacted to its `mark` line (a new file renamed
- * over the old one). Only
+ * written together by the next one. Once at least 256 lines were appended since the last
+ * compaction, and at least as many bytes as it wrote (its `mark` line only, when no item is
+ * open), the file is compacted to its `mark` line and the open items (a new file renamed
+ * over the old one): it stays within about twice the size of what it must remember, and
+ * compaction costs a bounded share of the writes. Only
  * `node:fs/promises` is used. A torn last line (a crash mid-write) is ignored when the
  * journal is opened, and the file is rewritten without it.
  */
@@ -25,10 +31,11 @@ import { readBoundedTextFile } from "../config/bounded-file.ts";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
 import { errorCode } from "../config/thrown.ts";
 import { createLogger } from "../kernel/log.ts";
+import { SeenIds, type SeenIdsOptions } from "./seen-ids.ts";
 
 const log = createLogger("bub:channels");
 
-/** Lines written since the last compaction before an idle journal is compacted (it is also compacted when opened). */
+/** The fewest lines written since the last compaction before the journal is compacted (it is also compacted when opened). */
 const COMPACT_AFTER_LINES = 256;
 /** The most bytes of a journal read at start: far more than 256 lines of updates ever take; a larger file (or a FIFO) is refused. */
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
@@ -46,9 +53,9 @@ export interface JournalEntry {
 }
 
 type JournalRecord =
-  | { t: "received"; id: number; item: unknown }
+  | { t: "received"; id: number; item: unknown; at?: number }
   | { t: "started" | "retried" | "done"; id: number }
-  | { t: "mark"; last: number };
+  | { t: "mark"; last: number; seen?: unknown };
 
 interface PendingWrite {
   lines: string[];
@@ -66,10 +73,10 @@ function parseRecord(line: string): JournalRecord | null {
     return null;
   }
   if (!isRecord(record)) return null;
-  const { t, id, last } = record;
-  if (t === "mark" && typeof last === "number") return { t, last };
+  const { t, id, last, at } = record;
+  if (t === "mark" && typeof last === "number") return { t, last, seen: record.seen };
   if (typeof id !== "number") return null;
-  if (t === "received") return { t, id, item: record.item };
+  if (t === "received") return typeof at === "number" ? { t, id, item: record.item, at } : { t, id, item: record.item };
   if (t === "started" || t === "retried" || t === "done") return { t, id };
   return null;
 }
@@ -78,29 +85,33 @@ function parseRecord(line: string): JournalRecord | null {
 export class InboundJournal {
   readonly path: string;
   readonly #open = new Map<number, JournalEntry>();
-  /** Ids seen since the last compaction and done. */
-  readonly #done = new Set<number>();
-  /** Every id up to this one was seen (from the compaction mark). */
-  #mark = 0;
+  /** Every id recorded lately, open or done (see ./seen-ids.ts). */
+  readonly #seen: SeenIds;
   #last = 0;
   #handle: FileHandle | null = null;
   #queue: PendingWrite[] = [];
   #writing: Promise<void> | null = null;
   #linesSinceCompaction = 0;
+  #bytesSinceCompaction = 0;
+  /** The size of the file the last compaction wrote, and of its mark line. */
+  #compactedBytes = 0;
+  #markBytes = 0;
   #closed = false;
   readonly #compactAfterLines: number;
 
-  private constructor(path: string, compactAfterLines: number) {
+  private constructor(path: string, compactAfterLines: number, seen: SeenIdsOptions) {
     this.path = path;
     this.#compactAfterLines = compactAfterLines;
+    this.#seen = new SeenIds(seen);
   }
 
   /**
    * Reads the journal at `path` (creating its folder), drops torn lines, and opens it for
-   * appending. `compactAfterLines`: lines written before an idle journal is compacted (default 256).
+   * appending. `compactAfterLines`: the fewest lines written before the journal is compacted
+   * (default 256); `seen`: how long and how many ids are remembered (./seen-ids.ts).
    */
-  static async open(path: string, options: { compactAfterLines?: number } = {}): Promise<InboundJournal> {
-    const journal = new InboundJournal(path, Math.max(1, options.compactAfterLines ?? COMPACT_AFTER_LINES));
+  static async open(path: string, options: { compactAfterLines?: number; seen?: SeenIdsOptions } = {}): Promise<InboundJournal> {
+    const journal = new InboundJournal(path, Math.max(1, options.compactAfterLines ?? COMPACT_AFTER_LINES), options.seen ?? {});
     await makeDirectoryAsync(dirname(path));
     let text = "";
     try {
@@ -123,20 +134,21 @@ export class InboundJournal {
 
   #apply(record: JournalRecord): void {
     if (record.t === "mark") {
-      this.#mark = Math.max(this.#mark, record.last);
+      // A mark written before ids were remembered (no `seen`) only says where polling resumes.
       this.#last = Math.max(this.#last, record.last);
+      this.#seen.addRuns(record.seen);
       return;
     }
     const { id } = record;
     if (record.t === "received") {
       this.#last = Math.max(this.#last, id);
-      if (!this.#done.has(id) && !this.#open.has(id)) this.#open.set(id, { id, item: record.item, started: false, starts: 0, retried: false });
+      if (!this.#seen.has(id) && !this.#open.has(id)) this.#open.set(id, { id, item: record.item, started: false, starts: 0, retried: false });
+      this.#seen.add(id, record.at);
       return;
     }
     const entry = this.#open.get(id);
     if (record.t === "done") {
       this.#open.delete(id);
-      this.#done.add(id);
     } else if (entry && record.t === "started") {
       entry.started = true;
       entry.starts++;
@@ -149,9 +161,12 @@ export class InboundJournal {
     return this.#last;
   }
 
-  /** True when the id was already recorded (received, done, or compacted away). */
+  /**
+   * True when the id was recorded lately (received, open or done; see ./seen-ids.ts for
+   * how long): an id below {@link lastId} that was never recorded is not.
+   */
   has(id: number): boolean {
-    return id <= this.#mark || this.#open.has(id) || this.#done.has(id);
+    return this.#open.has(id) || this.#seen.has(id);
   }
 
   /** The items received and not done, in id order. */
@@ -173,9 +188,10 @@ export class InboundJournal {
     const lines: string[] = [];
     for (const { id, item } of items) {
       if (this.has(id)) continue;
-      this.#apply({ t: "received", id, item });
+      const at = this.#seen.now();
+      this.#apply({ t: "received", id, item, at });
       fresh.push(id);
-      lines.push(JSON.stringify({ t: "received", id, item }));
+      lines.push(JSON.stringify({ t: "received", id, at, item }));
     }
     if (lines.length > 0) await this.#append(lines);
     return fresh;
@@ -224,14 +240,16 @@ export class InboundJournal {
           const lines = batch.flatMap((write) => write.lines);
           const handle = this.#handle;
           if (!handle) throw new Error(`inbound journal ${this.path} is not open`);
-          await handle.write(`${lines.join("\n")}\n`);
+          const text = `${lines.join("\n")}\n`;
+          await handle.write(text);
           if (batch.some((write) => write.sync)) await handle.datasync();
           this.#linesSinceCompaction += lines.length;
+          this.#bytesSinceCompaction += Buffer.byteLength(text);
           for (const write of batch) write.resolve();
         } catch (error) {
           for (const write of batch) write.reject(error);
         }
-        if (this.#queue.length === 0 && this.#open.size === 0 && this.#linesSinceCompaction >= this.#compactAfterLines) {
+        if (this.#queue.length === 0 && this.#dueForCompaction()) {
           try {
             await this.#compact();
           } catch (error) {
@@ -244,19 +262,31 @@ export class InboundJournal {
     }
   }
 
-  /** Rewrites the journal as its mark and the open items (new file, fdatasync, rename), and reopens it for appending. */
+  /** Whether enough was appended since the last compaction (see the module comment). */
+  #dueForCompaction(): boolean {
+    if (this.#linesSinceCompaction < this.#compactAfterLines) return false;
+    return this.#bytesSinceCompaction >= (this.#open.size === 0 ? this.#markBytes : this.#compactedBytes);
+  }
+
+  /**
+   * Rewrites the journal as its mark (with the ids still remembered) and the open items (new
+   * file, fdatasync, rename), and reopens it for appending.
+   */
   async #compact(): Promise<void> {
-    const last = Math.max(this.#last, this.#mark);
-    const lines = [JSON.stringify({ t: "mark", last })];
+    this.#seen.prune();
+    // An open item's id is remembered through its own `received` line, not the mark's.
+    const seen = this.#seen.toRuns((id) => !this.#open.has(id));
+    const lines = [JSON.stringify({ t: "mark", last: this.#last, seen })];
     for (const entry of this.pending()) {
-      lines.push(JSON.stringify({ t: "received", id: entry.id, item: entry.item }));
+      lines.push(JSON.stringify({ t: "received", id: entry.id, at: this.#seen.atOf(entry.id), item: entry.item }));
       for (let run = 0; run < entry.starts; run++) lines.push(JSON.stringify({ t: "started", id: entry.id }));
       if (entry.retried) lines.push(JSON.stringify({ t: "retried", id: entry.id }));
     }
     const temporary = `${this.path}.tmp`;
+    const text = `${lines.join("\n")}\n`;
     const next = await open(temporary, "w", 0o600);
     try {
-      await next.write(`${lines.join("\n")}\n`);
+      await next.write(text);
       await next.datasync();
     } finally {
       await next.close();
@@ -264,9 +294,10 @@ export class InboundJournal {
     await rename(temporary, this.path);
     await this.#handle?.close();
     this.#handle = await open(this.path, "a", 0o600);
-    this.#mark = last;
-    this.#done.clear();
     this.#linesSinceCompaction = 0;
+    this.#bytesSinceCompaction = 0;
+    this.#compactedBytes = Buffer.byteLength(text);
+    this.#markBytes = Buffer.byteLength(lines[0] ?? "") + 1;
   }
 
   /** Resolves once everything appended so far is on disk. */

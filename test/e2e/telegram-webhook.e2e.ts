@@ -5,10 +5,11 @@
  * Fake Bot API and fake model on 127.0.0.1; every wait has a deadline.
  */
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
-import { startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
+import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
 import { echoModel } from "./support/echo-model.ts";
 import { installedPackage, tempHome } from "./support/installed.ts";
 import { pollUntil, readTapes, readyWithin, startBub, within, type LiveBub } from "./support/live.ts";
@@ -77,6 +78,17 @@ describe("bub gateway serves a Telegram webhook (installed package)", () => {
     return telegram.succeededOf("sendMessage").map((call) => `${String(call.payload.chat_id)} ${String(call.payload.text)}`);
   }
 
+  /** A private message `msg-<n>` from chat 1000+n, as update `updateId`. */
+  function update(updateId: number, n: number): Record<string, unknown> {
+    const chat = 1000 + n;
+    return { update_id: updateId, message: { message_id: updateId, date: 0, chat: { id: chat, type: "private" }, from: { id: chat, is_bot: false, first_name: "U" }, text: `msg-${n}` } };
+  }
+
+  /** POSTs an update straight to the webhook (as Telegram's parallel deliveries would, in any order); it must be taken. */
+  async function post(body: Record<string, unknown>): Promise<void> {
+    assert.equal(await telegram.webhook.post(body), 200, `update ${String(body.update_id)} is taken`);
+  }
+
   async function sigterm(gateway: LiveBub): Promise<void> {
     gateway.child.kill("SIGTERM");
     const result = await gateway.exited(15_000);
@@ -130,5 +142,42 @@ describe("bub gateway serves a Telegram webhook (installed package)", () => {
     assert.equal(openai.requests.length, 4, "the repeat ran no turn");
     await sigterm(gateway);
     assert.deepEqual(replies().sort(), ["1000 re: msg-0", "1001 re: msg-1", "1002 re: msg-2"], "no reply twice");
+  });
+
+  it("runs a late update below the highest id after a restart, and a repeat of a seen one not again", async () => {
+    let gateway = await start();
+    // Telegram delivers webhook updates in parallel: 2003 and 2004 arrive after 2005.
+    for (const [id, n] of [[2005, 5], [2003, 3], [2004, 4]] as const) await post(update(id, n));
+    await within(telegram.waitForCalls("sendMessage", 3), 20_000, "three replies");
+    await sigterm(gateway);
+    gateway = await start();
+    // 2002 was never seen: it is taken and answered (it was acknowledged and dropped).
+    await post(update(2002, 2));
+    await within(telegram.waitForCalls("sendMessage", 4), 20_000, "the reply to the late update");
+    await post(update(2004, 4));
+    await sigterm(gateway);
+    assert.deepEqual(replies().sort(), ["1002 re: msg-2", "1003 re: msg-3", "1004 re: msg-4", "1005 re: msg-5"], "each once, the repeat of 2004 not again");
+    assert.equal(openai.requests.length, 4);
+  });
+
+  it("keeps the ids it saw through a compaction of the journal, without a restart", async () => {
+    const gateway = await start();
+    await post(update(2005, 5));
+    await post(update(2004, 4));
+    await within(telegram.waitForCalls("sendMessage", 2), 20_000, "two replies");
+    // Group chatter the bot is not addressed in runs no turn but is journaled: enough of it
+    // to cross the journal's compaction (256 lines).
+    for (let id = 2006; id < 2006 + 140; id++) {
+      await post({ update_id: id, message: { message_id: id, date: 0, chat: { id: -77, type: "group", title: "G" }, from: { id: 77, is_bot: false, first_name: "G" }, text: `chatter ${id}` } });
+    }
+    const journal = (await readFile(join(home.path, ".bub", "inbound", `telegram-${FAKE_BOT.id}.jsonl`), "utf8")).split("\n").filter(Boolean);
+    const mark: unknown = JSON.parse(journal[0] ?? "{}");
+    assert.ok(journal.length < 140 && typeof mark === "object" && mark !== null && "last" in mark && Number(mark.last) > 2100, `the journal was compacted after the chatter: ${journal[0]}`);
+    await post(update(2003, 3));
+    await within(telegram.waitForCalls("sendMessage", 3), 20_000, "the reply to the late update");
+    await post(update(2005, 5));
+    await sigterm(gateway);
+    assert.deepEqual(replies().sort(), ["1003 re: msg-3", "1004 re: msg-4", "1005 re: msg-5"], "each once, the repeat of 2005 not again");
+    assert.equal(openai.requests.length, 3, "the chatter ran no turn");
   });
 });

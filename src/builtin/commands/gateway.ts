@@ -4,6 +4,9 @@
  */
 import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
+import type { Channel } from "../../kernel/types.ts";
+import type { ChannelManager } from "../../channels/manager.ts";
+import type { GatewayLock } from "../../channels/gateway-lock.ts";
 import { listedPluginFailures } from "./listed-failures.ts";
 
 /** Options of `bub gateway`. */
@@ -21,8 +24,9 @@ export const NO_CHANNELS =
 
 /**
  * Runs the channel manager over the enabled channels until `signal` aborts (the command
- * wires SIGINT/SIGTERM to it). Returns the exit code: 1 when no channel is enabled or a
- * plugin listed in `BUB_PLUGINS` / config.yml did not load.
+ * wires SIGINT/SIGTERM to it). Returns the exit code: 1 when no channel is enabled, a
+ * plugin listed in `BUB_PLUGINS` / config.yml did not load, or (without `BUB_DATABASE_URL`)
+ * another gateway runs on the same `BUB_HOME` (../../channels/gateway-lock.ts).
  *
  * @throws whatever stops a channel from starting (e.g. Telegram without an allowlist).
  */
@@ -47,6 +51,31 @@ export async function runGateway(
     io.stderr.write(`${NO_CHANNELS}\n`);
     return 1;
   }
+  const lock = await takeGatewayLock(framework);
+  if ("busy" in lock) {
+    io.stderr.write(`${lock.busy}\n`);
+    return 1;
+  }
+  try {
+    return await serve(framework, manager, enabled, io, signal);
+  } finally {
+    lock.held?.release();
+  }
+}
+
+/**
+ * The gateway lock of the home, or with `BUB_DATABASE_URL` none (several gateways share the
+ * queue then); `busy` is the line to exit with when another gateway holds it.
+ */
+async function takeGatewayLock(framework: BubFramework): Promise<{ held: GatewayLock | null } | { busy: string }> {
+  const [{ clusterDatabaseUrl }, { gatewayBusyLine, tryGatewayLock }] = await Promise.all([import("../../channels/cluster/settings.ts"), import("../../channels/gateway-lock.ts")]);
+  if (clusterDatabaseUrl(framework.settings) !== "") return { held: null };
+  const taken = tryGatewayLock(framework.home);
+  return "held" in taken ? taken : { busy: gatewayBusyLine(framework.home, taken.busy.pid) };
+}
+
+/** Serves the enabled channels and the schedules until `signal` aborts; returns 0. */
+async function serve(framework: BubFramework, manager: ChannelManager, enabled: readonly Channel[], io: { stderr: { write(text: string): unknown } }, signal?: AbortSignal): Promise<number> {
   // Said once every channel has started: a channel that refuses to start (Telegram without
   // an allowlist) leaves only its own line.
   manager.ready().then(

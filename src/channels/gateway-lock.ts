@@ -1,0 +1,113 @@
+/**
+ * One `bub gateway` per `BUB_HOME` (without `BUB_DATABASE_URL`): two would both poll the
+ * bot (Telegram answers the second with 409 Conflict, or each message is answered twice),
+ * both write the inbound journal, and both fire the schedules.
+ *
+ * The lock is an operating-system record lock (`fcntl`) on `<BUB_HOME>/gateway.lock`, taken
+ * the way ../tape/process-lock.ts takes the tape lock: a SQLite write transaction
+ * (`BEGIN IMMEDIATE`) on a database file that holds no data, kept open for as long as the
+ * gateway runs. The kernel drops the lock the moment its process dies, `kill -9` included,
+ * so a crashed gateway never leaves a stale lock. Who holds it is written next to it, in
+ * `gateway.pid`, for the message only: the lock, not that file, decides.
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { makeDirectory } from "../config/home-dir.ts";
+import { errorCode, errorMessage } from "../config/thrown.ts";
+import { BubError } from "../kernel/errors.ts";
+import { sqliteCode } from "../tape/values.ts";
+
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+
+/** The lock file and the file naming its holder, under a home. */
+export function gatewayLockPaths(home: string): { lock: string; pid: string } {
+  return { lock: join(home, "gateway.lock"), pid: join(home, "gateway.pid") };
+}
+
+/** The lock this process holds; {@link release} gives it up (the process's death does too). */
+export interface GatewayLock {
+  release(): void;
+}
+
+/** What {@link tryGatewayLock} found: the lock, or the pid of the gateway holding it (null when unknown). */
+export type GatewayLockTry = { held: GatewayLock } | { busy: { pid: number | null } };
+
+/** The line `bub gateway` exits 1 with when another one holds `home`. */
+export function gatewayBusyLine(home: string, pid: number | null): string {
+  const holder = pid === null ? "" : ` (pid ${pid})`;
+  return `bub: another bub gateway is running on ${home}${holder} — stop it first, or set BUB_DATABASE_URL to run several`;
+}
+
+function readPid(path: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Creates `path` empty with mode 0600 (like the other files bub writes) unless it exists. An
+ * existing file is not opened here: closing any descriptor of a file drops every record lock
+ * this process holds on it.
+ */
+function createPrivate(path: string): void {
+  try {
+    writeFileSync(path, "", { flag: "wx", mode: 0o600 });
+  } catch (error) {
+    if (errorCode(error) !== "EEXIST") throw error;
+  }
+}
+
+function lockFileError(path: string, error: unknown): BubError {
+  return new BubError("config", `Cannot use the gateway lock file ${path} (${errorMessage(error)}): make BUB_HOME writable, or delete the file if it is not a SQLite file.`, {
+    details: { path },
+    cause: error,
+  });
+}
+
+/**
+ * Takes the gateway lock of `home` without waiting (see the module comment).
+ * @throws BubError `config` when the lock file cannot be created or used.
+ */
+export function tryGatewayLock(home: string): GatewayLockTry {
+  const paths = gatewayLockPaths(home);
+  let database: DatabaseSync;
+  try {
+    makeDirectory(home);
+    createPrivate(paths.lock);
+    database = new DatabaseSync(paths.lock, { timeout: 0 });
+  } catch (error) {
+    throw lockFileError(paths.lock, error);
+  }
+  try {
+    database.exec("BEGIN IMMEDIATE");
+  } catch (error) {
+    database.close();
+    const code = sqliteCode(error);
+    if (code === SQLITE_BUSY || code === SQLITE_LOCKED) return { busy: { pid: readPid(paths.pid) } };
+    throw lockFileError(paths.lock, error);
+  }
+  const pid = String(process.pid);
+  try {
+    writeFileSync(paths.pid, `${pid}\n`, { mode: 0o600 });
+  } catch {
+    // The pid only names the holder in another gateway's message.
+  }
+  let released = false;
+  return {
+    held: {
+      release() {
+        if (released) return;
+        released = true;
+        // The pid file goes first: once the lock is free another gateway may write its own.
+        if (readPid(paths.pid) === process.pid) rmSync(paths.pid, { force: true });
+        if (database.isTransaction) database.exec("ROLLBACK");
+        database.close();
+      },
+    },
+  };
+}
