@@ -17,7 +17,9 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   process.stdout.write(`${packageVersion()}\n`);
 } else {
   // Before anything else: the secrets leave the environment block (src/cli/secret-env.ts).
-  const { keepSecretsOffEnvironment } = await import("../cli/secret-env.ts");
+  // Help runs no tool, so it starts no second image.
+  const help = argv.length === 0 || argv[0] === "help" || argv.includes("--help") || argv.includes("-h");
+  const { keepSecretsOffEnvironment } = help ? { keepSecretsOffEnvironment: () => null } : await import("../cli/secret-env.ts");
   const handoffProblem = keepSecretsOffEnvironment({
     env: process.env,
     execPath: process.execPath,
