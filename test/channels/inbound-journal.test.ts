@@ -125,119 +125,109 @@ describe("InboundJournal", () => {
     assert.deepEqual(reopened.pending(), []);
     await reopened.close();
   });
-});
 
-describe("InboundJournal deduplicates by id, not by the highest id", () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let path: string;
-  beforeEach(async () => {
-    dir = await tempDir();
-    path = join(dir.path, "inbound", "telegram-1.jsonl");
-  });
-  afterEach(() => dir.cleanup());
+  describe("InboundJournal deduplicates by id, not by the highest id", () => {
+    it("takes an id below the highest that was never seen, after a restart, and refuses a repeat", async () => {
+      const journal = await InboundJournal.open(path);
+      for (const id of [2005, 2003, 2004]) assert.deepEqual(await journal.receive([{ id, item: { id } }]), [id]);
+      await journal.done([2005, 2003, 2004]);
+      await journal.close();
+      const reopened = await InboundJournal.open(path);
+      assert.equal(reopened.lastId, 2005, "polling still resumes past the highest id");
+      assert.equal(reopened.has(2002), false);
+      assert.deepEqual(await reopened.receive([{ id: 2002, item: "late" }]), [2002], "the late update is taken");
+      assert.deepEqual(await reopened.receive([{ id: 2004, item: "again" }, { id: 2003, item: "again" }, { id: 2005, item: "again" }]), [], "repeats are refused");
+      await reopened.close();
+    });
 
-  const records = async () => (await readFile(path, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    it("keeps the exact ids through a compaction without a restart", async () => {
+      const journal = await InboundJournal.open(path, { compactAfterLines: 4 });
+      await journal.receive([{ id: 2005, item: 5 }, { id: 2004, item: 4 }]);
+      await journal.done([2005, 2004]);
+      await journal.flush();
+      assert.deepEqual((await lines()).map((record) => record.t), ["mark"], "compacted");
+      assert.deepEqual(await journal.receive([{ id: 2003, item: 3 }, { id: 2004, item: 4 }]), [2003]);
+      await journal.close();
+    });
 
-  it("takes an id below the highest that was never seen, after a restart, and refuses a repeat", async () => {
-    const journal = await InboundJournal.open(path);
-    for (const id of [2005, 2003, 2004]) assert.deepEqual(await journal.receive([{ id, item: { id } }]), [id]);
-    await journal.done([2005, 2003, 2004]);
-    await journal.close();
-    const reopened = await InboundJournal.open(path);
-    assert.equal(reopened.lastId, 2005, "polling still resumes past the highest id");
-    assert.equal(reopened.has(2002), false);
-    assert.deepEqual(await reopened.receive([{ id: 2002, item: "late" }]), [2002], "the late update is taken");
-    assert.deepEqual(await reopened.receive([{ id: 2004, item: "again" }, { id: 2003, item: "again" }, { id: 2005, item: "again" }]), [], "repeats are refused");
-    await reopened.close();
-  });
+    it("compacts while an item is open and keeps it, with when it arrived", async () => {
+      let now = 1_000;
+      const journal = await InboundJournal.open(path, { compactAfterLines: 3, seen: { now: () => now } });
+      await journal.receive([{ id: 10, item: "open" }]);
+      now = 1_005;
+      await journal.receive([{ id: 11, item: "done" }]);
+      await journal.done([11]);
+      await journal.flush();
+      assert.deepEqual(await lines(), [
+        { t: "mark", last: 11, seen: [[1_005, 11]] },
+        { t: "received", id: 10, at: 1_000, item: "open" },
+      ]);
+      const reopened = await InboundJournal.open(path, { seen: { now: () => now } });
+      assert.deepEqual(reopened.pending().map((entry) => entry.id), [10]);
+      assert.ok(reopened.has(11));
+      await Promise.all([journal.close(), reopened.close()]);
+    });
 
-  it("keeps the exact ids through a compaction without a restart", async () => {
-    const journal = await InboundJournal.open(path, { compactAfterLines: 4 });
-    await journal.receive([{ id: 2005, item: 5 }, { id: 2004, item: 4 }]);
-    await journal.done([2005, 2004]);
-    await journal.flush();
-    assert.deepEqual((await records()).map((record) => record.t), ["mark"], "compacted");
-    assert.deepEqual(await journal.receive([{ id: 2003, item: 3 }, { id: 2004, item: 4 }]), [2003]);
-    await journal.close();
-  });
+    it("forgets an id a day and an hour after it arrived (Telegram resends for 24 h at most)", async () => {
+      let now = 50_000;
+      const seen = { now: () => now };
+      const journal = await InboundJournal.open(path, { seen });
+      await journal.receive([{ id: 1, item: "a" }]);
+      await journal.done([1]);
+      await journal.close();
+      now += 25 * 3600;
+      const dayLater = await InboundJournal.open(path, { seen });
+      assert.ok(dayLater.has(1), "still remembered at the edge of the window");
+      await dayLater.close();
+      now += 1;
+      const later = await InboundJournal.open(path, { seen });
+      assert.equal(later.has(1), false, "forgotten past the window");
+      assert.equal(later.lastId, 1);
+      assert.deepEqual(await lines(), [{ t: "mark", last: 1, seen: [] }]);
+      await later.close();
+    });
 
-  it("compacts while an item is open and keeps it, with when it arrived", async () => {
-    let now = 1_000;
-    const journal = await InboundJournal.open(path, { compactAfterLines: 3, seen: { now: () => now } });
-    await journal.receive([{ id: 10, item: "open" }]);
-    now = 1_005;
-    await journal.receive([{ id: 11, item: "done" }]);
-    await journal.done([11]);
-    await journal.flush();
-    assert.deepEqual(await records(), [
-      { t: "mark", last: 11, seen: [[1_005, 11]] },
-      { t: "received", id: 10, at: 1_000, item: "open" },
-    ]);
-    const reopened = await InboundJournal.open(path, { seen: { now: () => now } });
-    assert.deepEqual(reopened.pending().map((entry) => entry.id), [10]);
-    assert.ok(reopened.has(11));
-    await Promise.all([journal.close(), reopened.close()]);
-  });
+    it("remembers at most the capped number of ids, and the file stays bounded", async () => {
+      const journal = await InboundJournal.open(path, { compactAfterLines: 8, seen: { max: 20 } });
+      let largest = 0;
+      for (let id = 1; id <= 400; id++) {
+        await journal.receive([{ id, item: { text: "x".repeat(40) } }]);
+        await journal.done([id]);
+        largest = Math.max(largest, (await readFile(path)).length);
+      }
+      const [mark] = await lines();
+      const runs = Array.isArray(mark?.seen) ? mark.seen.filter((run) => Array.isArray(run)) : [];
+      assert.equal(runs.reduce((sum, run) => sum + run.length - 1, 0), 20, "the mark lists 20 ids");
+      assert.ok(journal.has(400) && journal.has(381) && !journal.has(380) && !journal.has(1), "the newest 20");
+      assert.ok(largest < 4_000, `the file stayed small (largest ${largest} bytes)`);
+      await journal.close();
+    });
 
-  it("forgets an id a day and an hour after it arrived (Telegram resends for 24 h at most)", async () => {
-    let now = 50_000;
-    const seen = { now: () => now };
-    const journal = await InboundJournal.open(path, { seen });
-    await journal.receive([{ id: 1, item: "a" }]);
-    await journal.done([1]);
-    await journal.close();
-    now += 25 * 3600;
-    const dayLater = await InboundJournal.open(path, { seen });
-    assert.ok(dayLater.has(1), "still remembered at the edge of the window");
-    await dayLater.close();
-    now += 1;
-    const later = await InboundJournal.open(path, { seen });
-    assert.equal(later.has(1), false, "forgotten past the window");
-    assert.equal(later.lastId, 1);
-    assert.deepEqual(await records(), [{ t: "mark", last: 1, seen: [] }]);
-    await later.close();
-  });
+    it("compacts a journal that is never idle (an item stays open), so the file stays bounded", async () => {
+      const journal = await InboundJournal.open(path, { compactAfterLines: 8 });
+      await journal.receive([{ id: 1, item: { text: "a turn that runs for a long time" } }]);
+      let largest = 0;
+      for (let id = 2; id <= 300; id++) {
+        await journal.receive([{ id, item: { text: "x".repeat(40) } }]);
+        await journal.done([id]);
+        largest = Math.max(largest, (await readFile(path)).length);
+      }
+      assert.ok(largest < 8_000, `the file stayed small (largest ${largest} bytes)`);
+      assert.deepEqual(journal.pending().map((entry) => entry.id), [1]);
+      const reopened = await InboundJournal.open(path);
+      assert.deepEqual(reopened.pending().map((entry) => entry.id), [1], "the open item survives every compaction");
+      assert.ok(reopened.has(2) && reopened.has(300));
+      await Promise.all([journal.close(), reopened.close()]);
+    });
 
-  it("remembers at most the capped number of ids, and the file stays bounded", async () => {
-    const journal = await InboundJournal.open(path, { compactAfterLines: 8, seen: { max: 20 } });
-    let largest = 0;
-    for (let id = 1; id <= 400; id++) {
-      await journal.receive([{ id, item: { text: "x".repeat(40) } }]);
-      await journal.done([id]);
-      largest = Math.max(largest, (await readFile(path)).length);
-    }
-    const [mark] = await records();
-    const runs = Array.isArray(mark?.seen) ? mark.seen.filter((run) => Array.isArray(run)) : [];
-    assert.equal(runs.reduce((sum, run) => sum + run.length - 1, 0), 20, "the mark lists 20 ids");
-    assert.ok(journal.has(400) && journal.has(381) && !journal.has(380) && !journal.has(1), "the newest 20");
-    assert.ok(largest < 4_000, `the file stayed small (largest ${largest} bytes)`);
-    await journal.close();
-  });
-
-  it("compacts a journal that is never idle (an item stays open), so the file stays bounded", async () => {
-    const journal = await InboundJournal.open(path, { compactAfterLines: 8 });
-    await journal.receive([{ id: 1, item: { text: "a turn that runs for a long time" } }]);
-    let largest = 0;
-    for (let id = 2; id <= 300; id++) {
-      await journal.receive([{ id, item: { text: "x".repeat(40) } }]);
-      await journal.done([id]);
-      largest = Math.max(largest, (await readFile(path)).length);
-    }
-    assert.ok(largest < 8_000, `the file stayed small (largest ${largest} bytes)`);
-    assert.deepEqual(journal.pending().map((entry) => entry.id), [1]);
-    const reopened = await InboundJournal.open(path);
-    assert.deepEqual(reopened.pending().map((entry) => entry.id), [1], "the open item survives every compaction");
-    assert.ok(reopened.has(2) && reopened.has(300));
-    await Promise.all([journal.close(), reopened.close()]);
-  });
-
-  it("reads a mark written before ids were remembered as the polling offset only", async () => {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, '{"t":"mark","last":300}\n{"t":"received","id":305,"item":"b"}\n{"t":"done","id":305}\n');
-    const journal = await InboundJournal.open(path);
-    assert.equal(journal.lastId, 305);
-    assert.ok(journal.has(305));
-    assert.deepEqual(await journal.receive([{ id: 299, item: "a" }]), [299]);
-    await journal.close();
+    it("reads a mark written before ids were remembered as the polling offset only", async () => {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, '{"t":"mark","last":300}\n{"t":"received","id":305,"item":"b"}\n{"t":"done","id":305}\n');
+      const journal = await InboundJournal.open(path);
+      assert.equal(journal.lastId, 305);
+      assert.ok(journal.has(305));
+      assert.deepEqual(await journal.receive([{ id: 299, item: "a" }]), [299]);
+      await journal.close();
+    });
   });
 });

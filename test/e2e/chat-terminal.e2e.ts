@@ -4,30 +4,13 @@
  * empty prompt.
  */
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+import { hasTmux, tmuxServer } from "../support/tmux.ts";
 import { cleanEnv, installedPackage, tempHome } from "./support/installed.ts";
 
-const run = promisify(execFile);
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
-const socket = `bub-e2e-chat-${process.pid}`;
-
-const tmux = async (...args: string[]): Promise<string> => (await run("tmux", ["-L", socket, ...args])).stdout;
-
-/** Polls the pane until `predicate` holds; fails with the last screen after 20 s. */
-async function waitForPane(predicate: (screen: string) => boolean, what: string): Promise<string> {
-  const deadline = Date.now() + 20_000;
-  let screen = "";
-  while (Date.now() < deadline) {
-    screen = await tmux("capture-pane", "-p", "-t", "chat");
-    if (predicate(screen)) return screen;
-    await new Promise((resolve) => setTimeout(resolve, 40));
-  }
-  assert.fail(`timed out waiting for ${what}; the screen was:\n${screen}`);
-}
+const { tmux, waitForPane } = tmuxServer(`bub-e2e-chat-${process.pid}`);
 
 describe("bub chat in a terminal (installed package, tmux)", { skip: hasTmux ? false : "tmux is not installed (apt-get install tmux)" }, () => {
   let openai: FakeOpenAI;

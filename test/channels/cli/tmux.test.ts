@@ -1,34 +1,15 @@
 // The chat REPL for real: `bub chat` in a tmux pseudo terminal against the fake model.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { reply, startFakeOpenAI, type FakeOpenAI } from "../../support/fake-openai.ts";
 import { tempDir } from "../../support/temp.ts";
+import { hasTmux, tmuxServer } from "../../support/tmux.ts";
 
-const run = promisify(execFile);
 const bin = fileURLToPath(new URL("../../../src/bin/bub.ts", import.meta.url));
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
-const socket = `bub-test-${process.pid}`;
-
-async function tmux(...args: string[]): Promise<string> {
-  return (await run("tmux", ["-L", socket, ...args])).stdout;
-}
-
-/** Polls the pane until `predicate` holds; fails with the last screen after `deadlineMs`. */
-async function waitForPane(predicate: (screen: string) => boolean, what: string, deadlineMs = 15_000): Promise<string> {
-  const deadline = Date.now() + deadlineMs;
-  let screen = "";
-  while (Date.now() < deadline) {
-    screen = await tmux("capture-pane", "-p", "-t", "chat");
-    if (predicate(screen)) return screen;
-    await new Promise((resolve) => setTimeout(resolve, 40));
-  }
-  assert.fail(`timed out waiting for ${what}; the screen was:\n${screen}`);
-}
+const { tmux, waitForPane } = tmuxServer(`bub-test-${process.pid}`);
 
 describe("bub chat in a real terminal (tmux)", { skip: hasTmux ? false : "tmux is not installed (apt-get install tmux)" }, () => {
   let server: FakeOpenAI;
