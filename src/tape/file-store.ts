@@ -163,6 +163,8 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     }
   }
 
+  /** Directory syncs in flight for files just created. */
+  const directorySyncs = new Map<TapeFile, Promise<void>>();
   // Appends waiting for the next write round, and the rounds running (one at a time).
   let waiting: WaitingAppend[] = [];
   let rounds: Promise<void> | null = null;
@@ -225,7 +227,12 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
         await file.openForAppend();
         const { stored, durable } = await writeInRound(file, prepared);
         await durable();
-        if (file.takeCreated()) await syncDirectoryOf(file.path);
+        // Appends that shared the round which created the file wait for its directory entry too.
+        if (file.takeCreated()) {
+          const synced = syncDirectoryOf(file.path).finally(() => directorySyncs.delete(file));
+          directorySyncs.set(file, synced);
+        }
+        await directorySyncs.get(file);
         return stored;
       });
     } finally {

@@ -117,7 +117,8 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
     try {
       return await critical();
     } finally {
-      locked.exec("ROLLBACK");
+      // Closing the database (store.close) meanwhile has released the lock already.
+      if (locked.isOpen) locked.exec("ROLLBACK");
     }
   }
 
