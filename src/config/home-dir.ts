@@ -9,7 +9,7 @@
  * {@link PRIVATE_DIRECTORY_MODE} and files it writes {@link PRIVATE_FILE_MODE}.
  */
 import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir, open, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { errorCode, errorMessage } from "./thrown.ts";
 
@@ -99,6 +99,15 @@ export async function makeDirectoryAsync(path: string, mode: number = PRIVATE_DI
 export function createPrivateFile(path: string): void {
   try {
     closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE));
+  } catch (error) {
+    if (errorCode(error) !== "EEXIST") throw error;
+  }
+}
+
+/** {@link createPrivateFile} off the event loop. */
+export async function createPrivateFileAsync(path: string): Promise<void> {
+  try {
+    await (await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE)).close();
   } catch (error) {
     if (errorCode(error) !== "EEXIST") throw error;
   }

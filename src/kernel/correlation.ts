@@ -5,6 +5,7 @@
  * sees the ids of the turn it belongs to without passing them along by hand.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { randomFill, randomFillSync } from "node:crypto";
 
 /** The ids of the work in progress; each is present once the matching scope is entered. */
 export interface Correlation {
@@ -51,6 +52,37 @@ function nested(ids: Correlation, outer: Correlation | undefined): Correlation {
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 /**
+ * Random bytes for ids, taken from a pool that is refilled off the event loop: a turn makes
+ * several ids, and filling 16 bytes at a time is a synchronous call into the crypto library
+ * each time. The pool in use is filled synchronously only the first time and should the
+ * spare one not be ready when it runs out.
+ */
+const POOL_BYTES = 4096;
+let pool: Buffer | null = null;
+let used = 0;
+let spare: Buffer | null = null;
+let filling = false;
+
+/** Fills `target` from `offset` on with random bytes from the pool. */
+function randomBytesInto(target: Uint8Array, offset: number): void {
+  const wanted = target.length - offset;
+  if (pool === null || used + wanted > pool.length) {
+    pool = spare ?? randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
+    spare = null;
+    used = 0;
+  }
+  if (spare === null && !filling) {
+    filling = true;
+    randomFill(Buffer.allocUnsafe(POOL_BYTES), (error, filled) => {
+      filling = false;
+      if (!error) spare = filled;
+    });
+  }
+  target.set(pool.subarray(used, used + wanted), offset);
+  used += wanted;
+}
+
+/**
  * A new id: a UUID version 7 (48 bits of Unix milliseconds, then random bits), so ids sort
  * by the time they were made and fit anywhere a UUID does.
  *
@@ -59,7 +91,8 @@ const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(
  * ```
  */
 export function newCorrelationId(): string {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  const bytes = new Uint8Array(16);
+  randomBytesInto(bytes, 6);
   let ms = Date.now();
   for (let index = 5; index >= 0; index--) {
     bytes[index] = ms % 256;

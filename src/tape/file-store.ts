@@ -2,7 +2,7 @@ import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
-import { encodeEntryBody, prepareEntry } from "./entry.ts";
+import { encodeEntryBody, prepareEntry, type EncodedEntry } from "./entry.ts";
 import { createFileNameIndex } from "./file-name-index.ts";
 import { scanTapeFiles } from "./file-tape-stats.ts";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
@@ -10,7 +10,7 @@ import { createProcessLock } from "./process-lock.ts";
 import { fileStoreError } from "./store-errors.ts";
 import { onlyEntry } from "./append-many.ts";
 import { errorCode } from "../config/thrown.ts";
-import { TapeFile, type SkippedLine } from "./tape-file.ts";
+import { TapeFile, type LockedAppend, type SkippedLine } from "./tape-file.ts";
 
 export type { SkippedLine } from "./tape-file.ts";
 
@@ -57,6 +57,14 @@ function isListedStem(stem: string): boolean {
   return stem.split("__").length === 2;
 }
 
+/** One append waiting for the next write round. */
+interface WaitingAppend {
+  readonly file: TapeFile;
+  readonly entries: readonly EncodedEntry[];
+  readonly resolve: (written: LockedAppend) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /** `fsync` of a directory, which makes the entries just created or removed in it durable. */
 async function syncDirectory(path: string): Promise<void> {
   const directory = await open(path, "r");
@@ -75,8 +83,11 @@ async function syncDirectory(path: string): Promise<void> {
  *   record lock that dies with its process, see `process-lock.ts`), read any bytes other
  *   processes added, and only then assign ids, so ids stay unique and increasing.
  * - **Durability**: an append resolves only after `fdatasync` of the file (and of the
- *   directory when the file was just created). Appends that are in flight together share one
- *   sync (group commit); `appendBatch` is one `write` and one sync.
+ *   directory when the file was just created). Appends made while a write round is running
+ *   wait for the next round, which takes the lock once and writes each file's entries with one
+ *   `write`; then each file gets one sync, shared by every write in flight (group commit).
+ * - **Nothing blocks the event loop**: every file-system call is asynchronous; each entry is
+ *   encoded once, before the round.
  * - **Crash safety**: a torn or malformed line is skipped with a warning and reported by
  *   {@link FileTapeStore.skippedLines}; it never blocks later appends, and nothing already
  *   written is rewritten or truncated.
@@ -152,20 +163,78 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     }
   }
 
+  /** Directory syncs in flight for files just created. */
+  const directorySyncs = new Map<TapeFile, Promise<void>>();
+  // Appends waiting for the next write round, and the rounds running (one at a time).
+  let waiting: WaitingAppend[] = [];
+  let rounds: Promise<void> | null = null;
+
+  /** Runs write rounds until no append waits. */
+  async function runRounds(): Promise<void> {
+    while (waiting.length > 0) {
+      const round = waiting;
+      waiting = [];
+      await writeRound(round);
+    }
+    rounds = null;
+  }
+
+  /**
+   * One round: under one take of the directory lock, each file's waiting entries are written
+   * with one `write`, the files side by side; each caller gets its own entries back.
+   */
+  async function writeRound(round: readonly WaitingAppend[]): Promise<void> {
+    const byFile = new Map<TapeFile, WaitingAppend[]>();
+    for (const append of round) {
+      const list = byFile.get(append.file);
+      if (list) list.push(append);
+      else byFile.set(append.file, [append]);
+    }
+    const writeFile = async (file: TapeFile, appends: readonly WaitingAppend[]): Promise<void> => {
+      try {
+        const { stored, durable } = await file.appendLocked(appends.flatMap((append) => append.entries));
+        let offset = 0;
+        for (const append of appends) append.resolve({ stored: stored.slice(offset, (offset += append.entries.length)), durable });
+      } catch (error) {
+        for (const append of appends) append.reject(error);
+      }
+    };
+    try {
+      await lock.run(() => Promise.all([...byFile].map(([file, appends]) => writeFile(file, appends))));
+    } catch (error) {
+      // The lock could not be taken: nothing was written (settled appends ignore this).
+      for (const append of round) append.reject(error);
+    }
+  }
+
+  function writeInRound(file: TapeFile, entries: readonly EncodedEntry[]): Promise<LockedAppend> {
+    return new Promise((resolve, reject) => {
+      waiting.push({ file, entries, resolve, reject });
+      rounds ??= runRounds();
+    });
+  }
+
   async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
     const file = fileFor(tape);
     if (batch.length === 0) return [];
     const prepared = batch.map((entry) => encodeEntryBody(prepareEntry(entry)));
     try {
-      await (directoryReady ??= makeDirectoryAsync(directory).catch((error: unknown) => {
-        directoryReady = null;
-        throw fileStoreError(error, "create the directory of", file.path);
-      }));
-      await file.openForAppend();
-      const { stored, durable } = await lock.run(() => file.appendLocked(prepared));
-      await durable();
-      if (file.takeCreated()) await syncDirectoryOf(file.path);
-      return stored;
+      return await file.use(async () => {
+        await (directoryReady ??= makeDirectoryAsync(directory).catch((error: unknown) => {
+          directoryReady = null;
+          throw fileStoreError(error, "create the directory of", file.path);
+        }));
+        await file.openForAppend();
+        const { stored, durable } = await writeInRound(file, prepared);
+        await durable();
+        // Appends that shared the round which created the file wait for its directory entry too.
+        if (file.takeCreated()) {
+          const synced = syncDirectoryOf(file.path).finally(() => directorySyncs.delete(file));
+          directorySyncs.set(file, synced);
+        }
+        await directorySyncs.get(file);
+        return stored;
+      });
     } finally {
       closeIdleFiles();
     }
@@ -188,9 +257,12 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
         .sort();
     },
     async fetchAll(query: TapeQuery) {
-      const found = fileFor(query.tape).read(query);
-      closeIdleFiles();
-      return found;
+      const file = fileFor(query.tape);
+      try {
+        return await file.use(() => file.read(query));
+      } finally {
+        closeIdleFiles();
+      }
     },
     async append(tape, entry) {
       return onlyEntry(await appendBatch(tape, [entry]));
@@ -206,7 +278,8 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       }
     },
     async skippedLines(tape) {
-      return fileFor(tape).skippedLines();
+      const file = fileFor(tape);
+      return file.use(() => file.skippedLines());
     },
     recordTapeName: (record) => names.record(record),
     tapeNames: () => names.read(),
@@ -218,6 +291,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
   };
 
   async function close(): Promise<void> {
+    while (rounds) await rounds;
     await names.flush();
     await Promise.all([...files.values()].map((file) => file.release()));
     files.clear();

@@ -1,9 +1,8 @@
 /**
- * Reading lines of a JSONL tape file by byte range, forwards and backwards, through a plain
- * descriptor. Lines are split on the `\n` byte, which never occurs inside a multi-byte UTF-8
- * character, so byte offsets stay exact.
+ * Reading lines of a JSONL tape file by byte range, forwards and backwards, through an open
+ * file handle, off the event loop. Lines are split on the `\n` byte, which never occurs
+ * inside a multi-byte UTF-8 character, so byte offsets stay exact.
  */
-import { readSync } from "node:fs";
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { parseEntryLine } from "./entry.ts";
 
@@ -11,14 +10,19 @@ const BLOCK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** What the readers need of an open file: positioned reads (a `FileHandle` is one). */
+export interface ByteSource {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+}
+
 /** Reads `length` bytes at `position` (fewer if the file is shorter). */
-export function readBytes(fd: number, position: number, length: number): Buffer {
+export async function readBytes(file: ByteSource, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.allocUnsafe(length);
   let filled = 0;
   while (filled < length) {
-    const count = readSync(fd, buffer, filled, length - filled, position + filled);
-    if (count === 0) break;
-    filled += count;
+    const { bytesRead } = await file.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
   }
   return filled === length ? buffer : buffer.subarray(0, filled);
 }
@@ -53,12 +57,12 @@ export function decodeLine(bytes: Buffer): TapeEntry | string | null {
  * be a line start. A last segment without a newline is visited only when `tailIsLine`;
  * the offset after the last visited line is returned.
  */
-export function forEachLine(fd: number, start: number, end: number, tailIsLine: boolean, visit: (line: RawLine) => boolean): number {
+export async function forEachLine(file: ByteSource, start: number, end: number, tailIsLine: boolean, visit: (line: RawLine) => boolean): Promise<number> {
   let position = start;
   let blockBytes = BLOCK_BYTES;
   while (position < end) {
     const requested = Math.min(blockBytes, end - position);
-    const buffer = readBytes(fd, position, requested);
+    const buffer = await readBytes(file, position, requested);
     const atEnd = position + requested >= end || buffer.length < requested;
     let cursor = 0;
     while (cursor < buffer.length) {
@@ -84,12 +88,12 @@ export function forEachLine(fd: number, start: number, end: number, tailIsLine: 
  * Visits the complete lines in `[floor, end)` (both line boundaries), newest first, until
  * `visit` returns false. Returns the start of the oldest line visited (or `end`).
  */
-export function forEachLineBackward(fd: number, end: number, visit: (line: RawLine) => boolean, floor = 0): number {
+export async function forEachLineBackward(file: ByteSource, end: number, visit: (line: RawLine) => boolean, floor = 0): Promise<number> {
   let boundary = end;
   let blockBytes = BLOCK_BYTES;
   while (boundary > floor) {
     const blockStart = Math.max(floor, boundary - blockBytes);
-    const buffer = readBytes(fd, blockStart, boundary - blockStart);
+    const buffer = await readBytes(file, blockStart, boundary - blockStart);
     const first = blockStart === floor ? 0 : buffer.indexOf(NEWLINE) + 1;
     if (blockStart > floor && (first === 0 || first >= buffer.length)) {
       blockBytes *= 2;
@@ -111,11 +115,11 @@ export function forEachLineBackward(fd: number, end: number, visit: (line: RawLi
 }
 
 /** The offset just past the last newline before `end` (0 when there is none). */
-export function lastLineBoundary(fd: number, end: number): number {
+export async function lastLineBoundary(file: ByteSource, end: number): Promise<number> {
   let position = end;
   while (position > 0) {
     const blockStart = Math.max(0, position - BLOCK_BYTES);
-    const buffer = readBytes(fd, blockStart, position - blockStart);
+    const buffer = await readBytes(file, blockStart, position - blockStart);
     const newline = buffer.lastIndexOf(NEWLINE);
     if (newline >= 0) return blockStart + newline + 1;
     position = blockStart;

@@ -9,7 +9,7 @@
  */
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { createPrivateFile, makeDirectory } from "../config/home-dir.ts";
+import { createPrivateFileAsync, makeDirectoryAsync } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import { fileStoreError } from "./store-errors.ts";
 import { errorMessage } from "../config/thrown.ts";
@@ -18,11 +18,12 @@ import { sqliteCode } from "./values.ts";
 /** Mutual exclusion across processes (and across store objects of one process). */
 export interface ProcessLock {
   /**
-   * Runs `critical` while holding the lock and returns its result. `critical` must be
-   * synchronous: the lock is taken and released within one turn of the event loop.
+   * Runs `critical` while holding the lock and returns its result. Calls of one lock object
+   * run one at a time, in the order made; `critical` may await (the lock is held until the
+   * promise it returns settles), so keep it short: other processes wait for it.
    * @throws BubError `temporary` after waiting `timeoutMs` for another process.
    */
-  run<T>(critical: () => T): Promise<T>;
+  run<T>(critical: () => T | Promise<T>): Promise<T>;
   /** Closes the lock database; a later `run` reopens it. */
   close(): void;
 }
@@ -41,16 +42,19 @@ function pause(attempt: number): Promise<void> {
 export function createProcessLock(path: string, options: { timeoutMs?: number } = {}): ProcessLock {
   const timeoutMs = options.timeoutMs ?? 30_000;
   let database: DatabaseSync | null = null;
+  /** The last call of {@link ProcessLock.run} in this process; the next one starts after it. */
+  let queue: Promise<unknown> = Promise.resolve();
 
-  function open(): DatabaseSync {
+  async function open(): Promise<DatabaseSync> {
     if (database) return database;
     try {
-      makeDirectory(dirname(path));
+      await makeDirectoryAsync(dirname(path));
     } catch (error) {
       throw fileStoreError(error, "create the directory of", path);
     }
     try {
-      createPrivateFile(path);
+      await createPrivateFileAsync(path);
+      // Opening the database file reads nothing: it is empty or holds one small schema.
       database = new DatabaseSync(path, { timeout: 0 });
     } catch (error) {
       throw new BubError(
@@ -79,8 +83,8 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
   }
 
   /** The lock database inside a transaction that holds the lock, or null when another process holds it. */
-  function tryBegin(): DatabaseSync | null {
-    const db = open();
+  async function tryBegin(): Promise<DatabaseSync | null> {
+    const db = database ?? (await open());
     if (db.isTransaction) db.exec("ROLLBACK");
     try {
       db.exec("BEGIN IMMEDIATE");
@@ -96,26 +100,33 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
     }
   }
 
+  async function hold<T>(critical: () => T | Promise<T>): Promise<T> {
+    const started = Date.now();
+    let locked = await tryBegin();
+    for (let attempt = 0; locked === null; attempt++) {
+      if (Date.now() - started > timeoutMs) {
+        throw new BubError(
+          "temporary",
+          `Waited ${timeoutMs} ms for the tape lock ${path}: another process keeps writing this tapes directory. Retry, or stop the other bub process.`,
+          { details: { path } },
+        );
+      }
+      await pause(attempt);
+      locked = await tryBegin();
+    }
+    try {
+      return await critical();
+    } finally {
+      // Closing the database (store.close) meanwhile has released the lock already.
+      if (locked.isOpen) locked.exec("ROLLBACK");
+    }
+  }
+
   return {
-    async run(critical) {
-      const started = Date.now();
-      let locked = tryBegin();
-      for (let attempt = 0; locked === null; attempt++) {
-        if (Date.now() - started > timeoutMs) {
-          throw new BubError(
-            "temporary",
-            `Waited ${timeoutMs} ms for the tape lock ${path}: another process keeps writing this tapes directory. Retry, or stop the other bub process.`,
-            { details: { path } },
-          );
-        }
-        await pause(attempt);
-        locked = tryBegin();
-      }
-      try {
-        return critical();
-      } finally {
-        locked.exec("ROLLBACK");
-      }
+    run(critical) {
+      const result = queue.then(() => hold(critical));
+      queue = result.catch(() => undefined);
+      return result;
     },
     close() {
       database?.close();

@@ -1,5 +1,5 @@
 /**
- * What is known about one JSONL tape file, read through its descriptor.
+ * What is known about one JSONL tape file, read through its open handle.
  *
  * The index covers a suffix `[from, size)` of the file: anchor line offsets, the last id, and
  * the lines skipped as malformed. It grows forwards as lines are appended (by this process or
@@ -12,7 +12,7 @@
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { createLogger } from "../kernel/log.ts";
-import { decodeLine, forEachLine, forEachLineBackward, lastLineBoundary, readBytes, type RawLine } from "./jsonl-lines.ts";
+import { decodeLine, forEachLine, forEachLineBackward, lastLineBoundary, readBytes, type ByteSource, type RawLine } from "./jsonl-lines.ts";
 import { anchorNotFound, noAnchorsFound, type AnchorSlice } from "./query-engine.ts";
 
 const log = createLogger("bub:tape");
@@ -36,7 +36,10 @@ export interface AppendedLine {
   readonly lineBytes: number;
 }
 
-/** The index of one tape file; every method that reads takes the file's open descriptor. */
+/**
+ * The index of one tape file; every method that reads takes the file's open handle. Its
+ * asynchronous methods must not overlap: the caller runs them one at a time per file.
+ */
 export class TapeIndex {
   readonly #path: string;
   /** True once `[from, size)` has been established for the current file. */
@@ -88,21 +91,21 @@ export class TapeIndex {
   }
 
   /** Brings the index up to date with the file, now `fileSize` bytes long. */
-  update(fd: number, fileSize: number): void {
+  async update(file: ByteSource, fileSize: number): Promise<void> {
     if (fileSize < this.#size) this.clear();
     this.#fileSize = fileSize;
     if (!this.#ready) {
-      this.#from = this.#size = lastLineBoundary(fd, fileSize);
+      this.#from = this.#size = await lastLineBoundary(file, fileSize);
       this.#ready = true;
     } else if (fileSize > this.#size) {
-      this.#catchUp(fd);
+      await this.#catchUp(file);
     }
-    this.#checkTail(fd);
+    await this.#checkTail(file);
   }
 
   /** The id the next appended entry gets, after indexing back as far as the last entry. */
-  nextId(fd: number): number {
-    this.#extendBackward(fd, () => this.#hasEntries);
+  async nextId(file: ByteSource): Promise<number> {
+    await this.#extendBackward(file, () => this.#hasEntries);
     return this.#lastId + 1;
   }
 
@@ -123,18 +126,18 @@ export class TapeIndex {
   }
 
   /** The byte range `[start, end)` of an anchor slice; throws when its anchors are not on the tape. */
-  rangeOf(fd: number, slice: AnchorSlice): { start: number; end: number } {
+  async rangeOf(file: ByteSource, slice: AnchorSlice): Promise<{ start: number; end: number }> {
     let start = 0;
     let end = this.#size;
     if (slice.mode === "last") {
-      this.#extendBackward(fd, () => this.#anchorByName.size > 0);
+      await this.#extendBackward(file, () => this.#anchorByName.size > 0);
       const mark = this.#anchors.at(-1);
       if (!mark) throw noAnchorsFound();
       start = mark.end;
     } else if (slice.mode === "after") {
-      start = this.#anchorNamed(fd, slice.name).end;
+      start = (await this.#anchorNamed(file, slice.name)).end;
     } else if (slice.mode === "between") {
-      const first = this.#anchorNamed(fd, slice.start);
+      const first = await this.#anchorNamed(file, slice.start);
       const index = this.#anchors.indexOf(first);
       const last = this.#anchors.slice(index + 1).find((mark) => mark.name === slice.end);
       if (!last) throw anchorNotFound(slice.end);
@@ -145,8 +148,8 @@ export class TapeIndex {
   }
 
   /** Every line skipped so far, after indexing the whole file. */
-  skippedLines(fd: number): SkippedLine[] {
-    this.#extendBackward(fd, () => false);
+  async skippedLines(file: ByteSource): Promise<SkippedLine[]> {
+    await this.#extendBackward(file, () => false);
     return [...this.#skipped].map(([offset, reason]) => ({ offset, reason })).sort((a, b) => a.offset - b.offset);
   }
 
@@ -157,22 +160,22 @@ export class TapeIndex {
     log.warn(`tape.line_skipped file=${this.#path} offset=${offset} reason=${reason}`);
   }
 
-  #anchorNamed(fd: number, name: string): AnchorMark {
-    this.#extendBackward(fd, () => this.#anchorByName.has(name));
+  async #anchorNamed(file: ByteSource, name: string): Promise<AnchorMark> {
+    await this.#extendBackward(file, () => this.#anchorByName.has(name));
     const mark = this.#anchorByName.get(name);
     if (!mark) throw anchorNotFound(name);
     return mark;
   }
 
   /** Indexes complete lines written after `size` (by anyone). */
-  #catchUp(fd: number): void {
+  async #catchUp(file: ByteSource): Promise<void> {
     let start = this.#size;
     if (this.#openTail) {
-      const next = readBytes(fd, start, 1);
+      const next = await readBytes(file, start, 1);
       if (next[0] === 0x0a) start += 1;
       this.#openTail = false;
     }
-    this.#size = forEachLine(fd, start, this.#fileSize, false, (line) => {
+    this.#size = await forEachLine(file, start, this.#fileSize, false, (line) => {
       this.#indexLine(line, "forward");
       return true;
     });
@@ -180,14 +183,14 @@ export class TapeIndex {
   }
 
   /** Decides whether the bytes after the last newline are an entry (served) or a fragment. */
-  #checkTail(fd: number): void {
+  async #checkTail(file: ByteSource): Promise<void> {
     if (this.#fileSize <= this.#size) {
       this.#fragment = false;
       return;
     }
     if (this.#fragmentCheckedAt === this.#fileSize) return;
     this.#fragmentCheckedAt = this.#fileSize;
-    const bytes = readBytes(fd, this.#size, this.#fileSize - this.#size);
+    const bytes = await readBytes(file, this.#size, this.#fileSize - this.#size);
     const decoded = decodeLine(bytes);
     if (decoded !== null && typeof decoded !== "string") {
       this.#indexEntry(decoded, this.#size, this.#fileSize, "forward");
@@ -200,10 +203,10 @@ export class TapeIndex {
   }
 
   /** Indexes older lines, newest first, until `done()` or the start of the file. */
-  #extendBackward(fd: number, done: () => boolean): void {
+  async #extendBackward(file: ByteSource, done: () => boolean): Promise<void> {
     if (this.#from === 0 || done()) return;
     const older: AnchorMark[] = [];
-    this.#from = forEachLineBackward(fd, this.#from, (line) => {
+    this.#from = await forEachLineBackward(file, this.#from, (line) => {
       const mark = this.#indexLine(line, "backward");
       if (mark) older.push(mark);
       return !done();

@@ -3,13 +3,13 @@
  * only the lines in that range are read, backwards when the newest entries come first.
  */
 import type { TapeEntry, TapeQuery } from "../kernel/tape-contract.ts";
-import { decodeLine, forEachLine, forEachLineBackward, lastLineBoundary } from "./jsonl-lines.ts";
+import { decodeLine, forEachLine, forEachLineBackward, lastLineBoundary, type ByteSource } from "./jsonl-lines.ts";
 import { anchorSliceOf, compileFilter } from "./query-engine.ts";
 import type { TapeIndex } from "./tape-index.ts";
 
-/** Entries of the file open as `fd` matching `query`, with the shared query semantics; `index` must be up to date. */
-export function readTape(fd: number, index: TapeIndex, query: TapeQuery): TapeEntry[] {
-  const { start, end } = index.rangeOf(fd, anchorSliceOf(query));
+/** Entries of the open `file` matching `query`, with the shared query semantics; `index` must be up to date. */
+export async function readTape(file: ByteSource, index: TapeIndex, query: TapeQuery): Promise<TapeEntry[]> {
+  const { start, end } = await index.rangeOf(file, anchorSliceOf(query));
   const filter = compileFilter(query);
   if (filter.limit === 0) return [];
   const found: TapeEntry[] = [];
@@ -19,8 +19,8 @@ export function readTape(fd: number, index: TapeIndex, query: TapeQuery): TapeEn
     if (filter.matches(entry)) found.push(entry);
     return found.length < limit;
   };
-  if (filter.newestFirst) readEntriesBackward(fd, index, start, end, visit, needles);
-  else readEntries(fd, index, start, end, visit, needles);
+  if (filter.newestFirst) await readEntriesBackward(file, index, start, end, visit, needles);
+  else await readEntries(file, index, start, end, visit, needles);
   return found;
 }
 
@@ -46,20 +46,20 @@ function visitLine(index: TapeIndex, line: { start: number; bytes: Buffer }, vis
   return visit(decoded);
 }
 
-function readEntries(fd: number, index: TapeIndex, start: number, end: number, visit: (entry: TapeEntry) => boolean, needles: Buffer[] | null = null): void {
+async function readEntries(file: ByteSource, index: TapeIndex, start: number, end: number, visit: (entry: TapeEntry) => boolean, needles: Buffer[] | null = null): Promise<void> {
   if (start >= end) return;
-  forEachLine(fd, start, end, true, (line) => visitLine(index, line, visit, needles));
+  await forEachLine(file, start, end, true, (line) => visitLine(index, line, visit, needles));
 }
 
-function readEntriesBackward(fd: number, index: TapeIndex, start: number, end: number, visit: (entry: TapeEntry) => boolean, needles: Buffer[] | null = null): void {
+async function readEntriesBackward(file: ByteSource, index: TapeIndex, start: number, end: number, visit: (entry: TapeEntry) => boolean, needles: Buffer[] | null = null): Promise<void> {
   if (start >= end) return;
   // Where the unterminated last entry starts (just after the last newline).
-  const tail = end === index.size && index.openTail ? lastLineBoundary(fd, index.size) : end;
+  const tail = end === index.size && index.openTail ? await lastLineBoundary(file, index.size) : end;
   if (tail < end) {
     // The last entry has no newline yet; the backward reader only sees whole lines.
     let keepGoing = true;
-    readEntries(fd, index, tail, end, (entry) => (keepGoing = visit(entry)), needles);
+    await readEntries(file, index, tail, end, (entry) => (keepGoing = visit(entry)), needles);
     if (!keepGoing) return;
   }
-  forEachLineBackward(fd, tail, (line) => visitLine(index, line, visit, needles), start);
+  await forEachLineBackward(file, tail, (line) => visitLine(index, line, visit, needles), start);
 }

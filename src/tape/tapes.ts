@@ -88,15 +88,19 @@ export function createTapes(options: TapesOptions): Tapes {
   const { store, archivePath } = options;
   const tape = (name: string, tapeContext?: TapeContext): Tape => createTape({ name, store, context: tapeContext ?? context, sidecars, archivePath });
   // Tape names by workspace and session: resolving the workspace touches the disk, so it is
-  // done once per pair (every turn asks several times). Bounded: cleared when it fills up.
+  // done once per workspace, and the name once per pair (every turn asks several times).
+  // Bounded: cleared when it fills up.
   // The first time, the store's name index learns the pair (in the background).
   const names = new Map<string, string>();
+  const workspaces = new Map<string, string>();
   const nameOf = (sessionId: string, workspace: string): string => {
     const key = `${workspace}\u0000${sessionId}`;
     let name = names.get(key);
     if (name === undefined) {
       if (names.size >= MAX_REMEMBERED_NAMES) names.clear();
-      const resolved = resolveWorkspace(workspace);
+      if (workspaces.size >= MAX_REMEMBERED_NAMES) workspaces.clear();
+      let resolved = workspaces.get(workspace);
+      if (resolved === undefined) workspaces.set(workspace, (resolved = resolveWorkspace(workspace)));
       names.set(key, (name = tapeNameOf(sessionId, resolved)));
       if (store.recordTapeName && !isTemporarySession(sessionId)) {
         const tape = name;

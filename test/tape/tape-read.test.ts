@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, fstatSync, openSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { TapeQuery } from "../../src/kernel/tape-contract.ts";
 import { TapeIndex } from "../../src/tape/tape-index.ts";
@@ -12,47 +13,47 @@ const line = (id: number, kind = "message", payload: Record<string, unknown> = {
 const anchor = (id: number, name: string) => line(id, "anchor", { name });
 
 /** Reads `query` from a tape file holding `text`; the ids found, in order. */
-function idsOf(text: string, query: Omit<TapeQuery, "tape">, index?: TapeIndex): number[] {
+async function idsOf(text: string, query: Omit<TapeQuery, "tape">, index?: TapeIndex): Promise<number[]> {
   const path = join(tempDir("read"), "t.jsonl");
   writeFileSync(path, text);
-  const fd = openSync(path, "r");
+  const fd = await open(path, "r");
   try {
     const used = index ?? new TapeIndex(path);
-    used.update(fd, fstatSync(fd).size);
-    return readTape(fd, used, { tape: "t", ...query }).map((entry) => entry.id);
+    await used.update(fd, (await fd.stat()).size);
+    return (await readTape(fd, used, { tape: "t", ...query })).map((entry) => entry.id);
   } finally {
-    closeSync(fd);
+    await fd.close();
   }
 }
 
 describe("readTape", () => {
   const text = `${line(1)}\n${anchor(2, "a")}\n${line(3)}\n${anchor(4, "b")}\n${line(5)}\n${line(6)}`;
 
-  it("reads the anchor slice of a query, oldest first", () => {
-    assert.deepEqual(idsOf(text, {}), [1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(idsOf(text, { afterAnchor: "a" }), [3, 4, 5, 6]);
-    assert.deepEqual(idsOf(text, { lastAnchor: true }), [5, 6]);
-    assert.deepEqual(idsOf(text, { betweenAnchors: { start: "a", end: "b" } }), [3]);
+  it("reads the anchor slice of a query, oldest first", async () => {
+    assert.deepEqual(await idsOf(text, {}), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(await idsOf(text, { afterAnchor: "a" }), [3, 4, 5, 6]);
+    assert.deepEqual(await idsOf(text, { lastAnchor: true }), [5, 6]);
+    assert.deepEqual(await idsOf(text, { betweenAnchors: { start: "a", end: "b" } }), [3]);
   });
 
-  it("reads a text search newest first, through an entry that has no newline yet, and stops at the limit", () => {
-    assert.deepEqual(idsOf(text, { text: "2026", limit: 3 }), [6, 5, 4]);
-    assert.deepEqual(idsOf(text, { text: "2026", limit: 1 }), [6]);
-    assert.deepEqual(idsOf(text, { text: "2026", afterAnchor: "b" }), [6, 5]);
-    assert.deepEqual(idsOf(text, { text: "m3" }), [3]);
+  it("reads a text search newest first, through an entry that has no newline yet, and stops at the limit", async () => {
+    assert.deepEqual(await idsOf(text, { text: "2026", limit: 3 }), [6, 5, 4]);
+    assert.deepEqual(await idsOf(text, { text: "2026", limit: 1 }), [6]);
+    assert.deepEqual(await idsOf(text, { text: "2026", afterAnchor: "b" }), [6, 5]);
+    assert.deepEqual(await idsOf(text, { text: "m3" }), [3]);
   });
 
-  it("still checks the anchors of a query with limit 0", () => {
-    assert.deepEqual(idsOf(text, { limit: 0 }), []);
-    assert.throws(() => idsOf(text, { limit: 0, afterAnchor: "missing" }), /missing/);
+  it("still checks the anchors of a query with limit 0", async () => {
+    assert.deepEqual(await idsOf(text, { limit: 0 }), []);
+    await assert.rejects(() => idsOf(text, { limit: 0, afterAnchor: "missing" }), /missing/);
   });
 
-  it("skips a malformed line it reads, recording it in the index", () => {
+  it("skips a malformed line it reads, recording it in the index", async () => {
     const logs = captureLogs();
     try {
       const path = join(tempDir("read"), "t.jsonl");
       const index = new TapeIndex(path);
-      assert.deepEqual(idsOf(`${line(1)}\n{oops\n\n${line(2)}\n`, {}, index), [1, 2]);
+      assert.deepEqual(await idsOf(`${line(1)}\n{oops\n\n${line(2)}\n`, {}, index), [1, 2]);
       assert.deepEqual(
         logs.records.map((record) => record.level),
         ["warn"],
@@ -64,7 +65,7 @@ describe("readTape", () => {
 });
 
 describe("queries by kind", () => {
-  it("return exactly the entries of those kinds, also when other entries mention the kind's name", () => {
+  it("return exactly the entries of those kinds, also when other entries mention the kind's name", async () => {
     const text = [
       anchor(1, "session/start"),
       line(2, "message", { role: "user", content: 'the word "event" in a message' }),
@@ -73,8 +74,8 @@ describe("queries by kind", () => {
       `{"id": 5, "kind": "event", "payload": {"name": "written by the reference"}, "meta": {}, "date": "${DATE}"}`,
       line(6, "message"),
     ].join("\n") + "\n";
-    assert.deepEqual(idsOf(text, { kinds: ["event"] }), [3, 5]);
-    assert.deepEqual(idsOf(text, { kinds: ["event", "tool_result"] }), [3, 4, 5]);
-    assert.deepEqual(idsOf(text, { kinds: ["event"], lastAnchor: true }), [3, 5]);
+    assert.deepEqual(await idsOf(text, { kinds: ["event"] }), [3, 5]);
+    assert.deepEqual(await idsOf(text, { kinds: ["event", "tool_result"] }), [3, 4, 5]);
+    assert.deepEqual(await idsOf(text, { kinds: ["event"], lastAnchor: true }), [3, 5]);
   });
 });
