@@ -8,11 +8,10 @@
  * - a tool result message names its tool (`name`, taken from the call it answers), which
  *   the OpenAI and OpenAI-compatible converters leave out.
  *
- * OpenAI-compatible providers apply it through their `transformRequestBody` option; the
- * `openai` (chat) and `openrouter` providers, which have no such option, through
- * {@link alignedChatFetch}, which rewrites the JSON body of each request they send.
+ * OpenAI-compatible providers apply it through their `transformRequestBody` option, on the
+ * body before it is serialised. The `openai` (chat) and `openrouter` providers have no such
+ * option and send the SDK's own shape: no request body is parsed and rewritten.
  */
-import type { FetchFunction } from "./transport.ts";
 import { isRecord } from "../kernel/guards.ts";
 
 /**
@@ -40,24 +39,4 @@ export function alignChatRequestBody<T extends Record<string, unknown>>(body: T)
     }
   }
   return body;
-}
-
-/**
- * `fetch` that aligns the JSON body of every request with a `messages` array before
- * sending it through `send`; any other request (and a body that is not JSON text) passes
- * unchanged.
- */
-export function alignedChatFetch(send: FetchFunction): FetchFunction {
-  return (input, init) => {
-    const body = init?.body;
-    if (typeof body !== "string" || !body.includes('"messages"')) return send(input, init);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return send(input, init);
-    }
-    if (!isRecord(parsed) || !Array.isArray(parsed.messages)) return send(input, init);
-    return send(input, { ...init, body: JSON.stringify(alignChatRequestBody(parsed)) });
-  };
 }

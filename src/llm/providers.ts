@@ -8,7 +8,7 @@ import { BubError } from "../kernel/errors.ts";
 import { parseModelId, type ModelRef } from "./model-id.ts";
 import { providerValue, type ModelSettings } from "./settings.ts";
 import type { FetchFunction } from "./transport.ts";
-import { alignChatRequestBody, alignedChatFetch } from "./chat-wire.ts";
+import { alignChatRequestBody } from "./chat-wire.ts";
 import { geminiMediaBody, isGeminiProvider } from "./gemini-media.ts";
 import { isRecord } from "../kernel/guards.ts";
 
@@ -165,8 +165,10 @@ function factoryOptions(target: ModelTarget, fetch: FetchFunction | undefined): 
 /**
  * Builds the AI SDK language model for a target (importing its package on first use).
  * `openai` with a base URL uses the chat-completions model so any OpenAI-compatible
- * server works; without one it uses OpenAI's Responses API. Every chat-completions body is
- * aligned with the reference's message shape ({@link alignChatRequestBody}).
+ * server works; without one it uses OpenAI's Responses API. OpenAI-compatible providers
+ * align their bodies with the reference's message shape through their `transformRequestBody`
+ * option ({@link alignChatRequestBody}); the `openai` and `openrouter` providers, which have
+ * no such option, send the SDK's shape (docs/models.md lists the difference).
  *
  * `fetch` is what the provider sends its requests with (the model client passes the global
  * `fetch` bound to its own dispatcher, see ./transport.ts); without it the provider uses the
@@ -174,8 +176,6 @@ function factoryOptions(target: ModelTarget, fetch: FetchFunction | undefined): 
  */
 export async function createLanguageModel(target: ModelTarget, fetch?: FetchFunction): Promise<LanguageModelV4> {
   const options = factoryOptions(target, fetch);
-  // Chat-completions bodies get the reference's message shape (see ./chat-wire.ts).
-  if (target.family === "openrouter" || (target.family === "openai" && target.baseURL)) options.fetch = alignedChatFetch(fetch ?? ((input, init) => globalThis.fetch(input, init)));
   switch (target.family) {
     case "openrouter": {
       const { createOpenRouter } = await loadProviderModule("openrouter");
