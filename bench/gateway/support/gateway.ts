@@ -9,9 +9,15 @@
  * Environment of both gateways: `BUB_MODEL=local:any`, file tapes, `BUB_TELEGRAM_ALLOW_ALL=true`,
  * a temporary HOME and BUB_HOME, plus what the bench sets, plus every BUB_* and FLOOR_* variable
  * of the bench process (e.g. `BUB_DEBOUNCE_SECONDS=0 node bench/gateway/floor.ts`).
+ *
+ * Two variables help to look inside a gateway without tracing the bench itself:
+ * `BENCH_NODE_OPTIONS` becomes the gateways' NODE_OPTIONS, and `BENCH_STDERR_DIR` keeps each
+ * gateway's whole stderr in `<dir>/<label>-<pid>.stderr`. For example, to count the
+ * synchronous calls of a burst:
+ * `BENCH_GATEWAYS=bub BENCH_NODE_OPTIONS=--trace-sync-io BENCH_STDERR_DIR=/tmp/trace node bench/gateway/floor.ts 80 5`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -158,10 +164,16 @@ export async function startGateway(label: GatewayLabel, options: StartOptions): 
     BUB_TELEGRAM_ALLOW_ALL: "true",
     ...options.env,
     ...passedThrough,
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   });
   const child = spawn(command, args, { cwd: options.cwd ?? home, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
+  const stderrDir = process.env.BENCH_STDERR_DIR;
+  if (stderrDir) {
+    mkdirSync(stderrDir, { recursive: true });
+    child.stderr!.pipe(createWriteStream(join(stderrDir, `${label}-${child.pid}.stderr`)));
+  }
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout = tail(stdout + chunk, 8000)));
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr = tail(stderr + chunk, 8000)));
   let exited = false;
