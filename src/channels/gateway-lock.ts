@@ -8,9 +8,12 @@
  * (`BEGIN IMMEDIATE`) on a database file that holds no data, kept open for as long as the
  * gateway runs. The kernel drops the lock the moment its process dies, `kill -9` included,
  * so a crashed gateway never leaves a stale lock. Who holds it is written next to it, in
- * `gateway.pid`, for the message only: the lock, not that file, decides.
+ * `gateway.pid`, for the message only: the lock, not that file, decides. Taking the lock
+ * (once, at start-up) uses synchronous calls; releasing it (at shutdown, while other work
+ * may still be finishing) does not block the event loop.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { makeDirectory } from "../config/home-dir.ts";
@@ -28,7 +31,7 @@ export function gatewayLockPaths(home: string): { lock: string; pid: string } {
 
 /** The lock this process holds; {@link release} gives it up (the process's death does too). */
 export interface GatewayLock {
-  release(): void;
+  release(): Promise<void>;
 }
 
 /** What {@link tryGatewayLock} found: the lock, or the pid of the gateway holding it (null when unknown). */
@@ -40,10 +43,14 @@ export function gatewayBusyLine(home: string, pid: number | null): string {
   return `bub: another bub gateway is running on ${home}${holder} — stop it first, or set BUB_DATABASE_URL to run several`;
 }
 
+function parsePid(text: string): number | null {
+  const pid = Number.parseInt(text.trim(), 10);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+}
+
 function readPid(path: string): number | null {
   try {
-    const pid = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+    return parsePid(readFileSync(path, "utf8"));
   } catch {
     return null;
   }
@@ -100,13 +107,17 @@ export function tryGatewayLock(home: string): GatewayLockTry {
   let released = false;
   return {
     held: {
-      release() {
+      async release() {
         if (released) return;
         released = true;
-        // The pid file goes first: once the lock is free another gateway may write its own.
-        if (readPid(paths.pid) === process.pid) rmSync(paths.pid, { force: true });
-        if (database.isTransaction) database.exec("ROLLBACK");
-        database.close();
+        try {
+          // The pid file goes first: once the lock is free another gateway may write its own.
+          const holder = await readFile(paths.pid, "utf8").then(parsePid, () => null);
+          if (holder === process.pid) await rm(paths.pid, { force: true });
+        } finally {
+          if (database.isTransaction) database.exec("ROLLBACK");
+          database.close();
+        }
       },
     },
   };

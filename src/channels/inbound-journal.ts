@@ -15,22 +15,25 @@
  *
  * Every append is written and fdatasync'ed before its promise resolves, except `started`,
  * which rides on the next sync (a crash that loses it makes the turn look not yet begun, so
- * it runs again as a first attempt); records that arrive while a write is under way are
- * written together by the next one. Once at least 256 lines were appended since the last
+ * it runs again as a first attempt). Appends are group-committed: the records that arrive
+ * while a write or sync is under way are written together by the next one, as one buffer
+ * (each record is encoded once, when it is appended) in one write on the open file, then
+ * one fdatasync for all of them. Once at least 256 lines were appended since the last
  * compaction, and at least as many bytes as it wrote (its `mark` line only, when no item is
- * open), the file is compacted to its `mark` line and the open items (a new file renamed
- * over the old one): it stays within about twice the size of what it must remember, and
- * compaction costs a bounded share of the writes. Only
- * `node:fs/promises` is used. A torn last line (a crash mid-write) is ignored when the
- * journal is opened, and the file is rewritten without it.
+ * open), the file is compacted to its `mark` line and the open items: a new file, written
+ * and fdatasync'ed, renamed over the old one, then the folder fsync'ed so the rename itself
+ * survives a power loss. It stays within about twice the size of what it must remember, and
+ * compaction costs a bounded share of the writes. Only asynchronous calls are used
+ * (./journal-files.ts): nothing blocks the event loop. A torn last line (a crash mid-write)
+ * is ignored when the journal is opened, and the file is rewritten without it.
  */
-import { open, rename, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { isRecord } from "../kernel/guards.ts";
 import { readBoundedTextFile } from "../config/bounded-file.ts";
 import { makeDirectoryAsync } from "../config/home-dir.ts";
 import { errorCode } from "../config/thrown.ts";
 import { createLogger } from "../kernel/log.ts";
+import { nodeJournalFiles, writeAll, type JournalFile, type JournalFiles } from "./journal-files.ts";
 import { SeenIds, type SeenIdsOptions } from "./seen-ids.ts";
 
 const log = createLogger("bub:channels");
@@ -88,7 +91,10 @@ export class InboundJournal {
   /** Every id recorded lately, open or done (see ./seen-ids.ts). */
   readonly #seen: SeenIds;
   #last = 0;
-  #handle: FileHandle | null = null;
+  #handle: JournalFile | null = null;
+  readonly #files: JournalFiles;
+  /** The `received` line of each open item, as written (reused by compaction rather than encoded again). */
+  readonly #receivedLines = new Map<number, string>();
   #queue: PendingWrite[] = [];
   #writing: Promise<void> | null = null;
   #linesSinceCompaction = 0;
@@ -99,19 +105,22 @@ export class InboundJournal {
   #closed = false;
   readonly #compactAfterLines: number;
 
-  private constructor(path: string, compactAfterLines: number, seen: SeenIdsOptions) {
+  private constructor(path: string, compactAfterLines: number, seen: SeenIdsOptions, files: JournalFiles) {
     this.path = path;
     this.#compactAfterLines = compactAfterLines;
+    this.#files = files;
     this.#seen = new SeenIds(seen);
   }
 
   /**
    * Reads the journal at `path` (creating its folder), drops torn lines, and opens it for
    * appending. `compactAfterLines`: the fewest lines written before the journal is compacted
-   * (default 256); `seen`: how long and how many ids are remembered (./seen-ids.ts).
+   * (default 256); `seen`: how long and how many ids are remembered (./seen-ids.ts); `files`:
+   * the file operations after the first read (tests count them; default `node:fs/promises`).
    */
-  static async open(path: string, options: { compactAfterLines?: number; seen?: SeenIdsOptions } = {}): Promise<InboundJournal> {
-    const journal = new InboundJournal(path, Math.max(1, options.compactAfterLines ?? COMPACT_AFTER_LINES), options.seen ?? {});
+  static async open(path: string, options: { compactAfterLines?: number; seen?: SeenIdsOptions; files?: JournalFiles } = {}): Promise<InboundJournal> {
+    const compactAfterLines = Math.max(1, options.compactAfterLines ?? COMPACT_AFTER_LINES);
+    const journal = new InboundJournal(path, compactAfterLines, options.seen ?? {}, options.files ?? nodeJournalFiles);
     await makeDirectoryAsync(dirname(path));
     let text = "";
     try {
@@ -124,7 +133,8 @@ export class InboundJournal {
     for (const line of lines) {
       if (line.trim() === "") continue;
       const record = parseRecord(line);
-      if (record) journal.#apply(record);
+      // A `received` line without its time is written again with one (by the compaction below).
+      if (record) journal.#apply(record, record.t === "received" && record.at !== undefined ? line : undefined);
       else ignored++;
     }
     if (ignored > 0) log.warn(`inbound.journal ignored ${ignored} unreadable line(s) in ${path} (a write cut off by a crash)`);
@@ -132,7 +142,8 @@ export class InboundJournal {
     return journal;
   }
 
-  #apply(record: JournalRecord): void {
+  /** Applies a record; `line` is a `received` record's line as written, kept while its item is open. */
+  #apply(record: JournalRecord, line?: string): void {
     if (record.t === "mark") {
       // A mark written before ids were remembered (no `seen`) only says where polling resumes.
       this.#last = Math.max(this.#last, record.last);
@@ -142,13 +153,17 @@ export class InboundJournal {
     const { id } = record;
     if (record.t === "received") {
       this.#last = Math.max(this.#last, id);
-      if (!this.#seen.has(id) && !this.#open.has(id)) this.#open.set(id, { id, item: record.item, started: false, starts: 0, retried: false });
+      if (!this.#seen.has(id) && !this.#open.has(id)) {
+        this.#open.set(id, { id, item: record.item, started: false, starts: 0, retried: false });
+        if (line !== undefined) this.#receivedLines.set(id, line);
+      }
       this.#seen.add(id, record.at);
       return;
     }
     const entry = this.#open.get(id);
     if (record.t === "done") {
       this.#open.delete(id);
+      this.#receivedLines.delete(id);
     } else if (entry && record.t === "started") {
       entry.started = true;
       entry.starts++;
@@ -189,9 +204,10 @@ export class InboundJournal {
     for (const { id, item } of items) {
       if (this.has(id)) continue;
       const at = this.#seen.now();
-      this.#apply({ t: "received", id, item, at });
+      const line = JSON.stringify({ t: "received", id, at, item });
+      this.#apply({ t: "received", id, item, at }, line);
       fresh.push(id);
-      lines.push(JSON.stringify({ t: "received", id, at, item }));
+      lines.push(line);
     }
     if (lines.length > 0) await this.#append(lines);
     return fresh;
@@ -240,11 +256,11 @@ export class InboundJournal {
           const lines = batch.flatMap((write) => write.lines);
           const handle = this.#handle;
           if (!handle) throw new Error(`inbound journal ${this.path} is not open`);
-          const text = `${lines.join("\n")}\n`;
-          await handle.write(text);
+          const bytes = Buffer.from(`${lines.join("\n")}\n`);
+          await writeAll(handle, bytes);
           if (batch.some((write) => write.sync)) await handle.datasync();
           this.#linesSinceCompaction += lines.length;
-          this.#bytesSinceCompaction += Buffer.byteLength(text);
+          this.#bytesSinceCompaction += bytes.length;
           for (const write of batch) write.resolve();
         } catch (error) {
           for (const write of batch) write.reject(error);
@@ -270,7 +286,7 @@ export class InboundJournal {
 
   /**
    * Rewrites the journal as its mark (with the ids still remembered) and the open items (new
-   * file, fdatasync, rename), and reopens it for appending.
+   * file, fdatasync, rename, fsync of the folder), and reopens it for appending.
    */
   async #compact(): Promise<void> {
     this.#seen.prune();
@@ -278,25 +294,28 @@ export class InboundJournal {
     const seen = this.#seen.toRuns((id) => !this.#open.has(id));
     const lines = [JSON.stringify({ t: "mark", last: this.#last, seen })];
     for (const entry of this.pending()) {
-      lines.push(JSON.stringify({ t: "received", id: entry.id, at: this.#seen.atOf(entry.id), item: entry.item }));
+      lines.push(this.#receivedLines.get(entry.id) ?? JSON.stringify({ t: "received", id: entry.id, at: this.#seen.atOf(entry.id), item: entry.item }));
       for (let run = 0; run < entry.starts; run++) lines.push(JSON.stringify({ t: "started", id: entry.id }));
       if (entry.retried) lines.push(JSON.stringify({ t: "retried", id: entry.id }));
     }
     const temporary = `${this.path}.tmp`;
-    const text = `${lines.join("\n")}\n`;
-    const next = await open(temporary, "w", 0o600);
+    const bytes = Buffer.from(`${lines.join("\n")}\n`);
+    const next = await this.#files.open(temporary, "w", 0o600);
     try {
-      await next.write(text);
+      await writeAll(next, bytes);
       await next.datasync();
     } finally {
       await next.close();
     }
-    await rename(temporary, this.path);
+    await this.#files.rename(temporary, this.path);
+    // Until the folder is synced, a power loss may bring the old file back, and with it lose
+    // what is appended to the new one from now on.
+    await this.#files.syncDirectory(dirname(this.path));
     await this.#handle?.close();
-    this.#handle = await open(this.path, "a", 0o600);
+    this.#handle = await this.#files.open(this.path, "a", 0o600);
     this.#linesSinceCompaction = 0;
     this.#bytesSinceCompaction = 0;
-    this.#compactedBytes = Buffer.byteLength(text);
+    this.#compactedBytes = bytes.length;
     this.#markBytes = Buffer.byteLength(lines[0] ?? "") + 1;
   }
 

@@ -5,10 +5,16 @@
  * fs promises in the order they were made, several records coalescing into one append on a
  * file kept open (reopened after a rotation, closed by {@link RotatingLogFile.close}); nothing
  * blocks the caller, and a file that cannot be written is given up silently.
+ *
+ * A record stays queued until its write has ended, so {@link RotatingLogFile.writeQueuedSync}
+ * can still append, synchronously, what a `process.exit()` would otherwise cut off (the
+ * command line calls it on the process's `exit` event). A crash (kill -9, a fatal error)
+ * loses the records not written yet.
  */
+import { appendFileSync } from "node:fs";
 import { open, rename, stat, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { makeDirectoryAsync, PRIVATE_FILE_MODE } from "../config/home-dir.ts";
+import { makeDirectory, makeDirectoryAsync, PRIVATE_FILE_MODE } from "../config/home-dir.ts";
 import { errorCode } from "../config/thrown.ts";
 
 /** Options of {@link RotatingLogFile}. */
@@ -24,7 +30,9 @@ export class RotatingLogFile {
   readonly path: string;
   readonly maxBytes: number;
   readonly files: number;
+  /** Records not written yet, oldest first; the first {@link #taken} of them are being written. */
   #pending: string[] = [];
+  #taken = 0;
   #draining: Promise<void> | null = null;
   #size: number | null = null;
   #broken = false;
@@ -38,7 +46,7 @@ export class RotatingLogFile {
 
   /** Queues `text` (whole lines) for the file. */
   append(text: string): void {
-    if (this.#broken) return;
+    if (this.#broken || text === "") return;
     this.#pending.push(text);
     this.#draining ??= this.#drain().finally(() => {
       this.#draining = null;
@@ -58,17 +66,37 @@ export class RotatingLogFile {
     await handle?.close().catch(() => undefined);
   }
 
+  /**
+   * Appends the records still queued (those being written included) at once, synchronously,
+   * and stops writing: for the process's `exit` event, after which no asynchronous write
+   * runs. A record whose write the exit raced may appear twice.
+   */
+  writeQueuedSync(): void {
+    if (this.#broken || this.#pending.length === 0) return;
+    const text = this.#pending.join("");
+    this.#broken = true;
+    this.#pending = [];
+    this.#taken = 0;
+    try {
+      makeDirectory(dirname(this.path));
+      appendFileSync(this.path, text, { mode: PRIVATE_FILE_MODE });
+    } catch {
+      // As in #drain: no log file must not change how the command ends.
+    }
+  }
+
   async #drain(): Promise<void> {
     try {
-      while (this.#pending.length > 0) {
-        const batch = this.#pending;
-        this.#pending = [];
+      while (this.#pending.length > this.#taken) {
+        const batch = this.#pending.slice(this.#taken);
+        this.#taken = this.#pending.length;
         await this.#writeBatch(batch);
       }
     } catch {
       // No log file (a read-only home, a full disk) must not stop the command.
       this.#broken = true;
       this.#pending = [];
+      this.#taken = 0;
     }
   }
 
@@ -80,12 +108,14 @@ export class RotatingLogFile {
     }
     let chunk = "";
     let chunkBytes = 0;
+    let chunkRecords = 0;
     for (const record of records) {
       const bytes = Buffer.byteLength(record);
       if (this.#size + chunkBytes > 0 && this.#size + chunkBytes + bytes > this.maxBytes) {
-        if (chunkBytes > 0) await this.#append(chunk, chunkBytes);
+        if (chunkBytes > 0) await this.#append(chunk, chunkBytes, chunkRecords);
         chunk = "";
         chunkBytes = 0;
+        chunkRecords = 0;
         // Another process may have rotated it already: look before moving files, and write
         // to the file now at the path rather than the one this handle still holds.
         this.#size = await sizeOf(this.path);
@@ -97,14 +127,20 @@ export class RotatingLogFile {
       }
       chunk += record;
       chunkBytes += bytes;
+      chunkRecords++;
     }
-    if (chunkBytes > 0) await this.#append(chunk, chunkBytes);
+    if (chunkBytes > 0) await this.#append(chunk, chunkBytes, chunkRecords);
   }
 
-  async #append(text: string, bytes: number): Promise<void> {
+  /** Writes `records` records (`text`, `bytes` long) and takes them off the queue. */
+  async #append(text: string, bytes: number, records: number): Promise<void> {
     this.#handle ??= await open(this.path, "a", PRIVATE_FILE_MODE);
+    if (this.#broken) return; // writeQueuedSync wrote them (or the file was given up)
     await this.#handle.write(text);
     this.#size = (this.#size ?? 0) + bytes;
+    if (this.#broken) return; // writeQueuedSync took them already
+    this.#pending.splice(0, records);
+    this.#taken -= records;
   }
 
   async #forgetIfMoved(): Promise<void> {

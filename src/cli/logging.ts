@@ -107,6 +107,14 @@ export interface CliLogging extends CliLogPolicy {
   /** Size and count of the log files (tests). */
   readonly maxBytes?: number;
   readonly files?: number;
+  /** Where the process's `exit` event is listened to (default `process`; tests pass their own). */
+  readonly exitEvents?: ExitEvents;
+}
+
+/** The part of `process` that tells of its `exit`. */
+export interface ExitEvents {
+  on(event: "exit", listener: () => void): unknown;
+  off(event: "exit", listener: () => void): unknown;
 }
 
 /**
@@ -114,7 +122,9 @@ export interface CliLogging extends CliLogPolicy {
  * is created at the first record), stderr as the process-wide sink (see
  * {@link stderrLogLevel}). Returns the file, to flush; `turnSink`, the sink for the
  * framework's own records (those of its turns), when they must not reach stderr (see
- * {@link turnRecordsOnStderr}); and a function that uninstalls both.
+ * {@link turnRecordsOnStderr}); and a function that uninstalls both. Until then, an `exit`
+ * of the process (a `process.exit()` on a second Ctrl-C) appends the records still queued
+ * synchronously ({@link RotatingLogFile.writeQueuedSync}), so they are not lost.
  */
 export function installCliLogging(options: CliLogging): { file: RotatingLogFile; turnSink: LogSink | null; restore: () => void } {
   const file = new RotatingLogFile(join(options.home, "logs", "bub.log"), { maxBytes: options.maxBytes, files: options.files });
@@ -130,10 +140,14 @@ export function installCliLogging(options: CliLogging): { file: RotatingLogFile;
   };
   const restoreRecorder = setLogRecorder(recorder);
   const restoreSink = setLogSink(sink);
+  const exitEvents = options.exitEvents ?? process;
+  const onExit = () => file.writeQueuedSync();
+  exitEvents.on("exit", onExit);
   return {
     file,
     turnSink: turnRecordsOnStderr(options) ? null : () => {},
     restore: () => {
+      exitEvents.off("exit", onExit);
       restoreSink();
       restoreRecorder();
     },

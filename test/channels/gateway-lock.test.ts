@@ -26,11 +26,11 @@ describe("the gateway lock", () => {
     assert.deepEqual(tryGatewayLock(home), { busy: { pid: process.pid } });
     assert.ok("held" in first, "a refused try leaves the lock held");
     assert.deepEqual(tryGatewayLock(home), { busy: { pid: process.pid } });
-    first.held.release();
+    await first.held.release();
     await assert.rejects(readFile(gatewayLockPaths(home).pid), { code: "ENOENT" });
     const second = tryGatewayLock(home);
     assert.ok("held" in second);
-    second.held.release();
+    await second.held.release();
   });
 
   it("is free once the process holding it is killed with SIGKILL", async () => {
@@ -43,7 +43,7 @@ describe("the gateway lock", () => {
     const after = tryGatewayLock(home);
     assert.ok("held" in after, "no stale lock after kill -9");
     assert.equal((await readFile(gatewayLockPaths(home).pid, "utf8")).trim(), String(process.pid));
-    after.held.release();
+    await after.held.release();
   });
 
   it("says who holds it when the pid file is readable, and not otherwise", async () => {
@@ -51,7 +51,7 @@ describe("the gateway lock", () => {
     assert.ok("held" in held);
     await writeFile(gatewayLockPaths(home).pid, "garbage");
     assert.deepEqual(tryGatewayLock(home), { busy: { pid: null } });
-    held.held.release();
+    await held.held.release();
     assert.equal(gatewayBusyLine("/h", 42), "bub: another bub gateway is running on /h (pid 42) — stop it first, or set BUB_DATABASE_URL to run several");
     assert.equal(gatewayBusyLine("/h", null), "bub: another bub gateway is running on /h — stop it first, or set BUB_DATABASE_URL to run several");
   });

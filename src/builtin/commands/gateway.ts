@@ -59,7 +59,7 @@ export async function runGateway(
   try {
     return await serve(framework, manager, enabled, io, signal);
   } finally {
-    lock.held?.release();
+    await lock.held?.release();
   }
 }
 
