@@ -12,7 +12,9 @@ export type { RunningScope } from "./kernel/scope.ts";
 export { IncompatiblePluginError, PLUGIN_API_VERSION } from "./kernel/plugin-api.ts";
 export type { PluginApiField } from "./kernel/plugin-api.ts";
 
-export { definePlugin, HOOK_NAMES, SYNC_HOOKS } from "./kernel/hooks.ts";
+export { definePlugin } from "./kernel/hooks.ts";
+export { HOOK_NAMES, HOOK_TABLE, SYNC_HOOKS } from "./kernel/hook-table.ts";
+export type { Combine, HookResult, HookSpec } from "./kernel/hook-table.ts";
 export type { BubHooks, BubPlugin, ChainedHook, ErrorStage, HookArgs, HookName, HookReturn, HookValue, MaybePromise, NextHook, NoResult, OutboundInit, PluginFactory, Provided } from "./kernel/hooks.ts";
 export { PluginHookError } from "./kernel/hook-error.ts";
 export { finish, proceed, replace, deny } from "./kernel/interception.ts";

@@ -33,7 +33,7 @@ import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
 import { isCommand, promptText } from "./prompt-text.ts";
 import { SystemPromptRecorder } from "./system-recorder.ts";
-import { continuePromptOf, systemPromptOf, tapeContextOf, tapeSidecarsOf, turnSandboxOf } from "./hook-calls.ts";
+import { createHostSandbox } from "../tools/sandbox-host.ts";
 
 const log = createLogger("bub:agent");
 
@@ -103,8 +103,8 @@ export class Agent implements RuntimeAgent {
     if (!tapes) {
       tapes = createTapes({
         store,
-        context: tapeContextOf(this.framework.runtime),
-        sidecars: tapeSidecarsOf(this.framework.runtime),
+        context: this.framework.runtime.callSync("buildTapeContext", {}),
+        sidecars: this.framework.runtime.callSync("provideTapeSidecar", {}),
         archivePath: join(this.framework.home, "tapes"),
       });
       this.#tapes.set(store, tapes);
@@ -179,8 +179,8 @@ export class Agent implements RuntimeAgent {
     // Resolve allowed tools before touching the tape: unknown names fail the call.
     const allowedTools = options.allowedTools ? this.tools.resolveToolNames(options.allowedTools) : null;
     const workspace = turn.workspace;
-    // Asked once per turn: every tool call of the turn runs in the same place.
-    const sandbox = await turnSandboxOf(this.framework.runtime, sessionId, workspace, (key) => this.configValue(key));
+    // Asked once per turn: every tool call of the turn runs in the same place; nothing answers: the host in the workspace.
+    const sandbox = (await this.framework.runtime.call("provideSandbox", { sessionId, workspace })) ?? createHostSandbox({ workspace, envPassthrough: () => this.configValue("tool_env_passthrough"), isolation: () => this.configValue("tool_isolation") });
     const tapes = this.tapes;
     const tape = tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
     const fork = tapes.fork(tape, { mergeBack: !sessionId.startsWith("temp/") });
@@ -253,7 +253,7 @@ export class Agent implements RuntimeAgent {
   }
 
   async #systemPrompt(prompt: Prompt, state: TurnState, turn: TurnContext, allowedTools: ReadonlySet<string> | null, allowedSkills: ReadonlySet<string> | null): Promise<string> {
-    const blocks = [systemPromptOf(this.framework.runtime, prompt, state), this.tools.renderPrompt(allowedTools)];
+    const blocks = [this.framework.runtime.callSync("systemPrompt", { prompt, state }), this.tools.renderPrompt(allowedTools)];
     if (this.#options.skillsPrompt) {
       blocks.push(await this.#options.skillsPrompt({ promptText: promptText(prompt), state, workspace: turn.workspace, allowedSkills }));
     }
@@ -269,7 +269,7 @@ export class Agent implements RuntimeAgent {
   }
 
   async #steeringPrompt(message: Envelope, state: TurnState, turn: TurnContext): Promise<Prompt> {
-    const built = await this.framework.runtime.callFirst("buildPrompt", { message, sessionId: turn.sessionId, state, context: turn, signal: turn.signal });
+    const built = await this.framework.runtime.call("buildPrompt", { message, sessionId: turn.sessionId, state, context: turn, signal: turn.signal });
     return isEmptyPrompt(built) ? message.content : built;
   }
 
@@ -387,7 +387,7 @@ export class Agent implements RuntimeAgent {
         await tape.appendEvent("loop.step", { step, elapsed_ms, status: "ok", date: utcIso() });
         return;
       }
-      current = await continuePromptOf(this.framework.runtime, current, tape, streamState, options.turn);
+      current = await this.framework.runtime.call("continuePrompt", { prompt: current, tape, state: streamState, context: options.turn, signal: options.turn.signal });
       await tape.appendEvent("loop.step", { step, elapsed_ms, status: "continue", date: utcIso() });
     }
     const error = new BubError("unknown", `max_steps_reached=${settings.max_steps}: the agent stopped after ${settings.max_steps} steps. Raise BUB_MAX_STEPS (max_steps in config.yml, default 100) if the task needs more steps.`);

@@ -81,7 +81,7 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
         context: { _error: error },
       });
       // A plugin's failing dispatchOutbound must not keep the error from the builtin's.
-      for (const failure of await framework.runtime.callEachSettled("dispatchOutbound", { message: outbound })) log.warn(`turn.error_undelivered stage=${stage} session_id=${sessionId} turn_id=${currentCorrelation()?.turnId ?? "-"}`, failure);
+      for (const failure of await framework.runtime.call("dispatchOutbound", { message: outbound })) log.warn(`turn.error_undelivered stage=${stage} session_id=${sessionId} turn_id=${currentCorrelation()?.turnId ?? "-"}`, failure);
     },
 
     systemPrompt() {

@@ -15,7 +15,7 @@ import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
 import { InboundQueue } from "./inbound-queue.ts";
 import { OutboundRouter } from "./outbound.ts";
 import { logInbound } from "./traffic.ts";
-import { providedChannels, selectChannels } from "./selection.ts";
+import { selectChannels } from "./selection.ts";
 import { graceExpired, stopChannels } from "./shutdown.ts";
 import { IdleWaiters } from "./idle.ts";
 import type { ChannelManagerOptions } from "./manager-options.ts";
@@ -83,7 +83,7 @@ export class ChannelManager implements ChannelRouter {
     this.#queue = new InboundQueue(new TurnAdmission(framework, this.#runner), checkIdle);
     this.#debouncers = new ChannelDebouncers((batch) => this.#queue.enqueue(batch, null), () => debounceWindows(framework, options.debounce), options.clock);
     this.handleMessage = (message) => this.#receive(message);
-    this.channels = providedChannels(framework.runtime, this.handleMessage);
+    this.channels = framework.runtime.callSync("provideChannels", { messageHandler: this.handleMessage });
     const given = typeof options.channels === "function" ? options.channels(this.handleMessage) : options.channels;
     for (const channel of given ?? []) this.channels.set(channel.name, channel);
     this.#outbound = new OutboundRouter(this.channels, (channel) => this.#startedChannels.includes(channel));

@@ -1,15 +1,5 @@
-/** Which channels there are (what the plugins provide) and which a channel manager runs (the `BUB_ENABLED_CHANNELS` selection). */
-import type { HookRuntime } from "../kernel/runtime.ts";
-import type { Channel, MessageHandler } from "../kernel/types.ts";
-
-/** Channels the plugins provide, by name; for a name offered twice the higher-precedence plugin wins. Map order = precedence. */
-export function providedChannels(runtime: HookRuntime, messageHandler: MessageHandler): Map<string, Channel> {
-  const channels = new Map<string, Channel>();
-  for (const batch of runtime.callManySync("provideChannels", { messageHandler })) {
-    for (const channel of batch ?? []) if (!channels.has(channel.name)) channels.set(channel.name, channel);
-  }
-  return channels;
-}
+/** Which channels a channel manager runs (the `BUB_ENABLED_CHANNELS` selection). */
+import type { Channel } from "../kernel/types.ts";
 
 /**
  * The channels `names` select, in the order of `channels`. Disabled channels never run.

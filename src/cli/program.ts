@@ -114,7 +114,7 @@ export async function createProgram(framework: BubFramework, io: CliIO, argv?: r
     if (typeof workspace === "string" && workspace) framework.workspace = resolve(workspace);
   });
   const command = argv ? commandFromArgs(argv) : undefined;
-  framework.runtime.callManySync("registerCliCommands", command === undefined ? { app } : { app, command });
+  framework.runtime.callSync("registerCliCommands", command === undefined ? { app } : { app, command });
   if (app.commands.length === 0) {
     app.command("help").description("show help").action(() => {
       io.stdout.write("No CLI command loaded.\n");

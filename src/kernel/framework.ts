@@ -1,14 +1,14 @@
 import { HookRuntime } from "./runtime.ts";
-import { turnModelOutput } from "./model-adapters.ts";
+import { turnModelOutput } from "./model-output.ts";
 import { createLogger, type LogRoute, type LogSink } from "./log.ts";
 import { newCorrelationId, withCorrelation } from "./correlation.ts";
-import { isEmptyPrompt, threadIdOf, toEnvelope, unpackBatch, type Envelope, type EnvelopeInput, type Prompt } from "./envelope.ts";
+import { isEmptyPrompt, threadIdOf, toEnvelope, type Envelope, type EnvelopeInput, type Prompt } from "./envelope.ts";
 import { createTurnContext, createTurnState, type TurnContext } from "./turn-context.ts";
 import type { SettingsStore } from "./settings-contract.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
 import type { TapeStore } from "./tape-contract.ts";
-import { isAdmitDecision, type AdmitDecision, type ChannelRouter, type ModelOptions, type SteeringInbox, type TurnResult, type TurnSnapshot, type TurnState } from "./types.ts";
-import type { HookArgs, HookValue } from "./hooks.ts";
+import type { AdmitDecision, ChannelRouter, ModelOptions, SteeringInbox, TurnResult, TurnSnapshot } from "./types.ts";
+import type { HookArgs } from "./hooks.ts";
 import { instantiatePlugin, type PluginExport, type PluginOrigin, type PluginStatus } from "./plugin-export.ts";
 
 const log = createLogger("bub:framework");
@@ -177,7 +177,7 @@ export class BubFramework {
    * `channel:chatId`, each `default` when empty); `signal` is the turn's, when a turn asks.
    */
   async resolveSession(message: Envelope, signal?: AbortSignal): Promise<string> {
-    const answer = await this.runtime.callFirst("resolveSession", signal ? { message, signal } : { message });
+    const answer = await this.runtime.call("resolveSession", signal ? { message, signal } : { message });
     if (answer) return String(answer);
     if (message.sessionId !== undefined) return message.sessionId;
     return `${message.channel || "default"}:${message.chatId || "default"}`;
@@ -252,20 +252,16 @@ export class BubFramework {
 
       const context = this.turnContext({ turnId, sessionId, signal, threadId: threadIdOf(inbound) });
       const state = createTurnState(context, { turn_id: turnId });
-      const loaded = await runtime.callMany("loadState", { message: inbound, sessionId, context, signal });
-      for (const partial of loaded.reverse()) {
-        if (typeof partial === "object" && partial !== null && !Array.isArray(partial)) Object.assign(state, partial);
-      }
+      Object.assign(state, await runtime.call("loadState", { message: inbound, sessionId, context, signal }));
 
-      const built = await runtime.callFirst("buildPrompt", { message: inbound, sessionId, state, context, signal });
+      const built = await runtime.call("buildPrompt", { message: inbound, sessionId, state, context, signal });
       const prompt: Prompt = isEmptyPrompt(built) ? inbound.content : built;
 
       let modelOutput = "";
       let failure: unknown;
       let saveErrors: unknown[] = [];
       try {
-        const wrap = streamOutput ? this.#router : null;
-        modelOutput = await turnModelOutput(this.runtime, inbound, { prompt, sessionId, state, context, signal }, { streamOutput, wrap });
+        modelOutput = await turnModelOutput(runtime, inbound, { prompt, sessionId, state, context, signal }, streamOutput ? this.#router : null);
       } catch (error) {
         failure = error;
         throw error;
@@ -273,14 +269,13 @@ export class BubFramework {
         const saveArgs: HookArgs<"saveState"> = { sessionId, state, message: inbound, modelOutput, context, signal };
         if (failure !== undefined) saveArgs.error = failure;
         // Every saveState runs; one that fails is reported, after the reply when there is one.
-        saveErrors = await runtime.callEachSettled("saveState", saveArgs);
+        saveErrors = await runtime.call("saveState", saveArgs);
         if (failure !== undefined) await this.#report("save_state", saveErrors, inbound);
       }
 
-      const rendered = await runtime.callMany("renderOutbound", { message: inbound, sessionId, state, modelOutput, context, signal });
-      const outbounds = this.#outboundsOf(rendered, inbound, sessionId, modelOutput);
+      const outbounds = await runtime.call("renderOutbound", { message: inbound, sessionId, state, modelOutput, context, signal });
       const dispatchErrors: unknown[] = [];
-      for (const message of outbounds) dispatchErrors.push(...(await runtime.callEachSettled("dispatchOutbound", { message, context, signal })));
+      for (const message of outbounds) dispatchErrors.push(...(await runtime.call("dispatchOutbound", { message, context, signal })));
       await this.#report("save_state", saveErrors, inbound);
       await this.#report("dispatch_outbound", dispatchErrors, inbound);
       return { sessionId, prompt, modelOutput, outbounds, state, context };
@@ -288,7 +283,7 @@ export class BubFramework {
       // A cancelled turn (Ctrl-C, SIGINT/SIGTERM, quit) is not an error to report on stderr.
       if (error instanceof Error && error.name === "AbortError") log.info(`turn.cancelled session_id=${inbound.sessionId ?? "?"} turn_id=${turnId}`, error);
       else log.error(`turn.failed session_id=${inbound.sessionId ?? "?"} turn_id=${turnId}`, error);
-      await runtime.notifyError("turn", error, inbound);
+      await this.notifyError("turn", error, inbound);
       throw error;
     }
   }
@@ -300,16 +295,10 @@ export class BubFramework {
   async #report(stage: "save_state" | "dispatch_outbound", errors: readonly unknown[], inbound: Envelope): Promise<void> {
     for (const error of errors) {
       log.error(`turn.${stage}_failed session_id=${inbound.sessionId ?? "?"}`, error);
-      await this.runtime.notifyError(stage, error, inbound);
+      await this.notifyError(stage, error, inbound);
     }
   }
 
-  /** Rendered batches flattened and made envelopes; when nothing rendered, one fallback outbound for the inbound's chat. */
-  #outboundsOf(batches: readonly (HookValue<"renderOutbound"> | undefined)[], message: Envelope, sessionId: string, modelOutput: string): Envelope[] {
-    const outbounds = batches.flatMap((batch) => unpackBatch(batch)).map(toEnvelope);
-    if (outbounds.length > 0) return outbounds;
-    return [{ content: modelOutput, sessionId, channel: message.channel, chatId: message.chatId, kind: "normal", media: [], context: {} }];
-  }
 
   // ---- running() scope ----------------------------------------------------------------
 
@@ -318,10 +307,10 @@ export class BubFramework {
    * (through `provideTapeStore` / `provideSteeringInbox`) and cleaned up afterwards.
    */
   async running<T>(body: (scope: RunningScope) => Promise<T>): Promise<T> {
-    const store = await enterProvided(this.runtime.callFirstSync("provideTapeStore", {}));
+    const store = await enterProvided(this.runtime.callSync("provideTapeStore", {}));
     let inbox: Awaited<ReturnType<typeof enterProvided<SteeringInbox>>>;
     try {
-      inbox = await enterProvided(this.runtime.callFirstSync("provideSteeringInbox", {}));
+      inbox = await enterProvided(this.runtime.callSync("provideSteeringInbox", {}));
     } catch (error) {
       await store.exit(error);
       throw error;
@@ -348,10 +337,7 @@ export class BubFramework {
 
   /** The admission decision for a message (null: default concurrent scheduling). */
   async admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
-    const decision = await this.runtime.callFirst("admitMessage", { sessionId, message, turn });
-    if (decision === undefined) return null;
-    if (!isAdmitDecision(decision)) throw new TypeError("hook.admitMessage must return AdmitDecision or null");
-    return decision;
+    return (await this.runtime.call("admitMessage", { sessionId, message, turn })) ?? null;
   }
 
   /**
@@ -359,15 +345,8 @@ export class BubFramework {
    * concatenated, the highest-priority plugin's first, and the first current model named.
    * `,model`, `bub models` and ACP's model option show it.
    */
-  async modelOptions(sessionId: string, workspace: string = this.workspace): Promise<ModelOptions> {
-    const merged: ModelOptions = { models: [], currentModel: null };
-    for (const options of await this.runtime.callMany("provideModelOptions", { sessionId, workspace })) {
-      if (options === null || options === undefined) continue;
-      if (typeof options !== "object" || !Array.isArray(options.models)) throw new TypeError("hook.provideModelOptions must return ModelOptions or null");
-      merged.models.push(...options.models);
-      merged.currentModel ||= options.currentModel ?? null;
-    }
-    return merged;
+  modelOptions(sessionId: string, workspace: string = this.workspace): Promise<ModelOptions> {
+    return this.runtime.call("provideModelOptions", { sessionId, workspace });
   }
 
   /** Binds (or unbinds, with null) the channel manager that routes outbounds and streams. */
@@ -392,7 +371,7 @@ export class BubFramework {
 
   /** Tells every `onError` observer of a failure at `stage`. */
   notifyError(stage: string, error: unknown, message: Envelope | null = null): Promise<void> {
-    return this.runtime.notifyError(stage, error, message);
+    return this.runtime.call("onError", { stage, error, message });
   }
 }
 

@@ -51,7 +51,8 @@ export type ErrorStage = "turn" | "run_model" | "save_state" | "dispatch_outboun
  * ```
  *
  * Hooks documented as **sync-only** must not return a Promise; the type forbids it, and
- * at run time a Promise is skipped with a warning.
+ * at run time a Promise is skipped with a warning. How each hook's implementations combine
+ * is declared once, in `HOOK_TABLE` (`hook-table.ts`).
  */
 export interface BubHooks {
   /** firstresult — the session id of an inbound message. */
@@ -135,35 +136,6 @@ export type HookArgs<K extends HookName> = Parameters<BubHooks[K]>[0];
 export type HookReturn<K extends HookName> = ReturnType<BubHooks[K]>;
 /** The settled value of hook `K`. */
 export type HookValue<K extends HookName> = Awaited<HookReturn<K>>;
-
-/** The hooks called synchronously: their implementations must not return a Promise. */
-export const SYNC_HOOKS = [
-  "registerCliCommands", "onboardConfig", "systemPrompt", "provideTapeStore", "provideTapeSidecar", "provideChannels", "buildTapeContext",
-] as const satisfies readonly HookName[];
-
-/**
- * `true` when `Listed` names every key of `Hooks`, else the missing names: the check that a
- * hook added to {@link BubHooks} is also added to {@link HOOK_NAMES}.
- */
-export type ListsEveryHook<Listed extends readonly string[], Hooks> = [Exclude<keyof Hooks, Listed[number]>] extends [never] ? true : Exclude<keyof Hooks, Listed[number]>;
-
-// A compile error here names a hook of BubHooks that HOOK_NAMES leaves out.
-const everyHookListed: ListsEveryHook<typeof HOOK_NAMES, BubHooks> = true;
-void everyHookListed;
-
-/** Every hook name the runtime knows, in specification order. */
-export const HOOK_NAMES = [
-  // the turn pipeline and the agent loop's prompt
-  "resolveSession", "buildPrompt", "runModel", "runModelStream", "continuePrompt", "loadState", "saveState", "renderOutbound", "dispatchOutbound",
-  // the command line, onboarding, models and errors
-  "registerCliCommands", "onboardConfig", "provideModelOptions", "onError",
-  // interceptors around model and tool calls
-  "beforeLlmCall", "afterLlmCall", "beforeToolCall", "afterToolCall",
-  // what the builtin plugin provides: prompt fragments, tapes, channels, admission, steering
-  "systemPrompt", "provideTapeStore", "provideTapeSidecar", "provideChannels", "buildTapeContext", "admitMessage", "provideSteeringInbox",
-  // where the tools run
-  "provideSandbox",
-] as const satisfies readonly HookName[];
 
 /** The firstresult hooks called asynchronously, whose implementations get a `next` to call the ones below. */
 export type ChainedHook = "resolveSession" | "buildPrompt" | "runModel" | "runModelStream" | "continuePrompt" | "admitMessage";

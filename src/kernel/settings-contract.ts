@@ -5,6 +5,7 @@
  * passed in by the composition root.
  */
 import type { z } from "zod";
+import { isRecord } from "./guards.ts";
 
 /**
  * A settings group's schema: a zod 4 object schema (`z.object({...})`). Its keys are the
@@ -129,4 +130,17 @@ export interface SettingsStore {
   readonly revision?: number;
   /** Checks a whole config file's content against every registered section; answers it unchanged. */
   validate(data: Record<string, unknown>, file?: string): Promise<Record<string, unknown>>;
+}
+
+/** Deep-merges `updates` into `base` in place (incoming values win; nested objects merged). */
+export function mergeConfig(base: Record<string, unknown>, ...updates: readonly (Record<string, unknown> | null | undefined)[]): Record<string, unknown> {
+  for (const update of updates) {
+    if (!update) continue;
+    for (const [key, value] of Object.entries(update)) {
+      const current = base[key];
+      if (isRecord(value) && isRecord(current)) mergeConfig(current, value);
+      else base[key] = isRecord(value) || Array.isArray(value) ? structuredClone(value) : value;
+    }
+  }
+  return base;
 }

@@ -82,12 +82,13 @@ export class AsyncStreamEvents implements AsyncIterable<StreamEvent> {
     );
   }
 
-  /** A stream of the given events, for tests and simple producers. */
+  /**
+   * A stream of the given events, for tests and simple producers (every `runModel` answer is
+   * one: a plain iterator, which costs a turn fewer microtasks than an async generator).
+   */
   static of(events: Iterable<StreamEvent>, state?: StreamState): AsyncStreamEvents {
-    async function* replay() {
-      yield* events;
-    }
-    return new AsyncStreamEvents(replay(), state);
+    const iterator = events[Symbol.iterator]();
+    return new AsyncStreamEvents({ [Symbol.asyncIterator]: () => ({ next: async () => iterator.next() }) }, state);
   }
 }
 

@@ -1,7 +1,5 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { continuePromptOf, systemPromptOf, tapeContextOf, tapeSidecarsOf } from "../../src/agent/hook-calls.ts";
-import { providedChannels } from "../../src/channels/selection.ts";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
 import { LAST_ANCHOR } from "../../src/kernel/tape-contract.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
@@ -24,7 +22,7 @@ function runtimeWith(...plugins: BubPlugin[]): HookRuntime {
 describe("the agent's hook calls", () => {
   it("joins system prompt fragments lowest precedence first, skipping empty ones", () => {
     const runtime = runtimeWith({ name: "a", systemPrompt: () => "base" }, { name: "b", systemPrompt: () => "" }, { name: "c", systemPrompt: () => "extra" });
-    assert.equal(systemPromptOf(runtime, "", {}), "base\n\nextra");
+    assert.equal(runtime.callSync("systemPrompt", { prompt: "", state: {} }), "base\n\nextra");
   });
 
   it("dedupes channels and sidecars by name, highest precedence wins", () => {
@@ -33,10 +31,10 @@ describe("the agent's hook calls", () => {
       { name: "low", provideChannels: () => [channel("telegram", "low"), channel("cli", "low")], provideTapeSidecar: () => ({ name: "spill", tag: "low" }) as never },
       { name: "high", provideChannels: () => [channel("telegram", "high")], provideTapeSidecar: () => ({ name: "spill", tag: "high" }) as never },
     );
-    const channels = providedChannels(runtime, async () => {});
+    const channels = runtime.callSync("provideChannels", { messageHandler: async () => {} });
     assert.deepEqual([...channels.keys()], ["telegram", "cli"]);
     assert.equal((channels.get("telegram") as unknown as { tag: string }).tag, "high");
-    assert.deepEqual(tapeSidecarsOf(runtime).map((s) => (s as unknown as { tag: string }).tag), ["high"]);
+    assert.deepEqual(runtime.callSync("provideTapeSidecar", {}).map((s) => (s as unknown as { tag: string }).tag), ["high"]);
   });
 
   it("type-checks continuePrompt, buildTapeContext and provideModelOptions answers", async () => {
@@ -47,12 +45,12 @@ describe("the agent's hook calls", () => {
       provideModelOptions: () => ({ models: [{ id: "a:b" }], currentModel: "a:b" }),
     });
     const tape = createTape({ name: "t", store: createMemoryTapeStore(), context: { anchor: null, state: {} }, archivePath: "/nonexistent" });
-    assert.equal(await continuePromptOf(good, "p", tape, { error: null, usage: null }, testTurnContext()), "go on");
-    assert.equal(tapeContextOf(good).anchor, LAST_ANCHOR);
+    assert.equal(await good.call("continuePrompt", { prompt: "p", tape, state: { error: null, usage: null }, context: testTurnContext(), signal: testTurnContext().signal }), "go on");
+    assert.equal(good.callSync("buildTapeContext", {}).anchor, LAST_ANCHOR);
     assert.deepEqual(await frameworkWith({ name: "good", provideModelOptions: () => ({ models: [{ id: "a:b" }], currentModel: "a:b" }) }).modelOptions("s"), { models: [{ id: "a:b" }], currentModel: "a:b" });
     const bad = runtimeWith({ name: "bad", buildTapeContext: () => ({}) as never, provideModelOptions: () => "x" as never });
-    await assert.rejects(continuePromptOf(bad, "p", tape, { error: null, usage: null }, testTurnContext()), { message: "hook.continuePrompt must return string" });
-    assert.throws(() => tapeContextOf(bad), { message: "hook.buildTapeContext must return TapeContext" });
+    await assert.rejects(bad.call("continuePrompt", { prompt: "p", tape, state: { error: null, usage: null }, context: testTurnContext(), signal: testTurnContext().signal }), { message: "hook.continuePrompt must return string" });
+    assert.throws(() => bad.callSync("buildTapeContext", {}), { message: "hook.buildTapeContext must return TapeContext" });
     await assert.rejects(frameworkWith({ name: "bad", provideModelOptions: () => "x" as never }).modelOptions("s"), TypeError);
   });
 

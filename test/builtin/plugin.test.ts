@@ -8,7 +8,6 @@ import { ChannelMessage } from "../../src/channels/message.ts";
 import { DEFAULT_SYSTEM_PROMPT } from "../../src/builtin/system-prompt.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
-import { systemPromptOf } from "../../src/agent/hook-calls.ts";
 
 async function builtinOnly(workspace = "/tmp"): Promise<BubFramework> {
   const bub = await createBub({ workspace, home: "/nonexistent-bub-home", env: {} });
@@ -71,14 +70,14 @@ describe("builtin plugin (kernel-level hooks)", () => {
     const dir = await tempDir();
     try {
       const bub = await builtinOnly(dir.path);
-      assert.equal(systemPromptOf(bub.runtime, "", {}), DEFAULT_SYSTEM_PROMPT);
+      assert.equal(bub.runtime.callSync("systemPrompt", { prompt: "", state: {} }), DEFAULT_SYSTEM_PROMPT);
       // A workspace's AGENTS.md is held between turns (a turn's loadState reads it again after a second).
       const other = join(dir.path, "other");
       await mkdir(other);
       await writeFile(join(other, "AGENTS.md"), "\n  Always answer in French.  \n");
       bub.runtime.register({ systemPrompt: () => "plugin fragment" }, "extra");
       bub.workspace = other;
-      assert.equal(systemPromptOf(bub.runtime, "", {}), `${DEFAULT_SYSTEM_PROMPT}\n\nAlways answer in French.\n\nplugin fragment`);
+      assert.equal(bub.runtime.callSync("systemPrompt", { prompt: "", state: {} }), `${DEFAULT_SYSTEM_PROMPT}\n\nAlways answer in French.\n\nplugin fragment`);
     } finally {
       await dir.cleanup();
     }

@@ -212,7 +212,7 @@ describe("install with the real npm and a plugin that declares bub-ts as its pee
       assert.deepEqual(framework.hookReport().systemPrompt?.[0], "hello");
       const { Command } = await import("commander");
       const app = new Command().exitOverride();
-      framework.runtime.callManySync("registerCliCommands", { app });
+      framework.runtime.callSync("registerCliCommands", { app });
       let printed = "";
       const write = process.stdout.write;
       process.stdout.write = ((text: string) => ((printed += text), true)) as typeof process.stdout.write;

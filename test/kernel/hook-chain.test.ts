@@ -20,9 +20,9 @@ describe("next(): a chained hook calls the implementations below it", () => {
     const runtime = new HookRuntime();
     runtime.register({ buildPrompt: ({ message }) => `base:${message.content}` }, "builtin");
     runtime.register(definePlugin({ buildPrompt: async (_args, next) => `${await next()} +line` }), "wrap");
-    assert.equal(await runtime.callFirst("buildPrompt", args), "base:hi +line");
+    assert.equal(await runtime.call("buildPrompt", args), "base:hi +line");
     runtime.register(definePlugin({ buildPrompt: (hookArgs, next) => next({ ...hookArgs, message: toEnvelope({ content: "changed" }) }) }), "rewrite");
-    assert.equal(await runtime.callFirst("buildPrompt", args), "base:changed +line");
+    assert.equal(await runtime.call("buildPrompt", args), "base:changed +line");
   });
 
   it("skips lower implementations that answer nothing, and resolves undefined when none answers", async () => {
@@ -30,7 +30,7 @@ describe("next(): a chained hook calls the implementations below it", () => {
     runtime.register({ resolveSession: () => null }, "low");
     let seen: unknown = "unset";
     runtime.register(definePlugin({ resolveSession: async (_args, next) => ((seen = await next()), "mine") }), "top");
-    assert.equal(await runtime.callFirst("resolveSession", { message: toEnvelope({}) }), "mine");
+    assert.equal(await runtime.call("resolveSession", { message: toEnvelope({}) }), "mine");
     assert.equal(seen, undefined);
   });
 
@@ -39,7 +39,7 @@ describe("next(): a chained hook calls the implementations below it", () => {
     let calls = 0;
     runtime.register({ buildPrompt: () => (calls++, "low") }, "low");
     runtime.register(definePlugin({ buildPrompt: async (_args, next) => void (await next()) }), "top");
-    assert.equal(await runtime.callFirst("buildPrompt", args), undefined);
+    assert.equal(await runtime.call("buildPrompt", args), undefined);
     assert.equal(calls, 1);
   });
 
@@ -47,7 +47,7 @@ describe("next(): a chained hook calls the implementations below it", () => {
     const runtime = new HookRuntime();
     runtime.register({ buildPrompt: () => "low" }, "low");
     runtime.register(definePlugin({ buildPrompt: async (_args, next) => `${await next()}${await next()}` }), "greedy");
-    await assert.rejects(runtime.callFirst("buildPrompt", args), (error: unknown) => {
+    await assert.rejects(runtime.call("buildPrompt", args), (error: unknown) => {
       assert.ok(PluginHookError.isInstance(error));
       assert.equal(error.message, `plugin 'greedy' failed in buildPrompt: next() called more than once in buildPrompt — ${ADVICE}`);
       return true;
@@ -58,7 +58,7 @@ describe("next(): a chained hook calls the implementations below it", () => {
     const runtime = new HookRuntime();
     runtime.register({ buildPrompt: () => { throw new Error("disk gone"); } }, "low");
     runtime.register(definePlugin({ buildPrompt: (_args, next) => next() }), "wrap");
-    await assert.rejects(runtime.callFirst("buildPrompt", args), { name: "PluginHookError", message: `plugin 'low' failed in buildPrompt: disk gone — ${ADVICE}` });
+    await assert.rejects(runtime.call("buildPrompt", args), { name: "PluginHookError", message: `plugin 'low' failed in buildPrompt: disk gone — ${ADVICE}` });
   });
 });
 
@@ -67,7 +67,7 @@ describe("hook failures name the plugin and the hook", () => {
     const runtime = new HookRuntime();
     const cause = new BubError("config", "no key set — set GREET_KEY");
     runtime.register({ loadState: () => Promise.reject(cause) }, "greet");
-    await assert.rejects(runtime.callMany("loadState", loadArgs), (error: unknown) => {
+    await assert.rejects(runtime.call("loadState", loadArgs), (error: unknown) => {
       assert.ok(error instanceof PluginHookError);
       assert.equal(error.message, "plugin 'greet' failed in loadState: no key set — set GREET_KEY");
       assert.deepEqual([error.plugin, error.hook, error.kind, error.cause], ["greet", "loadState", "config", cause]);
@@ -78,15 +78,15 @@ describe("hook failures name the plugin and the hook", () => {
   it("wraps synchronous hooks too, but leaves the builtin's errors and cancellations as they are", async () => {
     const runtime = new HookRuntime();
     runtime.register({ systemPrompt: () => { throw new Error("bad fragment"); } }, "frag");
-    assert.throws(() => runtime.callManySync("systemPrompt", { prompt: "", state: {} }), { message: `plugin 'frag' failed in systemPrompt: bad fragment — ${ADVICE}` });
+    assert.throws(() => runtime.callSync("systemPrompt", { prompt: "", state: {} }), { message: `plugin 'frag' failed in systemPrompt: bad fragment — ${ADVICE}` });
     const builtin = new HookRuntime();
     const own = new Error("builtin words");
     builtin.register({ loadState: () => { throw own; } }, "builtin");
-    await assert.rejects(builtin.callMany("loadState", loadArgs), (error) => error === own);
+    await assert.rejects(builtin.call("loadState", loadArgs), (error) => error === own);
     const abort = new DOMException("stopped", "AbortError");
     const cancelled = new HookRuntime();
     cancelled.register({ loadState: () => { throw abort; } }, "p");
-    await assert.rejects(cancelled.callMany("loadState", loadArgs), (error) => error === abort);
+    await assert.rejects(cancelled.call("loadState", loadArgs), (error) => error === abort);
   });
 });
 

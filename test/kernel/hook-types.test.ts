@@ -2,7 +2,8 @@
 // expect-error line below must really be an error, or tsc fails with "unused directive".
 import { it } from "node:test";
 import assert from "node:assert/strict";
-import { definePlugin, HOOK_NAMES, type BubHooks, type BubPlugin, type ListsEveryHook } from "../../src/kernel/hooks.ts";
+import { definePlugin, type BubHooks, type BubPlugin, type HookName } from "../../src/kernel/hooks.ts";
+import { HOOK_TABLE, type HookSpec } from "../../src/kernel/hook-table.ts";
 import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
 
 const typed = definePlugin({
@@ -30,10 +31,11 @@ const wrongModel: BubPlugin = { runModel: () => 42 };
 // @ts-expect-error a misspelt hook name is an error in definePlugin
 const misspelt = definePlugin({ buildPromt: () => "x" });
 
-// The hook list cannot drift from the interface: a hook left out of the list is an error.
-const complete: ListsEveryHook<typeof HOOK_NAMES, BubHooks> = true;
-// @ts-expect-error a list without `admitMessage` does not name every hook
-const incomplete: ListsEveryHook<readonly ["resolveSession", "buildPrompt"], Pick<BubHooks, "resolveSession" | "buildPrompt" | "admitMessage">> = true;
+// The hook table cannot drift from the interface: a hook left out of the table is an error.
+const complete: { [K in HookName]: HookSpec<K> } = HOOK_TABLE;
+const { admitMessage: _left, ...withoutAdmit } = HOOK_TABLE;
+// @ts-expect-error a table without `admitMessage` does not declare every hook
+const incomplete: { [K in keyof BubHooks]: HookSpec<K> } = withoutAdmit;
 
 it("keeps the inferred plugin usable as a BubPlugin", () => {
   const plugin: BubPlugin = typed;

@@ -63,13 +63,13 @@ describe("runtime.wrapCalls", () => {
       return call();
     });
     runtime.register({ systemPrompt: () => "b" }, "b");
-    assert.deepEqual(runtime.callManySync("systemPrompt", { prompt: "p", state: {} }), ["b", "a"]);
-    assert.deepEqual(await runtime.callMany("loadState", { message: toEnvelope({}), sessionId: "s", context: kernelFramework().turnContext({ turnId: "t", sessionId: "s", signal }), signal }), [{ a: 1 }]);
+    assert.equal(runtime.callSync("systemPrompt", { prompt: "p", state: {} }), "a\n\nb");
+    assert.deepEqual(await runtime.call("loadState", { message: toEnvelope({}), sessionId: "s", context: kernelFramework().turnContext({ turnId: "t", sessionId: "s", signal }), signal }), { a: 1 });
     assert.deepEqual(calls, ["systemPrompt:b", "systemPrompt:a", "loadState:a"]);
     assert.throws(() => runtime.wrapCalls((_hook, _plugin, call) => call()), /already wrapped/);
     remove();
     calls.length = 0;
-    runtime.callManySync("systemPrompt", { prompt: "p", state: {} });
+    runtime.callSync("systemPrompt", { prompt: "p", state: {} });
     assert.deepEqual(calls, []);
   });
 });

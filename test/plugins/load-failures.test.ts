@@ -32,7 +32,7 @@ describe("TypeScript plugins in any folder", () => {
       const bub = await createBub({ workspace: dir.path, home: join(dir.path, "home"), env: { BUB_PLUGINS: join(folder, "index.ts") }, trustWorkspace: true });
       const status = bub.pluginStatus.find((entry) => entry.name === "cjs-folder");
       assert.equal(status?.ok, true, JSON.stringify(bub.pluginStatus.map((entry) => [entry.name, entry.error?.message])));
-      assert.equal(await bub.runtime.callFirst("buildPrompt", { message: toEnvelope({}), sessionId: "s", state: {}, context: testTurnContext(), signal: new AbortController().signal }), "hi!");
+      assert.equal(await bub.runtime.call("buildPrompt", { message: toEnvelope({}), sessionId: "s", state: {}, context: testTurnContext(), signal: new AbortController().signal }), "hi!");
     } finally {
       await dir.cleanup();
     }
@@ -55,7 +55,7 @@ export default { name: "shape", loadState: (): Record<string, unknown> => ({ lev
       const bub = await createBub({ workspace: dir.path, home: join(dir.path, "home"), env: { BUB_PROJECT: project } });
       const status = bub.pluginStatus.find((entry) => entry.name === "shape");
       assert.equal(status?.ok, true, String(status?.error));
-      assert.deepEqual(await bub.runtime.callMany("loadState", { message: toEnvelope({}), sessionId: "s", context: testTurnContext(), signal: new AbortController().signal }).then((answers) => answers[0]), { level: "high" });
+      assert.equal(await bub.runtime.call("loadState", { message: toEnvelope({}), sessionId: "s", context: testTurnContext(), signal: new AbortController().signal }).then((state) => state.level), "high");
     } finally {
       await dir.cleanup();
     }
@@ -89,7 +89,7 @@ describe("plugin load failures", () => {
       const tools = toolsOf(bub);
       assert.notEqual(tools.get("bash")?.description, "replaced");
       assert.equal(tools.has("impostor.extra"), false);
-      assert.ok(!bub.runtime.callManySync("systemPrompt", { prompt: "", state: {} }).includes("impostor"), "none of the impostor's hooks runs");
+      assert.ok(!bub.runtime.callSync("systemPrompt", { prompt: "", state: {} }).includes("impostor"), "none of the impostor's hooks runs");
 
       // Listed explicitly and not loaded: `bub run` refuses to run the turn.
       const out = sink();

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Agent } from "../../src/agent/agent.ts";
-import { turnSandboxOf } from "../../src/agent/hook-calls.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
 import type { StreamEvent } from "../../src/kernel/stream.ts";
@@ -169,17 +168,14 @@ describe("the provideSandbox hook call", () => {
     const seen: { sessionId: string; workspace: string }[] = [];
     const low = fake("low");
     const runtime = runtimeWith(executorSandboxPlugin(low, seen), { name: "high", provideSandbox: () => null });
-    assert.equal(await turnSandboxOf(runtime, "s", "/ws", () => undefined), low);
+    assert.equal(await runtime.call("provideSandbox", { sessionId: "s", workspace: "/ws" }), low);
     assert.deepEqual(seen, [{ sessionId: "s", workspace: "/ws" }]);
     const top = fake("top");
-    assert.equal(await turnSandboxOf(runtimeWith(executorSandboxPlugin(low, [], "low"), executorSandboxPlugin(top, [], "top")), "s", "/ws", () => undefined), top);
+    assert.equal(await runtimeWith(executorSandboxPlugin(low, [], "low"), executorSandboxPlugin(top, [], "top")).call("provideSandbox", { sessionId: "s", workspace: "/ws" }), top);
   });
 
-  it("falls back to the host in the workspace, and refuses an answer that is no sandbox", async () => {
-    const host = await turnSandboxOf(runtimeWith(), "s", "/ws", () => undefined);
-    assert.equal(host.name, "host");
-    assert.equal(host.workspace, "/ws");
-    assert.equal(host.resolvePath("a/b.txt"), "/ws/a/b.txt");
-    await assert.rejects(turnSandboxOf(runtimeWith({ name: "bad", provideSandbox: () => ({ name: "x" }) as never }), "s", "/ws", () => undefined), /hook.provideSandbox must return a Sandbox or null/);
+  it("answers nothing when no plugin does (the agent then uses the host), and refuses an answer that is no sandbox", async () => {
+    assert.equal(await runtimeWith().call("provideSandbox", { sessionId: "s", workspace: "/ws" }), undefined);
+    await assert.rejects(runtimeWith({ name: "bad", provideSandbox: () => ({ name: "x" }) as never }).call("provideSandbox", { sessionId: "s", workspace: "/ws" }), /hook.provideSandbox must return a Sandbox or null/);
   });
 });

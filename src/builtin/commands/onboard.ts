@@ -13,7 +13,6 @@ import type { BubFramework } from "../../kernel/framework.ts";
 import type { OnboardAnswers } from "./onboard-flags.ts";
 import { isRecord } from "../../kernel/guards.ts";
 import { mergeConfig } from "../../config/settings.ts";
-import { providedChannels } from "../../channels/selection.ts";
 
 /** One choice of a select or multiselect question. */
 export interface PromptOption {
@@ -141,7 +140,7 @@ export async function runOnboard(framework: BubFramework, options: OnboardOption
       import("./onboard-wizard.ts"),
       import("./onboard-check.ts"),
     ]);
-    const channelNames = [...providedChannels(framework.runtime, async () => {}).keys()].filter((name) => name !== "cli");
+    const channelNames = [...framework.runtime.callSync("provideChannels", { messageHandler: async () => {} }).keys()].filter((name) => name !== "cli");
     let builtin: Record<string, unknown>;
     let fromFlags: Record<string, unknown>;
     try {
@@ -268,11 +267,6 @@ Examples:
 
 /** Every plugin's `onboardConfig` fragment in registration order, deep-merged, then validated. */
 export async function collectOnboardConfig(framework: BubFramework): Promise<Record<string, unknown>> {
-  const current: Record<string, unknown> = {};
-  for (const fragment of framework.runtime.eachSync("onboardConfig", { currentConfig: current }, { order: "registration" })) {
-    if (fragment === null || fragment === undefined) continue;
-    if (!isRecord(fragment)) throw new TypeError("hook.onboardConfig must return an object or null");
-    mergeConfig(current, fragment);
-  }
-  return framework.settings.validate(current);
+  const { args } = framework.runtime.callSync("onboardConfig", { currentConfig: {} });
+  return framework.settings.validate(args.currentConfig);
 }

@@ -110,7 +110,7 @@ test("registers the greet tool, which greets", async () => {
 test("adds its line to the system prompt and leaves the turn to the model", async () => {
   const model = scriptedModel(["Hi!"]);
   const bub = await createTestBub({ plugins: [plugin, model] });
-  assert.deepEqual(bub.runtime.callManySync("systemPrompt", { prompt: "", state: {} }), ["To greet someone, use the ${modelTool} tool."]);
+  assert.equal(bub.runtime.callSync("systemPrompt", { prompt: "", state: {} }), "To greet someone, use the ${modelTool} tool.");
   const result = await bub.processInbound({ channel: "test", chat_id: "1", content: "hello" });
   assert.equal(result.modelOutput, "Hi!");
 });
