@@ -22,14 +22,19 @@ export interface DebounceWindows {
 export interface DebounceClock {
   /** Milliseconds, monotonic enough for windows. */
   now(): number;
-  setTimer(ms: number, callback: () => void): () => void;
+  /**
+   * Calls `callback` after `ms`; returns a cancel function. A `background` timer never keeps
+   * the process alive (housekeeping such as forgetting idle buffers).
+   */
+  setTimer(ms: number, callback: () => void, options?: { background?: boolean }): () => void;
 }
 
 /** The real clock. */
 export const systemClock: DebounceClock = {
   now: () => performance.now(),
-  setTimer(ms, callback) {
+  setTimer(ms, callback, options) {
     const timer = setTimeout(callback, ms);
+    if (options?.background) timer.unref();
     return () => clearTimeout(timer);
   },
 };
@@ -87,6 +92,15 @@ export class BufferedMessageHandler {
     } else if (this.#cancelTimer === null) {
       this.#arm(this.#windows.maxWaitSeconds);
     }
+  }
+
+  /**
+   * Whether forgetting this handler changes nothing: no batch buffered, no timer, and no
+   * active message within the active window (a fresh handler would treat the next message
+   * exactly as this one would).
+   */
+  isIdle(now = this.#clock.now()): boolean {
+    return this.#pending.length === 0 && this.#cancelTimer === null && (this.#lastActive === null || now - this.#lastActive > this.#windows.activeTimeWindow * 1000);
   }
 
   /** Sends the current batch now (used at shutdown so nothing buffered is lost). */

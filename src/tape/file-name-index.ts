@@ -16,6 +16,8 @@ import { utcNow } from "./date.ts";
 import { errorCode } from "../config/thrown.ts";
 import { readBoundedTextFile } from "../config/bounded-file.ts";
 import { isRecord } from "../kernel/guards.ts";
+import type { RecentSet } from "../kernel/recent-set.ts";
+import { recordedTapeNames, REMEMBERED_TAPE_NAMES } from "./recorded-names.ts";
 
 const log = createLogger("bub:tape");
 
@@ -61,10 +63,14 @@ export interface FileNameIndex {
   flush(): Promise<void>;
 }
 
-/** The name index of the tapes in `directory` (nothing is read or written before the first call). */
-export function createFileNameIndex(directory: string): FileNameIndex {
+/**
+ * The name index of the tapes in `directory` (nothing is read or written before the first
+ * call). It remembers the last `remembered` tapes it found in or added to the file
+ * (default {@link REMEMBERED_TAPE_NAMES}), so its memory does not grow with the tapes used.
+ */
+export function createFileNameIndex(directory: string, remembered = REMEMBERED_TAPE_NAMES): FileNameIndex {
   const path = join(directory, NAME_INDEX_FILE);
-  let known: Promise<Set<string>> | null = null;
+  let known: Promise<RecentSet<string>> | null = null;
   // Appends one after another, so a record is never written twice by this process.
   let chain: Promise<void> = Promise.resolve();
 
@@ -81,7 +87,12 @@ export function createFileNameIndex(directory: string): FileNameIndex {
     record(record) {
       chain = chain
         .then(async () => {
-          known ??= readRecords().then((records) => new Set(records.map((each) => each.tape)));
+          // The file's last lines are the tapes recorded most recently: they are the ones kept.
+          known ??= readRecords().then((records) => {
+            const names = recordedTapeNames(remembered);
+            for (const each of records) names.add(each.tape);
+            return names;
+          });
           const names = await known;
           if (names.has(record.tape)) return;
           await makeDirectoryAsync(directory);

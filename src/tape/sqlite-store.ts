@@ -5,6 +5,7 @@ import { createPrivateFile, makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { utcNow } from "./date.ts";
+import { recordedTapeNames } from "./recorded-names.ts";
 import { onlyEntry } from "./append-many.ts";
 import { decodeEntry, encodeEntry, parseStoredEntry, prepareEntry } from "./entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "./query-engine.ts";
@@ -142,8 +143,8 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   let database: DatabaseSync | null = null;
   const statements = new Map<string, StatementSync>();
-  /** Tapes this process put in the name index already (an insert is a durable write). */
-  const recorded = new Set<string>();
+  /** Tapes this process put in the name index already (an insert is a durable write); bounded. */
+  const recorded = recordedTapeNames();
 
   function db(): DatabaseSync {
     if (database) return database;

@@ -101,4 +101,19 @@ describe("BufferedMessageHandler", () => {
     handler.flush();
     assert.deepEqual(contents(), ["pending"]);
   });
+
+  it("is idle only with nothing buffered, no timer, and the active window past", async () => {
+    const { time, send, handler } = setup();
+    assert.equal(handler.isIdle(), true, "a fresh handler");
+    await captureLogs(() => {
+      send("bub?", true);
+      assert.equal(handler.isIdle(), false, "a batch waits");
+      time.advance(1000);
+      assert.equal(handler.isIdle(), false, "sent, but chatter in the next minute would still be picked up");
+      time.advance(59_000);
+      assert.equal(handler.isIdle(), false, "exactly at the end of the window (60 s after the active message) it still counts");
+      time.advance(1);
+      assert.equal(handler.isIdle(), true);
+    });
+  });
 });

@@ -5,7 +5,8 @@ import { appendFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { createFileTapeStore } from "../../src/tape/file-store.ts";
-import { NAME_INDEX_FILE, parseNameIndex } from "../../src/tape/file-name-index.ts";
+import { createFileNameIndex, NAME_INDEX_FILE, parseNameIndex } from "../../src/tape/file-name-index.ts";
+import { REMEMBERED_TAPE_NAMES } from "../../src/tape/recorded-names.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
 import { createSqliteTapeStore } from "../../src/tape/sqlite-store.ts";
 import { createTapes, resolveWorkspace, sessionTapeName } from "../../src/tape/tapes.ts";
@@ -75,6 +76,32 @@ describe("name index: the file store's .index.jsonl", () => {
     await second.close();
     assert.deepEqual((await second.tapeNames()).map((record) => record.tape), ["a__b", "e__f"]);
     assert.equal((await readFile(join(directory, NAME_INDEX_FILE), "utf8")).split('"a__b"').length, 2, "a__b written once");
+  });
+
+  it("remembers a bounded number of recorded tapes: one forgotten is written again, harmlessly", async () => {
+    assert.equal(REMEMBERED_TAPE_NAMES, 4096, "the documented bound");
+    const directory = join(tempDir("names"), "tapes");
+    const index = createFileNameIndex(directory, 3);
+    for (const tape of ["a__1", "a__2", "a__3", "a__4"]) await index.record({ tape, sessionId: tape, workspace: "/w" });
+    await index.record({ tape: "a__4", sessionId: "a__4", workspace: "/w" }); // remembered: no line
+    await index.record({ tape: "a__1", sessionId: "a__1", workspace: "/w" }); // forgotten: a second line
+    await index.flush();
+    const tapes = (await readFile(join(directory, NAME_INDEX_FILE), "utf8")).trimEnd().split("\n").map((line) => String((JSON.parse(line) as Record<string, unknown>).tape));
+    assert.deepEqual(tapes, ["a__1", "a__2", "a__3", "a__4", "a__1"]);
+    assert.deepEqual((await index.read()).map((record) => record.tape), ["a__1", "a__2", "a__3", "a__4"], "the first line of a tape wins");
+  });
+
+  it("remembers only the newest lines of a long index it reads at start", async () => {
+    const directory = join(tempDir("names"), "tapes");
+    const writer = createFileNameIndex(directory);
+    for (let n = 1; n <= 5; n++) await writer.record({ tape: `b__${n}`, sessionId: String(n), workspace: "/w" });
+    const reader = createFileNameIndex(directory, 2);
+    await reader.record({ tape: "b__5", sessionId: "5", workspace: "/w" }); // among the newest two: no line
+    await reader.record({ tape: "b__1", sessionId: "1", workspace: "/w" }); // an old line, not kept in memory: written again
+    await reader.flush();
+    const lines = (await readFile(join(directory, NAME_INDEX_FILE), "utf8")).trimEnd().split("\n");
+    assert.equal(lines.length, 6);
+    assert.match(lines[5] ?? "", /"b__1"/);
   });
 
   it("parses the first record of a tape, skipping lines that are not records", () => {

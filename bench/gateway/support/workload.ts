@@ -28,9 +28,10 @@ export type BurstTarget = Pick<RunningGateway, "telegram" | "exited" | "assertRu
 /**
  * Runs the burst on `gateway` and resolves 250 ms after the last answer (tape writes after
  * the answer, late duplicates), or at the deadline: `deadlineMs` after the first message,
- * by default max(60 s, M x 15 s).
+ * by default max(60 s, M x 15 s). The chats are `firstChat` to `firstChat + chats - 1`
+ * (another `firstChat` makes a round of new chats, memory.ts `rounds`).
  */
-export async function closedLoop(gateway: BurstTarget, chats: number, messages: number, deadlineMs = Math.max(60_000, messages * 15_000)): Promise<BurstResult> {
+export async function closedLoop(gateway: BurstTarget, chats: number, messages: number, deadlineMs = Math.max(60_000, messages * 15_000), firstChat = FIRST_CHAT): Promise<BurstResult> {
   const { telegram } = gateway;
   const total = chats * messages;
   const next = new Map<number, number>(); // chat -> seq expected next (1-based)
@@ -43,8 +44,8 @@ export async function closedLoop(gateway: BurstTarget, chats: number, messages: 
   const start = performance.now();
   let lastAnswerAt = start;
   for (let index = 0; index < chats; index++) {
-    next.set(FIRST_CHAT + index, 1);
-    send(FIRST_CHAT + index, 1);
+    next.set(firstChat + index, 1);
+    send(firstChat + index, 1);
   }
   const deadline = start + deadlineMs;
   let scanned = telegram.calls.length; // calls before the burst (a warm-up) are not its answers

@@ -6,6 +6,7 @@ import pg from "pg";
 import { createLogger } from "../../kernel/log.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } from "../../kernel/tape-contract.ts";
 import { utcNow } from "../date.ts";
+import { recordedTapeNames } from "../recorded-names.ts";
 import { onlyEntry } from "../append-many.ts";
 import { decodeEntry, encodeEntryBody, prepareEntry } from "../entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "../query-engine.ts";
@@ -67,7 +68,7 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
   });
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on("error", (error) => log.warn(`tape.postgres_connection_lost database=${database} reason=${postgresError(error, url).message}`));
-  const recorded = new Set<string>();
+  const recorded = recordedTapeNames();
   let ready: Promise<void> | null = null;
   let closed = false;
 
