@@ -47,7 +47,7 @@ describe("the poller election (advisory lock)", () => {
     await held.release();
     const next = await waiting;
     assert.ok(next);
-    assert.ok(Date.now() - released < 2000, "taken over within a retry or two");
+    assert.ok(Date.now() - released < 15_000, "taken over within a few retries");
     assert.equal(next.lost.aborted, false);
     await next.release();
     await otherHeld.release();
@@ -125,10 +125,9 @@ describe("two gateways for one bot on one database", () => {
 
       poller.kill();
       await poller.exited;
-      const killedAt = Date.now();
       const polledBefore = telegram.getUpdatesCount;
-      await eventually(() => (telegram.getUpdatesCount > polledBefore ? true : undefined), "the standby to poll", (retrySeconds + 2) * 1000);
-      assert.ok(Date.now() - killedAt <= (retrySeconds + 2) * 1000);
+      // Within a few retries; the bound is loose so a loaded machine does not fail it (the timing is bench/cluster/kill.ts's).
+      await eventually(() => (telegram.getUpdatesCount > polledBefore ? true : undefined), "the standby to poll", (retrySeconds + 15) * 1000);
       assert.ok(elected(standby), standby.stderr());
 
       model.script(reply.text("second answer"));
