@@ -192,10 +192,11 @@ describe("model client (against a fake OpenAI server)", () => {
 
     it("aborts a call that exceeds model_timeout_seconds with a temporary error", async () => {
       server.script(reply.hang());
-      const { client } = clientFor({ model_timeout_seconds: 0.05 }, { retry: { maxAttempts: 1 } });
+      // Long enough for the request to reach the server on a loaded machine, so the script is consumed.
+      const { client } = clientFor({ model_timeout_seconds: 1 }, { retry: { maxAttempts: 1 } });
       const { error } = await failure(client.stream(hello));
       assert.equal(error.kind, "temporary");
-      assert.equal(error.message, "fake:model-a did not finish within 0.05 s (BUB_MODEL_TIMEOUT_SECONDS); the call was aborted.");
+      assert.equal(error.message, "fake:model-a did not finish within 1 s (BUB_MODEL_TIMEOUT_SECONDS); the call was aborted.");
     });
 
     it("stops at once when the caller aborts, without retrying", async () => {
