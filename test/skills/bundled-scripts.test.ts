@@ -18,6 +18,8 @@ function runScript(script: string, args: string[], options: { stdin?: string; en
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
+    // A script that exits before reading its stdin closes the pipe: EPIPE then is no failure.
+    child.stdin.on("error", () => undefined);
     child.stdin.end(options.stdin ?? "");
   });
 }

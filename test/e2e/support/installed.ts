@@ -98,6 +98,8 @@ export async function runBub(args: readonly string[], options: RunOptions & { ho
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
+    // bub may exit before it reads its stdin: the EPIPE of that write is no failure.
+    child.stdin.on("error", () => undefined);
     child.stdin.end(options.input ?? "");
   });
 }
