@@ -20,14 +20,16 @@
 // RSS (VmHWM from /proc/<pid>/status, read just before SIGTERM, so it includes start-up).
 //
 // Run: node bench/gateway/floor.ts [chats=1000] [messages=5]      e.g. node bench/gateway/floor.ts 200 5
+// The streamed-answer workload: BENCH_ANSWER_WORDS=200 node bench/gateway/floor.ts (both gateways
+// get the same 200-word answers, about 400 chunks each).
 import { printMachine } from "../support/processes.ts";
 import { cpuMs, intArg, MODEL_MS, passedThroughText, peakKiB, startGateway, type GatewayLabel } from "./support/gateway.ts";
 import { burstSummary, closedLoop, type BurstResult } from "./support/workload.ts";
 
 const CHATS = intArg(2, 1000, 10_000);
 const MESSAGES = intArg(3, 5, 100);
-// Goals (from the issue): CPU per message <= 4x the floor's, peak RSS <= 2x, 0 lost, 0 duplicated, order kept.
-const CPU_GOAL = 4;
+// Goals (issue 33): CPU per message <= 5x the floor's, peak RSS <= 2x, 0 lost, 0 duplicated, order kept.
+const CPU_GOAL = 5;
 const RSS_GOAL = 2;
 
 interface Result extends BurstResult {

@@ -15,6 +15,9 @@
  * gateway's whole stderr in `<dir>/<label>-<pid>.stderr`. For example, to count the
  * synchronous calls of a burst:
  * `BENCH_GATEWAYS=bub BENCH_NODE_OPTIONS=--trace-sync-io BENCH_STDERR_DIR=/tmp/trace node bench/gateway/floor.ts 80 5`.
+ *
+ * `BENCH_ANSWER_WORDS=200` makes every model answer 200 words longer, streamed word by word
+ * (about 400 chunks), for both gateways: the streamed-answer workload.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -82,10 +85,15 @@ export function tail(text: string, max = 4000): string {
   return text.length > max ? `...${text.slice(-max)}` : text;
 }
 
+/** `BENCH_ANSWER_WORDS=N`: every answer carries N more words, streamed a word or a space a chunk (200 words: about 400 chunks). */
+const ANSWER_WORDS = Number(process.env.BENCH_ANSWER_WORDS ?? 0) || 0;
+const ANSWER_TAIL = Array.from({ length: ANSWER_WORDS }, (_, index) => ` word${index % 10}`).join("");
+
 /**
  * The fake model: answers after {@link MODEL_MS} with the last `q<chat>x<seq>` token of the
  * newest user message. `onRequest` is called with that token and the `performance.now()` at
- * which the request had been read (the turn's first model call has started).
+ * which the request had been read (the turn's first model call has started). With
+ * `BENCH_ANSWER_WORDS` the answer is that many words longer.
  */
 export function scriptModel(openai: FakeOpenAI, count: number, onRequest?: (token: string | undefined, at: number) => void): void {
   for (let index = 0; index < count; index++)
@@ -95,7 +103,7 @@ export function scriptModel(openai: FakeOpenAI, count: number, onRequest?: (toke
       const text = typeof user?.content === "string" ? user.content : JSON.stringify(user?.content ?? "");
       const token = text.match(/q\d+x\d+/g)?.at(-1);
       onRequest?.(token, at);
-      return reply.text(`answer ${token ?? "none"} done`, { delayMs: MODEL_MS, usage: { prompt_tokens: 1000, completion_tokens: 4 } });
+      return reply.text(`answer ${token ?? "none"}${ANSWER_TAIL} done`, { delayMs: MODEL_MS, usage: { prompt_tokens: 1000, completion_tokens: 4 + ANSWER_WORDS } });
     });
 }
 
