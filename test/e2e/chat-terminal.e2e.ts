@@ -10,7 +10,12 @@ import { reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.
 import { hasTmux, tmuxServer } from "../support/tmux.ts";
 import { cleanEnv, installedPackage, tempHome } from "./support/installed.ts";
 
-const { tmux, waitForPane } = tmuxServer(`bub-e2e-chat-${process.pid}`);
+// A tmux server of its own for each test: a new session on the socket of a server that is
+// still shutting down fails with "server exited unexpectedly".
+let server = tmuxServer(`bub-e2e-chat-${process.pid}-0`);
+let servers = 0;
+const tmux = (...args: string[]) => server.tmux(...args);
+const waitForPane = (predicate: (screen: string) => boolean, what: string) => server.waitForPane(predicate, what);
 
 describe("bub chat in a terminal (installed package, tmux)", { skip: hasTmux ? false : "tmux is not installed (apt-get install tmux)" }, () => {
   let openai: FakeOpenAI;
@@ -23,6 +28,7 @@ describe("bub chat in a terminal (installed package, tmux)", { skip: hasTmux ? f
   beforeEach(async () => {
     openai.requests.length = 0;
     home = await tempHome();
+    server = tmuxServer(`bub-e2e-chat-${process.pid}-${++servers}`);
   });
   afterEach(async () => {
     await tmux("kill-server").catch(() => {});
