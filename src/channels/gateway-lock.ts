@@ -16,13 +16,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
-import { makeDirectory } from "../config/home-dir.ts";
-import { errorCode, errorMessage } from "../config/thrown.ts";
+import { createPrivateFile, makeDirectory } from "../config/home-dir.ts";
+import { errorMessage } from "../config/thrown.ts";
 import { BubError } from "../kernel/errors.ts";
-import { sqliteCode } from "../tape/values.ts";
+import { isSqliteBusy } from "../tape/values.ts";
 
-const SQLITE_BUSY = 5;
-const SQLITE_LOCKED = 6;
 
 /** The lock file and the file naming its holder, under a home. */
 export function gatewayLockPaths(home: string): { lock: string; pid: string } {
@@ -56,19 +54,6 @@ function readPid(path: string): number | null {
   }
 }
 
-/**
- * Creates `path` empty with mode 0600 (like the other files bub writes) unless it exists. An
- * existing file is not opened here: closing any descriptor of a file drops every record lock
- * this process holds on it.
- */
-function createPrivate(path: string): void {
-  try {
-    writeFileSync(path, "", { flag: "wx", mode: 0o600 });
-  } catch (error) {
-    if (errorCode(error) !== "EEXIST") throw error;
-  }
-}
-
 function lockFileError(path: string, error: unknown): BubError {
   return new BubError("config", `Cannot use the gateway lock file ${path} (${errorMessage(error)}): make BUB_HOME writable, or delete the file if it is not a SQLite file.`, {
     details: { path },
@@ -85,7 +70,7 @@ export function tryGatewayLock(home: string): GatewayLockTry {
   let database: DatabaseSync;
   try {
     makeDirectory(home);
-    createPrivate(paths.lock);
+    createPrivateFile(paths.lock);
     database = new DatabaseSync(paths.lock, { timeout: 0 });
   } catch (error) {
     throw lockFileError(paths.lock, error);
@@ -94,8 +79,7 @@ export function tryGatewayLock(home: string): GatewayLockTry {
     database.exec("BEGIN IMMEDIATE");
   } catch (error) {
     database.close();
-    const code = sqliteCode(error);
-    if (code === SQLITE_BUSY || code === SQLITE_LOCKED) return { busy: { pid: readPid(paths.pid) } };
+    if (isSqliteBusy(error)) return { busy: { pid: readPid(paths.pid) } };
     throw lockFileError(paths.lock, error);
   }
   const pid = String(process.pid);

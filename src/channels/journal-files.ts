@@ -5,7 +5,7 @@
  * and see that nothing is acknowledged before it ends.
  */
 import { open, rename } from "node:fs/promises";
-import { errorCode } from "../config/thrown.ts";
+import { syncDirectory } from "../config/home-dir.ts";
 
 /** An open journal file: what the journal does with a `FileHandle`. */
 export interface JournalFile {
@@ -22,31 +22,6 @@ export interface JournalFiles {
   rename(from: string, to: string): Promise<void>;
   /** Makes the entries of `directory` durable (a rename into it survives a power loss). */
   syncDirectory(directory: string): Promise<void>;
-}
-
-/** Error codes of a platform or file system whose folders cannot be opened or fsync'ed (Windows, some network mounts). */
-const NO_DIRECTORY_SYNC = new Set(["EISDIR", "EPERM", "EACCES", "EINVAL", "ENOTSUP", "EBADF"]);
-
-function cannotSyncDirectory(error: unknown): boolean {
-  const code = errorCode(error);
-  return typeof code === "string" && NO_DIRECTORY_SYNC.has(code);
-}
-
-/** fsyncs a folder, so the renames into it are on disk; a no-op where folders cannot be synced. */
-export async function syncDirectory(directory: string): Promise<void> {
-  if (process.platform === "win32") return;
-  const handle = await open(directory, "r").catch((error: unknown) => {
-    if (cannotSyncDirectory(error)) return null;
-    throw error;
-  });
-  if (!handle) return;
-  try {
-    await handle.sync();
-  } catch (error) {
-    if (!cannotSyncDirectory(error)) throw error;
-  } finally {
-    await handle.close();
-  }
 }
 
 /** The real file system, through `node:fs/promises`. */

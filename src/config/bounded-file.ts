@@ -49,18 +49,23 @@ export class FileRefusedError extends BubError {
   }
 }
 
-/** `512 B`, `256 KiB`, `64 MiB`, `1.5 GiB`. */
-export function formatByteSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
+/** `bytes` (at least 1024) in the largest of `units` (steps of 1024, from the kilo unit) that keeps it at 1 or more. */
+export function scaledBytes(bytes: number, units: readonly string[]): { value: number; unit: string } {
   let value = bytes / 1024;
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {
     value /= 1024;
     unit++;
   }
+  return { value, unit: units[unit] ?? "" };
+}
+
+/** `512 B`, `256 KiB`, `64 MiB`, `1.5 GiB`. */
+export function formatByteSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const { value, unit } = scaledBytes(bytes, ["KiB", "MiB", "GiB", "TiB"]);
   const shown = Number.isInteger(value) || value >= 10 ? String(Math.floor(value)) : value.toFixed(1);
-  return `${shown} ${units[unit]}`;
+  return `${shown} ${unit}`;
 }
 
 function kindName(info: Stats): string {

@@ -149,3 +149,28 @@ export function homeProblem(home: string): string | null {
     return `cannot create ${home}: ${reason} — set BUB_HOME to a writable folder`;
   }
 }
+
+/** Error codes of a platform or file system whose folders cannot be opened or fsync'ed (Windows, some network mounts). */
+const NO_DIRECTORY_SYNC = new Set(["EISDIR", "EPERM", "EACCES", "EINVAL", "ENOTSUP", "EBADF"]);
+
+function cannotSyncDirectory(error: unknown): boolean {
+  const code = errorCode(error);
+  return typeof code === "string" && NO_DIRECTORY_SYNC.has(code);
+}
+
+/** fsyncs a folder, so the renames into it are on disk; a no-op where folders cannot be synced. */
+export async function syncDirectory(directory: string): Promise<void> {
+  if (process.platform === "win32") return;
+  const handle = await open(directory, "r").catch((error: unknown) => {
+    if (cannotSyncDirectory(error)) return null;
+    throw error;
+  });
+  if (!handle) return;
+  try {
+    await handle.sync();
+  } catch (error) {
+    if (!cannotSyncDirectory(error)) throw error;
+  } finally {
+    await handle.close();
+  }
+}

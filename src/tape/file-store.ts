@@ -1,11 +1,11 @@
-import { open, readdir } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { encodeEntryBody, prepareEntry, type EncodedEntry } from "./entry.ts";
 import { createFileNameIndex } from "./file-name-index.ts";
 import { scanTapeFiles } from "./file-tape-stats.ts";
-import { makeDirectoryAsync } from "../config/home-dir.ts";
+import { makeDirectoryAsync, syncDirectory } from "../config/home-dir.ts";
 import { createProcessLock } from "./process-lock.ts";
 import { fileStoreError } from "./store-errors.ts";
 import { onlyEntry } from "./append-many.ts";
@@ -63,16 +63,6 @@ interface WaitingAppend {
   readonly entries: readonly EncodedEntry[];
   readonly resolve: (written: LockedAppend) => void;
   readonly reject: (error: unknown) => void;
-}
-
-/** `fsync` of a directory, which makes the entries just created or removed in it durable. */
-async function syncDirectory(path: string): Promise<void> {
-  const directory = await open(path, "r");
-  try {
-    await directory.sync();
-  } finally {
-    await directory.close();
-  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { createPrivateFileAsync, makeDirectoryAsync } from "../config/home-dir.t
 import { BubError } from "../kernel/errors.ts";
 import { fileStoreError } from "./store-errors.ts";
 import { errorMessage } from "../config/thrown.ts";
-import { sqliteCode } from "./values.ts";
+import { isSqliteBusy, sqliteCode } from "./values.ts";
 
 /** Mutual exclusion across processes (and across store objects of one process). */
 export interface ProcessLock {
@@ -28,8 +28,6 @@ export interface ProcessLock {
   close(): void;
 }
 
-const SQLITE_BUSY = 5;
-const SQLITE_LOCKED = 6;
 const SQLITE_READONLY = 8;
 const SQLITE_CANTOPEN = 14;
 
@@ -70,7 +68,7 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
       // (~1.5 ms of the first `bub run` in a new home); the lock is the same fcntl lock.
       database.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; CREATE TABLE IF NOT EXISTS tape_lock (unused INTEGER)");
     } catch (error) {
-      if (sqliteCode(error) !== SQLITE_BUSY && sqliteCode(error) !== SQLITE_LOCKED) {
+      if (!isSqliteBusy(error)) {
         database.close();
         database = null;
         throw new BubError("config", `Cannot use the tape lock file ${path} (${errorMessage(error)}): delete it if it is not a SQLite file, or make it writable.`, {
@@ -90,8 +88,8 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
       db.exec("BEGIN IMMEDIATE");
       return db;
     } catch (error) {
+      if (isSqliteBusy(error)) return null;
       const code = sqliteCode(error);
-      if (code === SQLITE_BUSY || code === SQLITE_LOCKED) return null;
       const kind = code === SQLITE_READONLY || code === SQLITE_CANTOPEN ? "config" : "unknown";
       throw new BubError(kind, `Cannot take the tape lock ${path} (${errorMessage(error)}): make the tapes directory and this file writable.`, {
         details: { path },

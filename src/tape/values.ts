@@ -8,3 +8,9 @@ export function sqliteCode(error: unknown): number | undefined {
   if (typeof error !== "object" || error === null || !("errcode" in error)) return undefined;
   return typeof error.errcode === "number" ? error.errcode & 0xff : undefined;
 }
+
+/** Whether a SQLite error says another connection holds the lock (SQLITE_BUSY or SQLITE_LOCKED). */
+export function isSqliteBusy(error: unknown): boolean {
+  const code = sqliteCode(error);
+  return code === 5 || code === 6;
+}

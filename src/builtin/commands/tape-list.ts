@@ -6,6 +6,7 @@ import { nameIndexOf } from "../../tape/session-tapes.ts";
 import { tapeStatsOf } from "../../tape/tape-stats.ts";
 import { groupDigits, shortDate } from "../../tape/transcript-render.ts";
 import { withTapeStore } from "./tape-store.ts";
+import { scaledBytes } from "../../config/bounded-file.ts";
 
 /** One row of `bub tape list` (also its `--json` shape). */
 export interface TapeListRow {
@@ -45,14 +46,8 @@ export async function tapeListRows(store: TapeStore): Promise<TapeListRow[]> {
 export function humanBytes(bytes: number | null): string {
   if (bytes === null) return "-";
   if (bytes < 1024) return `${bytes} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+  const { value, unit } = scaledBytes(bytes, ["KB", "MB", "GB", "TB"]);
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${unit}`;
 }
 
 /** A path with the home directory written `~`. */
