@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { isEmptyPrompt, type Envelope, type Prompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import { interruptSignalOf } from "./interrupt.ts";
+import { interruptible, type PendingPrompts } from "./interrupt.ts";
+import { TURN_RESUMED_EVENT, TurnJournal } from "./turn-journal.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
 import { correlated, currentCorrelation, newCorrelationId } from "../kernel/correlation.ts";
@@ -59,11 +60,6 @@ export interface AgentOptions {
   readonly skillsPrompt?: SkillsPromptRenderer;
   /** Options for the model client (retry policy, sleep, env). */
   readonly client?: ModelClientOptions;
-}
-
-/** The prompts of the running step that are not on the tape yet (written if the turn is interrupted). */
-interface PendingPrompts {
-  prompts: Prompt[];
 }
 
 const utcIso = (): string => new Date().toISOString();
@@ -184,6 +180,8 @@ export class Agent implements RuntimeAgent {
     const tapes = this.tapes;
     const tape = tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
     const fork = tapes.fork(tape, { mergeBack: !sessionId.startsWith("temp/") });
+    // Steps that ran tools are journaled as they complete, so a turn retried after a crash resumes (issue 36).
+    const journal = fork.mergeBack ? new TurnJournal(fork, tapes.store, turnId) : null;
     const streamState = createStreamState();
     if (typeof state.context === "string") streamState.context = state.context;
     const pending: PendingPrompts = { prompts: [] };
@@ -193,39 +191,12 @@ export class Agent implements RuntimeAgent {
     const body =
       isCommand(prompt) && runCommand
         ? this.#command(runCommand, prompt, fork.tape, state, sandbox, turn)
-        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, turn }, pending);
-    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, this.#interruptible(body, fork.tape, pending, turn.signal))), streamState);
-  }
-
-  /**
-   * Runs `body`; when it fails because `signal` aborted, writes what the turn has not yet
-   * put on the tape (the prompts of the step that was running) and an `interrupted` event
-   * `{ signal, reason, date }`, then rethrows.
-   */
-  async *#interruptible(body: AsyncGenerator<StreamEvent, void, undefined>, tape: Tape, pending: PendingPrompts, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
-    try {
-      yield* body;
-    } catch (error) {
-      if (signal.aborted) {
-        try {
-          for (const prompt of pending.prompts) await tape.append(entries.message({ role: "user", content: prompt }));
-          pending.prompts = [];
-          const reason = signal.reason;
-          await tape.appendEvent("interrupted", {
-            signal: interruptSignalOf(reason),
-            reason: reason instanceof Error ? reason.message : String(reason ?? "aborted"),
-            date: utcIso(),
-          });
-        } catch (recordError) {
-          log.error(`tape.interrupt.failed tape=${tape.name} turn_id=${currentCorrelation()?.turnId}`, recordError);
-        }
-      }
-      throw error;
-    }
+        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, turn, journal }, pending);
+    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, interruptible(body, fork.tape, pending, turn.signal), journal)), streamState);
   }
 
   /** Runs `body` with the fork open; merges (or discards) it when the stream ends. */
-  async *#onFork(fork: TapeFork, turn: TurnContext, body: AsyncGenerator<StreamEvent, void, undefined>): AsyncGenerator<StreamEvent, void, undefined> {
+  async *#onFork(fork: TapeFork, turn: TurnContext, body: AsyncGenerator<StreamEvent, void, undefined>, journal: TurnJournal | null): AsyncGenerator<StreamEvent, void, undefined> {
     let completed = false;
     try {
       await fork.tape.ensureBootstrapAnchor();
@@ -236,6 +207,7 @@ export class Agent implements RuntimeAgent {
       if (fork.mergeBack) {
         try {
           await fork.merge();
+          await journal?.clear();
         } catch (error) {
           log.error(`tape.merge.failed tape=${fork.tape.name} completed=${completed} turn_id=${currentCorrelation()?.turnId}`, error);
           throw error;
@@ -288,18 +260,16 @@ export class Agent implements RuntimeAgent {
     state: TurnState,
     settings: ModelSettings,
     streamState: StreamState,
-    options: Omit<RunStreamOptions, "allowedTools" | "signal" | "context"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox; turn: TurnContext },
+    options: Omit<RunStreamOptions, "allowedTools" | "signal" | "context"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox; turn: TurnContext; journal: TurnJournal | null },
     pending: PendingPrompts,
   ): AsyncGenerator<StreamEvent, void, undefined> {
     const model = options.model ?? settings.model;
     const allowedSkills = options.allowedSkills ? new Set(options.allowedSkills.map((name) => name.toLowerCase())) : null;
     if (allowedSkills) state.allowed_skills = [...allowedSkills];
-    await tape.appendEvent("loop.start", {
-      model,
-      prompt,
-      allowed_skills: allowedSkills ? [...allowedSkills] : null,
-      allowed_tools: options.allowedTools ? [...options.allowedTools] : null,
-    });
+    options.journal?.begin();
+    const resume = state.retried_after_restart === true ? await options.journal?.restore() : null;
+    if (resume) await tape.appendEvent(TURN_RESUMED_EVENT, { step: resume.step + 1, completed_steps: resume.step, tool_calls: resume.toolCalls, from_turn_id: resume.fromTurnId, date: utcIso() });
+    else await tape.appendEvent("loop.start", { model, prompt, allowed_skills: allowedSkills ? [...allowedSkills] : null, allowed_tools: options.allowedTools ? [...options.allowedTools] : null });
     const maxSteps = settings.max_steps ?? Number.POSITIVE_INFINITY;
     const client = this.#clientFor(settings);
     const tools = this.tools.select(options.allowedTools);
@@ -311,8 +281,9 @@ export class Agent implements RuntimeAgent {
     };
     let handedOff = false;
     let wroteText = false;
-    let current: Prompt = prompt;
-    for (let step = 1; step <= maxSteps; step++) {
+    const continued = (from: Prompt) => this.framework.runtime.call("continuePrompt", { prompt: from, tape, state: streamState, context: options.turn, signal: options.turn.signal });
+    let current: Prompt = resume ? await continued(resume.prompt) : prompt;
+    for (let step = (resume?.step ?? 0) + 1; step <= maxSteps; step++) {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
       await tape.appendEvent("loop.step.start", { step, prompt: current });
       const started = performance.now();
@@ -387,8 +358,9 @@ export class Agent implements RuntimeAgent {
         await tape.appendEvent("loop.step", { step, elapsed_ms, status: "ok", date: utcIso() });
         return;
       }
-      current = await this.framework.runtime.call("continuePrompt", { prompt: current, tape, state: streamState, context: options.turn, signal: options.turn.signal });
+      current = await continued(current);
       await tape.appendEvent("loop.step", { step, elapsed_ms, status: "continue", date: utcIso() });
+      await options.journal?.checkpoint();
     }
     const error = new BubError("unknown", `max_steps_reached=${settings.max_steps}: the agent stopped after ${settings.max_steps} steps. Raise BUB_MAX_STEPS (max_steps in config.yml, default 100) if the task needs more steps.`);
     streamState.error = error;

@@ -117,6 +117,8 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       Object.assign(state, await sessionSwitches(tape));
       const model = message.context.model;
       if (typeof model === "string" && model !== "") state.model = model;
+      // A turn a restart cut off resumes from its journal (src/agent/turn-journal.ts).
+      if (message.context.retried_after_restart === true) state.retried_after_restart = true;
       return state;
     },
 

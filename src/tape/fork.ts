@@ -45,6 +45,8 @@ export interface TapeFork extends AsyncDisposable {
   merge(): Promise<number>;
   /** Drops the fork's entries; later writes to its tapes fail. */
   discard(): void;
+  /** Copies of the entries the fork holds and has not merged, by tape (what a turn journal saves). */
+  pending(): ReadonlyMap<string, readonly TapeEntry[]>;
 }
 
 interface LocalTape {
@@ -255,6 +257,9 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
       locals.clear();
       if (total > 0) log.debug(`Merged ${total} entries into tape fork "${main}"`);
       return total;
+    },
+    pending() {
+      return new Map([...locals].map(([name, held]) => [name, held.entries.map(cloneEntry)]));
     },
     discard() {
       if (state === "merged" || state === "discarded") return;
