@@ -12,6 +12,10 @@ import { registerBuiltinCommands } from "./commands/index.ts";
 import { createLazyAgentHooks } from "./lazy-agent.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 import { codexSettings } from "../llm/codex/settings.ts";
+import { cliSettings } from "../channels/links/settings.ts";
+import { linkedSession } from "../channels/links/session.ts";
+import { linkTool } from "../channels/links/tool.ts";
+import { registerTool } from "../tools/global.ts";
 
 const log = createLogger("bub:builtin");
 
@@ -23,7 +27,8 @@ const LOGGED_STAGES = new Set(["turn", "save_state", "dispatch_outbound"]);
  * It registers the builtin settings sections when created.
  */
 export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
-  for (const section of [agentSettings, channelSettings, spillSettings, codexSettings]) framework.settings.register(section);
+  for (const section of [agentSettings, channelSettings, spillSettings, codexSettings, cliSettings]) framework.settings.register(section);
+  registerTool(framework, linkTool(framework));
   const agentHooks = createLazyAgentHooks(framework);
   const agentsFiles = new AgentsFiles({ maxBytes: () => agentsMaxBytes(framework.settings.getValue("agents_max_bytes", undefined)) });
 
@@ -38,7 +43,10 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       return agentHooks.loadState(args);
     },
 
-    resolveSession({ message }) {
+    async resolveSession({ message }) {
+      // A linked person's private chats share one session where the channel allows it (issue 36).
+      const linked = await linkedSession(framework, message);
+      if (linked !== null) return linked;
       if (message.sessionId !== undefined && message.sessionId.trim() !== "") return message.sessionId;
       return `${message.channel || "default"}:${message.chatId || "default"}`;
     },

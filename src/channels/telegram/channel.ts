@@ -162,6 +162,8 @@ export class TelegramChannel implements Channel {
     client.installRetries(bot.api, this.#options.retry);
     bot.command("start", (ctx) => onStart(this.#inbound, ctx));
     bot.command("bub", (ctx) => (ctx.match.trim() ? onMessage(this.#inbound, ctx, ctx.match.trim()) : undefined));
+    // `/link CODE` is `,link CODE` (identity links, src/channels/links/tool.ts).
+    bot.command("link", (ctx) => onMessage(this.#inbound, ctx, `,link ${ctx.match.trim()}`.trim()));
     bot.on("message", (ctx) => onMessage(this.#inbound, ctx));
     bot.on("callback_query:data", (ctx) => this.#approvals.onCallbackQuery(ctx));
     bot.catch((error) => log.error(`telegram.update failed chat_id=${String(error.ctx.chat?.id ?? "?")}: ${client.describeTelegramError(error.error)}`));

@@ -86,8 +86,10 @@ function toChannelMessage(context: InboundContext, message: Message, commandText
   const chatId = String(message.chat.id);
   const sessionId = `telegram:${chatId}`;
   const content = commandText ?? messageContent(message);
+  // Who sent it and from what kind of chat, for identity links (kept out of the prompt by the `_`).
+  const sender = message.from ? { _sender_id: String(message.from.id), _chat_type: message.chat.type } : {};
   if (content.trim().startsWith(",")) {
-    return new ChannelMessage({ sessionId, channel: "telegram", chatId, content: content.trim(), outputChannel: "telegram" });
+    return new ChannelMessage({ sessionId, channel: "telegram", chatId, content: content.trim(), outputChannel: "telegram", context: sender });
   }
   const metadata = messageMetadata(message);
   const media: MediaItem[] = [];
@@ -108,6 +110,7 @@ function toChannelMessage(context: InboundContext, message: Message, commandText
     media,
     lifespan: context.typingLifespan(chatId),
     outputChannel: "telegram",
+    context: sender,
   });
 }
 
