@@ -8,7 +8,8 @@ import type { Envelope } from "../../kernel/envelope.ts";
 import type { SettingsStore } from "../../kernel/settings-contract.ts";
 import { hasDefaultSession, PERSON_SESSION_PREFIX, privateIdentity } from "./identity.ts";
 import { cliSettings } from "./settings.ts";
-import { createLinkStore, type LinkStore } from "./store.ts";
+import type { LinkStore } from "./store.ts";
+import { linkStoreFromSettings } from "./store-from-settings.ts";
 
 /** What {@link linkedSession} reads. */
 export interface LinkedSessionSource {
@@ -18,10 +19,10 @@ export interface LinkedSessionSource {
 
 const stores = new WeakMap<LinkedSessionSource, LinkStore>();
 
-/** The links store of a framework (one per framework object). */
+/** The links store of a framework (one per framework object; file, SQLite or PostgreSQL as configured). */
 export function linkStoreOf(source: LinkedSessionSource): LinkStore {
   let store = stores.get(source);
-  if (!store) stores.set(source, (store = createLinkStore(source.home)));
+  if (!store) stores.set(source, (store = linkStoreFromSettings(source.settings, source.home)));
   return store;
 }
 

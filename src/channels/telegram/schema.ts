@@ -28,8 +28,8 @@ export const telegramSchema = z.object({
     .string()
     .refine((value) => parseListen(value) !== null, "expected host:port, such as 127.0.0.1:8788 or [::1]:8788")
     .default(DEFAULT_WEBHOOK_LISTEN),
-  /** The token Telegram sends with every webhook request; empty: derived from the bot token. */
   /** A linked person's private chats with the bot share their session with the other linked channels (docs/channels.md#identity-links). */
   share_linked_sessions: z.boolean().default(false),
+  /** The token Telegram sends with every webhook request; empty: derived from the bot token. */
   webhook_secret: z.string().regex(/^[A-Za-z0-9_-]{0,256}$/, "expected at most 256 of A-Z, a-z, 0-9, _ and -").default(""),
 });

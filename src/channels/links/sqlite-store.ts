@@ -1,0 +1,89 @@
+/**
+ * Identity links in the SQLite database of `BUB_TAPE_STORE=sqlite` (its own table,
+ * `identity_links`, one row holding the state as JSON). Changes run in a `BEGIN IMMEDIATE`
+ * transaction, so processes on the same file take turns; reads are one indexed row.
+ */
+import { dirname } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { createPrivateFile, makeDirectory } from "../../config/home-dir.ts";
+import { errorMessage } from "../../config/thrown.ts";
+import { BubError } from "../../kernel/errors.ts";
+import { isSqliteBusy } from "../../tape/values.ts";
+import { emptyLinkState, personOf, type LinkState } from "./codes.ts";
+import { applyChange, parseLinkState, settle, type LinkStore } from "./store.ts";
+
+const SCHEMA = "CREATE TABLE IF NOT EXISTS identity_links (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)";
+
+/** A cell to block on for {@link Atomics.wait} pauses between open attempts. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** The {@link LinkStore} in the SQLite database file `path` (created, with its folder, on first use). */
+export function createSqliteLinkStore(path: string, busyTimeoutMs = 5_000): LinkStore {
+  let database: DatabaseSync | null = null;
+
+  const failure = (error: unknown): BubError =>
+    BubError.isInstance(error)
+      ? error
+      : isSqliteBusy(error)
+        ? new BubError("temporary", `The links in ${path} are locked by another process (waited ${busyTimeoutMs} ms): retry, or stop the process holding the database.`, { cause: error })
+        : new BubError("config", `The links in ${path} cannot be read or written (${errorMessage(error)}): make the database writable, or set BUB_TAPE_DSN to another file.`, { cause: error });
+
+  function db(): DatabaseSync {
+    if (database) return database;
+    // A new file switches to WAL under an exclusive lock SQLite's busy handler does not wait for: retry within the timeout.
+    const deadline = Date.now() + busyTimeoutMs;
+    for (;;) {
+      try {
+        makeDirectory(dirname(path));
+        createPrivateFile(path);
+        database = new DatabaseSync(path, { timeout: busyTimeoutMs });
+        database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+        database.exec(SCHEMA);
+        return database;
+      } catch (error) {
+        database?.close();
+        database = null;
+        if (!isSqliteBusy(error) || Date.now() >= deadline) throw failure(error);
+        Atomics.wait(PAUSE, 0, 0, 5);
+      }
+    }
+  }
+
+  function read(): LinkState {
+    const row = db().prepare("SELECT state FROM identity_links WHERE id = 1").get();
+    return row === undefined ? emptyLinkState() : parseLinkState(row.state, `The identity_links table of ${path}`);
+  }
+
+  function guarded<T>(work: () => T): Promise<T> {
+    try {
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(failure(error));
+    }
+  }
+
+  return {
+    personOf: (identity) => guarded(() => personOf(read(), identity)),
+    list: () => guarded(() => read().people),
+    update(change) {
+      return guarded(() => {
+        const connection = db();
+        connection.exec("BEGIN IMMEDIATE");
+        try {
+          const state = read();
+          const outcome = applyChange(state, change);
+          connection.prepare("INSERT INTO identity_links (id, state) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state").run(JSON.stringify(state));
+          connection.exec("COMMIT");
+          return outcome;
+        } catch (error) {
+          if (connection.isTransaction) connection.exec("ROLLBACK");
+          throw error;
+        }
+      }).then(settle);
+    },
+    async close() {
+      database?.close();
+      database = null;
+    },
+  };
+}
