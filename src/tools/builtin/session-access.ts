@@ -2,7 +2,8 @@
  * Sessions kept apart: which sessions a tool may name from a turn. In a channel turn (any
  * turn that is not the local CLI's, e.g. a Telegram chat in `bub gateway`) a tool may not
  * name another chat's session (`<channel>:<chat id>` of a known channel) unless the
- * `subagent_cross_session` setting (`BUB_SUBAGENT_CROSS_SESSION`) is true. See
+ * `subagent_cross_session` setting (`BUB_SUBAGENT_CROSS_SESSION`) is true, nor a linked
+ * person's shared session (`person:<id>`) other than its own. See
  * docs/security.md, "Sessions kept apart".
  */
 import { BubError } from "../../kernel/errors.ts";
@@ -13,6 +14,12 @@ import type { ToolContext } from "../tool.ts";
 export const LOCAL_CHANNEL = "cli";
 /** Channels whose sessions are `<channel>:<chat id>` even when the turn names none of them. */
 const BUILTIN_CHANNELS = ["cli", "telegram"];
+/**
+ * The prefix of a linked person's shared session (`person:<id>`, src/channels/links/): a
+ * private session like a chat's, though not a channel. A turn runs in it only when its sender
+ * is that person and its channel shares linked sessions.
+ */
+const PERSON_PREFIX = "person";
 /** The setting that lifts the rule. */
 export const CROSS_SESSION_SETTING = "subagent_cross_session";
 export const CROSS_SESSION_ENV = "BUB_SUBAGENT_CROSS_SESSION";
@@ -25,7 +32,8 @@ function channelPrefixOf(sessionId: string): string | null {
 
 /**
  * Every channel the turn is known to come from: each `channel=$<name>` of its context line
- * (stamped by the channel on every message) and the `<channel>:` of its session id.
+ * (stamped by the channel on every message) and the `<channel>:` of its session id (not
+ * `person:`, which names a linked person, not a channel).
  */
 export function turnChannelsOf(state: TurnState): string[] {
   const channels = new Set<string>();
@@ -37,7 +45,7 @@ export function turnChannelsOf(state: TurnState): string[] {
   }
   if (typeof state.session_id === "string") {
     const prefix = channelPrefixOf(state.session_id);
-    if (prefix) channels.add(prefix);
+    if (prefix && prefix !== PERSON_PREFIX) channels.add(prefix);
   }
   return [...channels];
 }
@@ -63,12 +71,13 @@ export function crossSessionAllowed(access: SessionAccess): boolean {
 /**
  * The chat session `sessionId` names when it is another chat's than the turn's: a
  * `<channel>:<chat id>` of a known channel (`cli`, `telegram`, or a channel this turn
- * comes from) other than the turn's own session. Null otherwise.
+ * comes from), or a linked person's `person:<id>`, other than the turn's own session. Null
+ * otherwise.
  */
 export function otherChatSession(sessionId: string, state: TurnState): string | null {
   const prefix = channelPrefixOf(sessionId);
   if (prefix === null) return null;
-  const known = new Set([...BUILTIN_CHANNELS, ...turnChannelsOf(state)]);
+  const known = new Set([...BUILTIN_CHANNELS, PERSON_PREFIX, ...turnChannelsOf(state)]);
   if (!known.has(prefix)) return null;
   const current = typeof state.session_id === "string" ? state.session_id.trim() : "";
   return sessionId.trim() === current ? null : sessionId;

@@ -56,6 +56,22 @@ describe("sessions kept apart (subagent)", () => {
     assert.deepEqual([...agent.runs, ...local.runs].map((run) => run.sessionId), ["telegram:2", "telegram:2", "telegram:2"]);
   });
 
+  it("lets a channel turn reach only its own linked person's session (person:<id>), and keeps a CLI turn in one local", async () => {
+    // An unlinked (or not sharing) Telegram chat may not name a linked person's shared session.
+    const { agent, state } = telegramTurn("1");
+    assert.match(await errorOf(call(tools, "subagent", { prompt: "read their tape", session: "person:p_abc" }, toolContext(state, { agent }))), /'person:p_abc' belongs to another chat/);
+    assert.match(await errorOf(call(tools, "subagent", { prompt: "x", session: " Person:p_abc " }, toolContext(state, { agent }))), /belongs to another chat/);
+    // The linked sender's turn runs in its person's session: that one, and no other person's.
+    const linked = { session_id: "person:p_abc", context: "channel=$telegram|chat_id=7" };
+    assert.match(await errorOf(call(tools, "subagent", { prompt: "x", session: "person:p_other" }, toolContext(linked, { agent }))), /'person:p_other' belongs to another chat/);
+    await call(tools, "subagent", { prompt: "x", session: "person:p_abc" }, toolContext(linked, { agent }));
+    assert.deepEqual(agent.runs.map((run) => run.sessionId), ["person:p_abc"]);
+    assert.equal(isLocalTurn(linked), false);
+    // `bub chat` in the shared session is still the local user's turn.
+    assert.equal(isLocalTurn({ session_id: "person:p_abc", context: "thread_id=cli_session|channel=$cli|chat_id=cli_chat" }), true);
+    assert.equal(isLocalTurn({ session_id: "person:p_abc" }), false, "no channel named: fails closed");
+  });
+
   it("treats a plugin channel's <channel>:<chat id> as a chat session and fails closed without a channel", async () => {
     const agent = fakeAgent({ tools: registry() });
     const discord = { session_id: "discord:7", context: "channel=$discord|chat_id=7" };
