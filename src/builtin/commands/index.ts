@@ -21,6 +21,7 @@ import { registerLoginCommand, registerLogoutCommand } from "./login.ts";
 import { registerUiCommand } from "./ui.ts";
 import { registerMcpCommand } from "./mcp.ts";
 import { registerAcpCommand } from "./acp.ts";
+import { registerReplayCommand } from "./replay.ts";
 
 const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) => void> = {
   run: registerRunCommand,
@@ -42,6 +43,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   ui: registerUiCommand,
   mcp: registerMcpCommand,
   acp: registerAcpCommand,
+  replay: registerReplayCommand,
 };
 
 /**
