@@ -9,6 +9,8 @@ import type { DiffPart, ReplayReport, SideTotals, TurnComparison, TurnSide } fro
 const NONE = "—";
 const LABEL = 14;
 const CELL = 38;
+/** The right column is the last on its line: it may run longer. */
+const LAST_CELL = 60;
 
 function cut(text: string, width: number): string {
   const line = text.replace(/\s+/g, " ").trim();
@@ -16,7 +18,7 @@ function cut(text: string, width: number): string {
 }
 
 function row(label: string, left: string, right: string): string {
-  return `  ${label.padEnd(LABEL)} ${cut(left, CELL).padEnd(CELL)}  ${cut(right, CELL)}`.trimEnd();
+  return `  ${label.padEnd(LABEL)} ${cut(left, CELL).padEnd(CELL)}  ${cut(right, LAST_CELL)}`.trimEnd();
 }
 
 /** A price in dollars, or "—" when unknown. */
@@ -65,7 +67,8 @@ function renderTurn(turn: TurnComparison): string {
   for (let index = 0; index < calls; index++) {
     const a = left?.toolCalls[index];
     const b = right?.toolCalls[index];
-    lines.push(row(index === 0 ? "tool calls" : "", a ? callText(a) : NONE, b ? callText(b) : NONE));
+    const missing = index === 0 ? NONE : "";
+    lines.push(row(index === 0 ? "tool calls" : "", a ? callText(a) : missing, b ? callText(b) : missing));
   }
   for (const error of right?.errors ?? []) lines.push(row("error", "", error));
   if (turn.sameAnswer) lines.push("  answer (the same on both sides)", indent(left?.answer || "(none)"));
