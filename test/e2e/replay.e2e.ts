@@ -4,7 +4,8 @@
  * replayed against a second one that answers differently.
  */
 import assert from "node:assert/strict";
-import { readdir, readFile, realpath, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply } from "../support/fake-openai.ts";
@@ -138,6 +139,29 @@ describe("bub replay and the trajectory exports (installed package)", () => {
     assert.deepEqual(report.turns[2].replay.tool_calls.map((call: Json) => call.source), ["run", "refused"]);
     assert.deepEqual(report.totals.original, { turns: 3, model_calls: 4, tool_calls: 1, reused_tool_calls: 0, prompt_tokens: 400, completion_tokens: 27, cost_usd: null, latency_ms: report.totals.original.latency_ms });
     assert.deepEqual({ ...report.totals.replay, latency_ms: 0 }, { turns: 3, model_calls: 5, tool_calls: 3, reused_tool_calls: 1, prompt_tokens: 450, completion_tokens: 41, cost_usd: null, latency_ms: 0 });
+  });
+
+  it("--plugins: the replay runs with another plugin set; one that does not load stops it before any turn, exit 1", async () => {
+    // Outside the workspace: a plugin file inside an untrusted workspace would not load.
+    const dir = await mkdtemp(join(tmpdir(), "bub-replay-plugin-"));
+    try {
+      const plugin = join(dir, "canned.mjs");
+      await writeFile(plugin, 'export default { name: "canned", beforeLlmCall: () => ({ action: "finish", text: "A canned answer." }) };\n');
+      const asked = second.requests.length;
+      const result = await runBub(["replay", "cli:local", "--plugins", plugin, "--json"], { home: home.path, env, timeoutMs: 60_000 });
+      assert.equal(result.code, 0, result.stderr);
+      const report = JSON.parse(result.stdout) as Json;
+      assert.deepEqual(report.replay.plugins, [plugin]);
+      assert.deepEqual(report.turns.map((turn: Json) => turn.replay.answer), ["A canned answer.", "A canned answer.", "A canned answer."]);
+      assert.equal(second.requests.length, asked);
+      const broken = await runBub(["replay", "cli:local", "--plugins", join(dir, "missing.mjs")], { home: home.path, env });
+      assert.equal(broken.code, 1);
+      assert.equal(broken.stdout, "");
+      // As with `bub run`: the loader's warning, then the one line that stops the command.
+      assert.match(broken.stderr, /^bub: plugin 'missing' \(.*missing\.mjs\) listed in BUB_PLUGINS or config\.yml did not load: .* — fix it, or take it out of BUB_PLUGINS \(or plugins: in config\.yml\)\n$/m);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("says what to do for a session it does not know, exit 1", async () => {
