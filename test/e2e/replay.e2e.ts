@@ -11,6 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { reply, startFakeOpenAI, type FakeOpenAI, type FakeReply } from "../support/fake-openai.ts";
 import { atifProblems, checkCloudEvent } from "../support/atif-schema.ts";
 import { installedPackage, runBub, tempHome } from "./support/installed.ts";
+import { startBub } from "./support/live.ts";
+import { eventually } from "../support/eventually.ts";
 
 type Json = Record<string, any>;
 
@@ -164,6 +166,25 @@ describe("bub replay and the trajectory exports (installed package)", () => {
     }
   });
 
+  it("Ctrl-C stops the running turn, starts no other, compares what ran and exits 130", async () => {
+    second.script(reply.text("Hi there! What can I do for you?", { usage: { prompt_tokens: 40, completion_tokens: 9 } }), reply.hang());
+    const asked = second.requests.length;
+    const live = await startBub(["replay", "cli:local", "--model", "second:other-model", "--json"], { home: home.path, env });
+    try {
+      await eventually(() => (second.requests.length === asked + 2 ? true : undefined), "the second turn's model call");
+      live.child.kill("SIGINT");
+      const result = await live.exited(30_000);
+      assert.equal(result.code, 130, result.stderr);
+      assert.match(result.stderr, /^bub: interrupted \(SIGINT\) — the replay stopped; the turns that ran are compared above and kept on its tape\n$/m);
+      const report = JSON.parse(result.stdout) as Json;
+      assert.equal(report.turns[0].replay.answer, "Hi there! What can I do for you?");
+      assert.equal(report.turns[2].replay, null);
+      assert.equal(second.requests.length, asked + 2);
+    } finally {
+      live.kill();
+    }
+  });
+
   it("says what to do for a session it does not know, exit 1", async () => {
     const result = await runBub(["replay", "cli:nobody", "--model", "second:other-model"], { home: home.path, env });
     assert.equal(result.code, 1);
@@ -215,6 +236,8 @@ describe("bub replay and the trajectory exports (installed package)", () => {
     const jsonl = await runBub(["tape", "export", "cli:local"], { home: home.path, env });
     const [name] = originalBytes.keys();
     assert.equal(jsonl.stdout, originalBytes.get(name!)!.toString("utf8"));
+    // After every replay above, the original tape is still byte for byte what the runs wrote.
+    for (const [file, bytes] of originalBytes) assert.ok((await readFile(join(tapes, file))).equals(bytes), `${file} changed`);
     const bad = await runBub(["tape", "export", "cli:local", "--format", "xml"], { home: home.path, env });
     assert.equal(bad.code, 1);
     assert.equal(bad.stderr, 'bub: Unknown export format "xml" — use --format jsonl, markdown, atif or cloudevents\n');

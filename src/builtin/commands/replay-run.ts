@@ -60,10 +60,12 @@ function pluginList(plugins: string | undefined): string[] {
 /**
  * Replays `session` and writes the comparison to `out` (text, or JSON with `json`). Turns
  * that fail are compared like the others (their errors are on the replay's tape); a plugin
- * listed for the replay that does not load stops it before any turn.
+ * listed for the replay that does not load stops it before any turn. When `signal` aborts,
+ * the running turn is interrupted as in `bub run`, no further turn starts, and what ran is
+ * compared (the turns not replayed have no replay side).
  * @throws BubError `not_found` for an unknown session or one without turns; `config` when a listed plugin does not load.
  */
-export async function runReplay(framework: BubFramework, session: string, options: ReplayOptions, out: Out): Promise<ReplayReport> {
+export async function runReplay(framework: BubFramework, session: string, options: ReplayOptions, out: Out, signal?: AbortSignal): Promise<ReplayReport> {
   const original = await readTurns(framework, session);
   if (original.turns.length === 0) throw new BubError("not_found", `Session ${JSON.stringify(session)} has no turns to replay — \`bub tape show ${session}\` shows what its tape holds`);
   const plugins = pluginList(options.plugins);
@@ -89,7 +91,8 @@ export async function runReplay(framework: BubFramework, session: string, option
     });
     const sink: Out = { write: () => true };
     for (const turn of original.turns) {
-      await runOnce(replay, turn.prompt, { channel: turn.context.channel || "cli", chatId: turn.context.chat_id || "local", senderId: turn.context.sender_id || "human", sessionId }, sink, sink);
+      if (signal?.aborted) break;
+      await runOnce(replay, turn.prompt, { channel: turn.context.channel || "cli", chatId: turn.context.chat_id || "local", senderId: turn.context.sender_id || "human", sessionId }, sink, sink, signal);
     }
     const after = await readTurns(replay, tape);
     const report = compareTurns(original.turns, after.turns, log, {
