@@ -141,7 +141,7 @@ export async function createProgram(framework: BubFramework, io: CliIO, argv?: r
 }
 
 /** Commands that keep state under `BUB_HOME` (tapes, history, config): it must be a writable folder. */
-const HOME_COMMANDS = new Set(["run", "chat", "gateway", "onboard"]);
+const HOME_COMMANDS = new Set(["run", "chat", "gateway", "onboard", "replay"]);
 
 /**
  * The one line printed when an untrusted folder had code or settings that were not loaded:

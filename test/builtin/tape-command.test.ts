@@ -119,7 +119,7 @@ describe("bub tape list, show and export", () => {
       assert.match(markdown.text, /\n## Turn 1\n/);
       assert.match(markdown.text, /\*\*Tool call\*\* `fs_read` \(`call_notes`\)/);
       assert.match(markdown.text, /\*\*Assistant\*\*\n\nYour notes say: buy milk\./);
-      await assert.rejects(runTapeExport(framework, "cli:local", { format: "xml" }, output()), /Unknown export format "xml" — use --format jsonl or --format markdown/);
+      await assert.rejects(runTapeExport(framework, "cli:local", { format: "xml" }, output()), /Unknown export format "xml" — use --format jsonl, markdown, atif or cloudevents/);
     } finally {
       await dir.cleanup();
     }

@@ -22,6 +22,7 @@ import { registerUiCommand } from "./ui.ts";
 import { registerMcpCommand } from "./mcp.ts";
 import { registerAcpCommand } from "./acp.ts";
 import { registerLinkCommand } from "./link.ts";
+import { registerReplayCommand } from "./replay.ts";
 
 const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) => void> = {
   run: registerRunCommand,
@@ -44,6 +45,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   mcp: registerMcpCommand,
   acp: registerAcpCommand,
   link: registerLinkCommand,
+  replay: registerReplayCommand,
 };
 
 /**

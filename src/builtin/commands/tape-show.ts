@@ -7,6 +7,7 @@ import { findSessionTape, type SessionTape } from "../../tape/session-tapes.ts";
 import { buildTranscript, type Transcript, type TranscriptItem, type TranscriptTurn } from "../../tape/transcript.ts";
 import { renderTranscriptMarkdown, renderTranscriptText } from "../../tape/transcript-render.ts";
 import { withTapeStore } from "./tape-store.ts";
+import { runningPackageVersion } from "../../plugins/api-check.ts";
 
 type Out = { write(text: string): unknown };
 
@@ -60,21 +61,38 @@ export async function runTapeShow(framework: BubFramework, session: string, opti
 }
 
 /** The formats of `bub tape export`. */
-export const EXPORT_FORMATS = ["jsonl", "markdown"] as const;
+export const EXPORT_FORMATS = ["jsonl", "markdown", "atif", "cloudevents"] as const;
+
+/** The ATIF trajectory of a session's tape (see src/tape/atif.ts). */
+async function trajectoryOf(found: SessionTape, entries: readonly TapeEntry[]) {
+  const { tapeToAtif } = await import("../../tape/atif.ts");
+  const version = (await runningPackageVersion()) ?? "unknown";
+  return tapeToAtif(entries, { tape: found.tape, sessionId: found.sessionId, workspace: found.workspace, agentVersion: version });
+}
 
 /**
  * Writes `session`'s tape to `out`: every entry as a JSON line (the file store's own line
- * format), or the Markdown transcript.
+ * format), the Markdown transcript, an ATIF trajectory (one JSON document) or CloudEvents
+ * whose data are the trajectory's steps (one JSON line each).
  * @throws BubError `invalid_input` for another format.
  */
 export async function runTapeExport(framework: BubFramework, session: string, options: { format: string }, out: Out): Promise<void> {
   const format = options.format.trim().toLowerCase();
-  if (format !== "jsonl" && format !== "markdown" && format !== "md") {
-    throw new BubError("invalid_input", `Unknown export format ${JSON.stringify(options.format)} — use --format jsonl or --format markdown`);
+  if (format !== "md" && !EXPORT_FORMATS.some((known) => known === format)) {
+    throw new BubError("invalid_input", `Unknown export format ${JSON.stringify(options.format)} — use --format jsonl, markdown, atif or cloudevents`);
   }
   const { found, entries } = await readSession(framework, session);
   if (format === "jsonl") {
     out.write(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
+    return;
+  }
+  if (format === "atif") {
+    out.write(`${JSON.stringify(await trajectoryOf(found, entries), null, 2)}\n`);
+    return;
+  }
+  if (format === "cloudevents") {
+    const { trajectoryEvents } = await import("../../tape/cloudevents.ts");
+    out.write(trajectoryEvents(await trajectoryOf(found, entries), found.tape).map((event) => `${JSON.stringify(event)}\n`).join(""));
     return;
   }
   out.write(renderTranscriptMarkdown(buildTranscript(entries, found), { exported: utcNow() }));

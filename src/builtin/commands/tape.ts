@@ -55,15 +55,17 @@ Examples:
     });
   tape
     .command("export")
-    .description("write a session's tape to stdout: its entries as JSON lines, or a Markdown transcript")
+    .description("write a session's tape to stdout: its entries as JSON lines, a Markdown transcript, an ATIF trajectory or CloudEvents")
     .argument("<session>", "a session id (as in `bub tape list`) or a tape name")
-    .option("--format <format>", "jsonl (the tape's own lines) or markdown", "jsonl")
+    .option("--format <format>", "jsonl (the tape's own lines), markdown, atif (Harbor's trajectory format, one JSON document) or cloudevents (one event per ATIF step, JSON lines)", "jsonl")
     .addHelpText(
       "after",
       `
 Examples:
   $ bub tape export cli:local > cli-local.jsonl
-  $ bub tape export telegram:123456 --format markdown > chat.md`,
+  $ bub tape export telegram:123456 --format markdown > chat.md
+  $ bub tape export cli:local --format atif > trajectory.json
+  $ bub tape export cli:local --format cloudevents | jq -c '.data.source'`,
     )
     .action(async (session: string, options: { format: string }) => {
       const { runTapeExport } = await import("./tape-show.ts");
