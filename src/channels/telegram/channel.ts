@@ -286,7 +286,9 @@ export class TelegramChannel implements Channel {
       import("./delivery.ts"),
     ]);
     const policy = delivery.retryPolicyOf(await this.#framework.settings.load(delivery.deliverySettings));
-    const api = new Api(settings.token.trim(), { apiRoot, fetch: connection.fetch });
+    // A call that hangs holds up every chat (one send is in flight at a time): it is cut off
+    // after the per-call deadline and counts as unknown (the request may have arrived).
+    const api = new Api(settings.token.trim(), { apiRoot, fetch: connection.fetch, timeoutSeconds: this.#options.retry?.deadlineSeconds ?? 120 });
     client.installFailureLogging(api);
     let opened: Awaited<ReturnType<typeof delivery.openDeliveryStore>>;
     try {
