@@ -1,6 +1,8 @@
 /** `bub delivery list`, `retry` and `purge`: see ./delivery.ts. */
 import type { Writable } from "node:stream";
 import { openDeliveryStore } from "../../channels/delivery/settings.ts";
+import { redactSecrets } from "../../config/redaction.ts";
+import { rememberSettingsSecrets } from "../../config/secrets.ts";
 import type { DeliveryRecord, DeliveryStore } from "../../channels/delivery/types.ts";
 import { BubError } from "../../kernel/errors.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
@@ -47,9 +49,14 @@ export function listDeliveries(framework: BubFramework): Promise<DeliveryRecord[
   return withStore(framework, (store) => store.list(["dead", "sent", "pending"]));
 }
 
-/** Prints the dead letters, the possibly repeated sends and the count waiting (or one JSON object with `--json`). */
-export async function runDeliveryList(framework: BubFramework, options: { json?: boolean }, out: Writable): Promise<void> {
+/**
+ * Prints the dead letters, the possibly repeated sends and the count waiting (or one JSON
+ * object with `--json`); known secrets in reply texts and errors are redacted.
+ */
+export async function runDeliveryList(framework: BubFramework, options: { json?: boolean }, output: Writable): Promise<void> {
   const records = await listDeliveries(framework);
+  rememberSettingsSecrets(framework.settings);
+  const out = { write: (text: string) => output.write(redactSecrets(text)) };
   const dead = records.filter((record) => record.state === "dead");
   const repeated = records.filter((record) => record.state === "sent");
   const pending = records.filter((record) => record.state === "pending").length;
