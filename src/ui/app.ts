@@ -3,6 +3,7 @@
  * (paged), search across tapes, spilled output, and server-sent events for live pages.
  * It reads through the {@link TapeStore} contract only, so every store works.
  */
+import { mountDeliveries, type DeliveryList } from "./deliveries.ts";
 import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { TapeEntry, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
@@ -37,6 +38,8 @@ export interface UiAppOptions {
   pollMs?: number;
   /** Entries on one page of a session (default 250). */
   pageSize?: number;
+  /** The delivery ledger's records, shown at `/deliveries` (./deliveries.ts); no page without it. */
+  deliveries?: DeliveryList;
 }
 
 /** The app and what must be stopped with the server. */
@@ -225,6 +228,8 @@ export function createUiApp(options: UiAppOptions): UiApp {
     // The chunks came redacted one by one; a secret cut at a chunk boundary is whole in the page.
     return context.json("content" in page ? { ...page, content: redact(page.content) } : page, "error" in page ? 404 : 200);
   });
+
+  if (options.deliveries) mountDeliveries(app, options.deliveries, redact);
 
   app.get("/search", async (context) => {
     const text = (context.req.query("q") ?? "").trim();

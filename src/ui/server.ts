@@ -2,6 +2,7 @@
  * `bub ui`'s server: the web view on 127.0.0.1 only, with a fresh random access token that
  * the printed URL carries.
  */
+import type { DeliveryList } from "./deliveries.ts";
 import { randomBytes } from "node:crypto";
 import { BubError } from "../kernel/errors.ts";
 import type { TapeStore } from "../kernel/tape-contract.ts";
@@ -17,6 +18,8 @@ export interface UiServerOptions {
   redact?: (text: string) => string;
   pollMs?: number;
   pageSize?: number;
+  /** The delivery ledger's records for `/deliveries`. */
+  deliveries?: DeliveryList;
   /** The token (default: 24 random bytes, base64url); for tests. */
   token?: string;
 }
@@ -44,7 +47,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const { serve } = await import("@hono/node-server");
   const token = options.token ?? randomBytes(24).toString("base64url");
   let port = options.port ?? 0;
-  const ui = createUiApp({ store: options.store, token, port: () => port, names: options.names, redact: options.redact, pollMs: options.pollMs, pageSize: options.pageSize });
+  const ui = createUiApp({ store: options.store, token, port: () => port, names: options.names, redact: options.redact, pollMs: options.pollMs, pageSize: options.pageSize, deliveries: options.deliveries });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: ui.app.fetch, port, hostname: "127.0.0.1", overrideGlobalObjects: false }, () => resolve(started));
     started.once("error", (error: NodeJS.ErrnoException) => {

@@ -2,7 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { splitMessage } from "../../src/channels/telegram/split.ts";
 import { type FakeDocument } from "../support/fake-telegram.ts";
-import { delivered, gateway, logs, recordingModel, telegram, TEST_RETRY, texts, useFakeTelegram } from "./telegram-support.ts";
+import { delivered, gateway, logs, recordingModel, telegram, texts, useFakeTelegram } from "./telegram-support.ts";
+import { eventually } from "../support/eventually.ts";
 
 useFakeTelegram();
 
@@ -76,7 +77,7 @@ describe("Telegram channel against the Bot API", () => {
     await bot.close();
   });
 
-  it("retries a reply after a 5xx answer (auto-retry waits 3 s first)", async () => {
+  it("retries a reply after a 5xx answer (the ledger waits BUB_DELIVERY_BACKOFF_SECONDS first)", async () => {
     const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
     telegram.fail("sendMessage", { status: 502 });
     telegram.sendText({ chatId: 7, userId: 7, text: "again please" });
@@ -87,42 +88,43 @@ describe("Telegram channel against the Bot API", () => {
     await bot.close();
   });
 
-  it("does not wait out a retry_after above the limit: one line with the session, and it keeps serving", async () => {
-    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
+  it("does not wait out a retry_after above the longest wait: a dead letter at once, one line with the session, and it keeps serving", async () => {
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7", BUB_DELIVERY_MAX_BACKOFF_SECONDS: "60" });
     telegram.fail("sendMessage", { status: 429, retryAfter: 3600 });
     telegram.sendText({ chatId: 7, userId: 7, text: "doomed" });
     await telegram.waitForCalls("sendMessage", 1);
     await bot.manager.idle();
-    const errors = logs.filter((log) => log.level === "error").map((log) => log.message);
-    assert.deepEqual(errors, ["telegram.send undeliverable session_id=telegram:7 chat_id=7 part=1/1: sendMessage answered 429 Too Many Requests"]);
     telegram.sendText({ chatId: 7, userId: 7, text: "again" });
     await telegram.waitForCalls("sendMessage", 2);
+    const errors = logs.filter((log) => log.level === "error").map((log) => log.message);
+    assert.deepEqual(errors, [
+      "delivery.dead_letter id=1 chat_id=7 session_id=telegram:7 after 1 try: sendMessage answered 429 Too Many Requests (asked to wait 3600 s, longer than the longest wait, 60 s) — see bub delivery list, then bub delivery retry 1",
+    ]);
     assert.deepEqual(delivered(), ["echo: again"]);
     await bot.close();
   });
 
-  it("does not retry a 400, and logs Telegram's description", async () => {
+  it("does not retry a 400: a dead letter with Telegram's description", async () => {
     const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" });
     telegram.fail("sendMessage", { status: 400, description: "Bad Request: chat not found" });
     telegram.sendText({ chatId: 7, userId: 7, text: "where" });
     await telegram.waitForCalls("sendMessage", 1);
     await bot.manager.idle();
+    await eventually(() => logs.find((log) => log.level === "error"), "the dead letter's line");
     assert.equal(telegram.callsOf("sendMessage").length, 1);
-    assert.ok(logs.some((log) => log.level === "error" && log.message === "telegram.send undeliverable session_id=telegram:7 chat_id=7 part=1/1: sendMessage answered 400 Bad Request: chat not found"));
+    assert.ok(logs.some((log) => log.level === "error" && log.message.startsWith("delivery.dead_letter id=1 chat_id=7 session_id=telegram:7 after 1 try: sendMessage answered 400 Bad Request: chat not found")));
     await bot.close();
   });
 
-  it("gives up on a reply whose connection keeps failing once the deadline passes", async () => {
-    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7" }, recordingModel(), { ...TEST_RETRY, deadlineSeconds: 0.5 });
+  it("tries a reply whose connection died after the request left once more (possibly repeated), then gives it up: no blind retries", async () => {
+    const bot = await gateway({ BUB_TELEGRAM_ALLOW_USERS: "7", BUB_DELIVERY_BACKOFF_SECONDS: "0.05" });
     for (let index = 0; index < 5; index++) telegram.fail("sendMessage", { network: true });
-    const started = Date.now();
     telegram.sendText({ chatId: 7, userId: 7, text: "unlucky" });
-    await telegram.waitForCalls("sendMessage", 1);
-    await bot.manager.idle();
-    assert.ok(Date.now() - started < 3000, "the deadline cut auto-retry's 3 s backoff short");
-    const error = logs.find((log) => log.level === "error");
-    assert.match(error?.message ?? "", /^telegram\.send undeliverable session_id=telegram:7 chat_id=7 part=1\/1: Call to 'sendMessage' gave up after 0\.5 s of retries$/);
-    assert.ok(logs.some((log) => log.level === "warn" && /telegram\.api sendMessage failed: Network request for 'sendMessage' failed!/.test(log.message)));
+    await telegram.waitForCalls("sendMessage", 2);
+    const error = await eventually(() => logs.find((log) => log.level === "error"), "the dead letter's line");
+    assert.match(error.message, /^delivery\.dead_letter id=1 chat_id=7 session_id=telegram:7 after 2 tries: Network request for 'sendMessage' failed! .*not tried a third time/);
+    assert.ok(logs.some((log) => log.level === "warn" && /delivery\.retry id=1 .* try 1 failed \(possibly repeated\)/.test(log.message)));
+    assert.equal(telegram.callsOf("sendMessage").length, 2, "one try, one more: never auto-retried on top");
     assert.deepEqual(delivered(), []);
     await bot.close();
   });

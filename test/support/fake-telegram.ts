@@ -38,9 +38,12 @@ export interface RecordedCall {
 
 /**
  * A scripted failure for the next call of a method: a 429 with `parameters.retry_after`
- * (seconds), another error status (5xx, 400, ...), or a dropped connection.
+ * (seconds), another error status (5xx, 400, 403, ...), a dropped connection (with
+ * `delivered`, dropped after the call took effect: Telegram has the message, the bot never
+ * hears so; recorded with status 200), or a call never answered (`hang`). With `chatId`, only
+ * a call to that chat takes it.
  */
-export type FakeFailure = { status: 429; retryAfter: number } | { status: number; description?: string } | { network: true };
+export type FakeFailure = ({ status: 429; retryAfter: number } | { status: number; description?: string } | { network: true; delivered?: boolean } | { hang: true }) & { chatId?: number };
 
 /** A Telegram user as the fake sends it. */
 export interface FakeUser {
@@ -187,9 +190,14 @@ export async function startFakeTelegram(options: { token?: string; webhookRetryM
       calls.push(call);
       notify();
     }
-    const failure = failures.get(method)?.shift();
+    const queued = failures.get(method) ?? [];
+    const at = queued.findIndex((candidate) => candidate.chatId === undefined || String(candidate.chatId) === String(payload.chat_id));
+    const failure = at >= 0 ? queued.splice(at, 1)[0] : undefined;
     if (failure) {
+      if ("hang" in failure) return;
       if ("network" in failure) {
+        const call = answered.get(response);
+        if (call && failure.delivered) call.status = 200;
         response.socket?.destroy();
         return;
       }

@@ -17,6 +17,7 @@ import { registerTrustCommand } from "./trust.ts";
 import { registerModelsCommand } from "./models.ts";
 import { registerTapeCommand } from "./tape.ts";
 import { registerQueueCommand } from "./queue.ts";
+import { registerDeliveryCommand } from "./delivery.ts";
 import { registerLoginCommand, registerLogoutCommand } from "./login.ts";
 import { registerUiCommand } from "./ui.ts";
 import { registerMcpCommand } from "./mcp.ts";
@@ -39,6 +40,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   models: registerModelsCommand,
   tape: registerTapeCommand,
   queue: registerQueueCommand,
+  delivery: registerDeliveryCommand,
   login: registerLoginCommand,
   logout: registerLogoutCommand,
   ui: registerUiCommand,

@@ -36,7 +36,9 @@ export async function runUi(framework: BubFramework, options: UiCommandOptions, 
   rememberSettingsSecrets(framework.settings);
   return framework.running(async (scope) => {
     if (!scope.tapeStore) throw new BubError("config", "No plugin provides a tape store (provideTapeStore): check the plugins with bub hooks.");
-    const server = await startUiServer({ store: scope.tapeStore, port: options.port ?? DEFAULT_UI_PORT, redact: (text) => redactSecrets(text) });
+    const { listDeliveries } = await import("./delivery-admin.ts");
+    const deliveries = () => listDeliveries(framework);
+    const server = await startUiServer({ store: scope.tapeStore, port: options.port ?? DEFAULT_UI_PORT, redact: (text) => redactSecrets(text), deliveries });
     try {
       out.write(`bub ui: ${server.url}\n(open it in a browser on this machine; Ctrl-C to stop)\n`);
       if (!signal.aborted) await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));

@@ -18,7 +18,8 @@ import { clusterDatabaseUrl } from "../cluster/settings.ts";
 import type { TelegramConnection, TelegramRetryOptions } from "./client.ts";
 import { TelegramApprovals } from "./approval.ts";
 import { onMessage, onStart, type InboundContext } from "./inbound.ts";
-import { sendOutbound } from "./outbound.ts";
+import { outboundText } from "./outbound.ts";
+import type { DeliveryLedger } from "../delivery/ledger.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { apiSignal } from "./narrow.ts";
 import { DurableUpdates } from "./polling.ts";
@@ -68,6 +69,7 @@ export class TelegramChannel implements Channel {
   #connection: TelegramConnection | null = null;
   #webhook: WebhookServer | null = null;
   #queued: QueuedUpdates | null = null;
+  #ledger: DeliveryLedger | null = null;
   #describeError: (error: unknown) => string = describeError;
   #users = new Set<string>();
   #chats = new Set<string>();
@@ -179,6 +181,12 @@ export class TelegramChannel implements Channel {
       }
       throw new BubError("config", `Could not reach the Telegram Bot API at ${apiRoot} via ${connection.route} (${detail}): check BUB_TELEGRAM_API_ROOT and the proxy (BUB_TELEGRAM_PROXY, HTTPS_PROXY).`, { cause: error });
     }
+    try {
+      this.#ledger = await this.#openLedger(bot.botInfo.id, settings, apiRoot, connection);
+    } catch (error) {
+      await this.#closeConnection();
+      throw error;
+    }
     const journalPath = join(this.#framework.home, "inbound", `telegram-${bot.botInfo.id}.jsonl`);
     let concurrency = 0;
     if (shared) {
@@ -195,6 +203,7 @@ export class TelegramChannel implements Channel {
         this.#queued = opened.queued;
         concurrency = opened.concurrency;
       } catch (error) {
+        await this.#closeLedger();
         await this.#closeConnection();
         throw error;
       }
@@ -205,6 +214,7 @@ export class TelegramChannel implements Channel {
         const { InboundJournal } = await import("../inbound-journal.ts");
         journal = await InboundJournal.open(journalPath);
       } catch (error) {
+        await this.#closeLedger();
         await this.#closeConnection();
         throw new BubError("config", `Cannot open the inbound journal ${journalPath} (${describeError(error)}): check that BUB_HOME is writable.`, { cause: error });
       }
@@ -220,7 +230,7 @@ export class TelegramChannel implements Channel {
         signal.addEventListener("abort", () => void queued.stopWorking(), { once: true });
       }
       if (webhook) {
-        await this.#durable.resume(bot);
+        await this.#durable.resume(bot, this.#ledger?.pendingInbound());
         const { serveWebhook } = await import("./webhook.ts");
         const server = await serveWebhook(bot, settings, (update) => this.#durable.accept(bot, [update]), signal, this.#describeError);
         this.#webhook = server;
@@ -230,7 +240,7 @@ export class TelegramChannel implements Channel {
       } else {
         // Polling needs no webhook; what Telegram still holds for the bot is kept (not dropped).
         await bot.api.deleteWebhook({ drop_pending_updates: false }, apiSignal(signal));
-        await this.#durable.resume(bot);
+        await this.#durable.resume(bot, this.#ledger?.pendingInbound());
         this.#durable.startPolling(bot, signal, election);
         log.info(`telegram.start ${election ? "serving (polling once elected)" : "polling"} as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
       }
@@ -257,9 +267,60 @@ export class TelegramChannel implements Channel {
     this.#queued = null;
     await queued?.close();
     this.#typing.stopAll();
+    // What is ready to send goes out first; what waits to be retried stays in the ledger.
+    await this.#closeLedger();
     this.#bot = null;
     await this.#closeConnection();
     await this.#durable.closeJournal();
+  }
+
+  /**
+   * The delivery ledger replies go through (../delivery/): its store, and a Bot API client of
+   * its own on the same connection, without auto-retry (the ledger retries).
+   * @throws BubError(config) when the ledger cannot be opened.
+   */
+  async #openLedger(botId: number, settings: TelegramSettings, apiRoot: string, connection: TelegramConnection): Promise<DeliveryLedger> {
+    const [{ Api }, client, delivery, { DeliveryLedger }, { telegramSender }] = await Promise.all([
+      import("grammy"),
+      import("./client.ts"),
+      import("../delivery/settings.ts"),
+      import("../delivery/ledger.ts"),
+      import("./delivery.ts"),
+    ]);
+    const policy = delivery.retryPolicyOf(await this.#framework.settings.load(delivery.deliverySettings));
+    // A call that hangs holds up every chat (one send is in flight at a time): it is cut off
+    // after the per-call deadline and counts as unknown (the request may have arrived).
+    const api = new Api(settings.token.trim(), { apiRoot, fetch: connection.fetch, timeoutSeconds: this.#options.retry?.deadlineSeconds ?? 120 });
+    client.installFailureLogging(api);
+    let opened: Awaited<ReturnType<typeof delivery.openDeliveryStore>>;
+    try {
+      opened = await delivery.openDeliveryStore(this.#framework.settings, this.#framework.home);
+    } catch (error) {
+      if (BubError.isInstance(error)) throw error;
+      throw new BubError("config", `Cannot open the delivery ledger (${describeError(error)}): check BUB_DATABASE_URL, or that BUB_HOME is writable.`, { cause: error });
+    }
+    const ledger = new DeliveryLedger({ ...opened, source: `telegram-${botId}`, sender: telegramSender(api, () => settings.max_messages), policy });
+    try {
+      await ledger.start();
+    } catch (error) {
+      await opened.store.close().catch(() => undefined);
+      throw new BubError("config", `Cannot read the delivery ledger ${opened.store.where} (${describeError(error)}).`, { cause: error });
+    }
+    log.debug(`telegram.delivery ledger ${ledger.where}`);
+    return ledger;
+  }
+
+  /** Sends what is ready (for at most 5 s), then closes the ledger. */
+  async #closeLedger(): Promise<void> {
+    const ledger = this.#ledger;
+    this.#ledger = null;
+    if (!ledger) return;
+    try {
+      await ledger.drain(5000);
+      await ledger.close();
+    } catch (error) {
+      log.error("telegram.delivery close failed", error);
+    }
   }
 
   async #closeConnection(): Promise<void> {
@@ -278,11 +339,21 @@ export class TelegramChannel implements Channel {
   }
 
   /**
-   * Sends an outbound message to its chat (see {@link sendOutbound}): split at Telegram's
-   * length limit, or as a preview and `answer.md` beyond `max_messages` messages.
+   * Records an outbound message in the delivery ledger, which sends it to its chat (split
+   * at Telegram's length limit, or as a preview and `answer.md` beyond `max_messages`
+   * messages; see ../delivery/ledger.ts for retries and dead letters). Resolves once it is
+   * recorded; `inbound` names the updates whose turn it answers.
    */
-  async send(message: Envelope): Promise<void> {
-    await sendOutbound(message, { bot: this.#bot, maxMessages: this.#settings?.max_messages, describeError: (error) => this.#describeError(error) });
+  async send(message: Envelope, inbound: readonly number[] = []): Promise<void> {
+    const text = outboundText(message);
+    if (!text.trim()) return;
+    const ledger = this.#ledger;
+    const sessionId = message.sessionId ?? "?";
+    if (!ledger) {
+      log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${message.chatId}: the channel is not running`);
+      return;
+    }
+    await ledger.enqueue({ chatId: message.chatId, sessionId, text, inbound: [...inbound] });
   }
 }
 

@@ -157,6 +157,14 @@ export function grammySignal(signal: AbortSignal): GrammySignal {
 }
 
 /**
+ * Logs each failed call of `api` (a client the delivery ledger sends with, which retries by
+ * itself: no auto-retry here).
+ */
+export function installFailureLogging(api: Api): void {
+  api.config.use(logFailures);
+}
+
+/**
  * Installs the retries on `api`: @grammyjs/auto-retry for 429 (`retry_after`) and 5xx
  * answers and network failures, bounded by `maxRetryAttempts`, `maxDelaySeconds` and a
  * deadline per call (auto-retry itself retries network failures without a limit). A call

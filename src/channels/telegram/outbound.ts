@@ -2,9 +2,9 @@
  * Sending replies to Telegram: the text of an outbound as formatted messages (./format.ts:
  * Markdown as Telegram HTML, split between blocks within Telegram's length limit, plain text
  * when Telegram rejects the formatting), or, when that would take too many messages, a short
- * preview plus the whole text as a file.
+ * preview plus the whole text as a file. The delivery ledger (./delivery.ts) makes the calls.
  */
-import type { Bot } from "grammy";
+import type { Api } from "grammy";
 import { createLogger } from "../../kernel/log.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
 import { formatReply, sendPart, telegramReason, type TelegramPart } from "./format.ts";
@@ -13,20 +13,11 @@ import { previewOf } from "./split.ts";
 const log = createLogger("bub:telegram");
 
 /** A reply longer than this many messages goes out as a preview plus a file (`BUB_TELEGRAM_MAX_MESSAGES`). */
-const DEFAULT_MAX_MESSAGES = 5;
+export const DEFAULT_MAX_MESSAGES = 5;
 /** The file a long reply is attached as. */
 export const ANSWER_FILE = "answer.md";
 /** The longest preview of a reply sent as a file, in UTF-16 units. */
 const PREVIEW_CHARS = 1000;
-
-/** What sending needs from the running channel. */
-export interface OutboundTarget {
-  /** The running bot; null while the channel is stopped. */
-  bot: Bot | null;
-  /** `BUB_TELEGRAM_MAX_MESSAGES`, when the settings were loaded. */
-  maxMessages: number | undefined;
-  describeError: (error: unknown) => string;
-}
 
 /** The text to send for an outbound: the `message` field of JSON content, else the content itself. */
 export function outboundText(message: Envelope): string {
@@ -46,67 +37,40 @@ export function outboundText(message: Envelope): string {
   return content;
 }
 
+/** One Bot API call of a reply: a formatted message, or the whole text as `answer.md`. */
+export type ReplyStep = { kind: "message"; part: TelegramPart; label: string } | { kind: "file"; text: string };
+
 /**
- * Sends an outbound message to its chat as Telegram HTML (see {@link formatReply}), split
- * between blocks at Telegram's length limit; one that would take more than `max_messages`
- * messages goes out as a preview and `answer.md` instead. A message that cannot be
- * delivered after the retries is logged with its session (the turn and its tape are
- * unaffected).
+ * The calls that send `text` (see {@link formatReply}): its parts as Telegram HTML, split
+ * between blocks at Telegram's length limit; a text that would take more than `maxMessages`
+ * messages becomes a short preview and `answer.md` instead. The same text always gives the
+ * same calls, so the delivery ledger can resume a reply after the parts already confirmed.
  */
-export async function sendOutbound(message: Envelope, target: OutboundTarget): Promise<void> {
-  const sessionId = message.sessionId ?? "?";
-  const chatId = message.chatId;
-  const text = outboundText(message);
-  if (!text.trim()) return;
-  const { bot, describeError } = target;
-  if (!bot) {
-    log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId}: the channel is not running`);
-    return;
-  }
+export function replySteps(text: string, maxMessages: number = DEFAULT_MAX_MESSAGES): ReplyStep[] {
   const parts = formatReply(text);
-  const maxMessages = target.maxMessages ?? DEFAULT_MAX_MESSAGES;
-  if (parts.length > maxMessages) {
-    await sendAsFile(bot, { sessionId, chatId, text, parts: parts.length }, describeError);
-    return;
-  }
-  for (const [index, part] of parts.entries()) {
-    try {
-      await sendFormatted(bot, chatId, part, `session_id=${sessionId} chat_id=${chatId} part=${index + 1}/${parts.length}`);
-    } catch (error) {
-      log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId} part=${index + 1}/${parts.length}: ${describeError(error)}`);
-      return;
-    }
-  }
-}
-
-/** Sends one formatted part; when Telegram cannot parse its formatting, its plain text once (logged as a warning). */
-function sendFormatted(bot: Bot, chatId: string, part: TelegramPart, where: string): Promise<unknown> {
-  return sendPart(
-    part,
-    (text, parseMode) => bot.api.sendMessage(chatId, text, parseMode ? { parse_mode: parseMode } : undefined),
-    (error) => log.warn(`telegram.send formatting refused ${where}: ${telegramReason(error)}; sent as plain text`),
-  );
+  if (parts.length <= maxMessages) return parts.map((part, index) => ({ kind: "message", part, label: `part=${index + 1}/${parts.length}` }));
+  const preview = `${previewOf(text, PREVIEW_CHARS)}\n\n… The full answer (${text.length.toLocaleString("en-US")} characters) is attached as ${ANSWER_FILE}.`;
+  // The preview is at most PREVIEW_CHARS plus the note: one message, even as HTML.
+  const steps: ReplyStep[] = formatReply(preview).map((part) => ({ kind: "message", part, label: "part=preview" }));
+  steps.push({ kind: "file", text });
+  return steps;
 }
 
 /**
- * Sends a reply too long for `max_messages` messages as a short preview message and the
- * whole text as `answer.md`. Each of the two is tried even when the other fails.
+ * Makes one call of a reply to `chatId` (`where` names it in log lines); rejects with the
+ * Bot API's error. A message whose formatting Telegram cannot parse is sent once more as
+ * plain text (logged as a warning).
  */
-async function sendAsFile(bot: Bot, reply: { sessionId: string; chatId: string; text: string; parts: number }, describeError: (error: unknown) => string): Promise<void> {
-  const { sessionId, chatId, text, parts } = reply;
-  const where = `session_id=${sessionId} chat_id=${chatId}`;
-  log.info(`telegram.send long reply ${where} chars=${text.length} parts=${parts}: sent as a preview and ${ANSWER_FILE}`);
-  const preview = `${previewOf(text, PREVIEW_CHARS)}\n\n… The full answer (${text.length.toLocaleString("en-US")} characters) is attached as ${ANSWER_FILE}.`;
-  try {
-    // The preview is at most PREVIEW_CHARS plus the note: one message, even as HTML.
-    for (const part of formatReply(preview)) await sendFormatted(bot, chatId, part, `${where} part=preview`);
-  } catch (error) {
-    log.error(`telegram.send undeliverable ${where} part=preview: ${describeError(error)}`);
+export async function sendStep(api: Api, chatId: string, step: ReplyStep, where: string): Promise<void> {
+  if (step.kind === "message") {
+    await sendPart(
+      step.part,
+      (text, parseMode) => api.sendMessage(chatId, text, parseMode ? { parse_mode: parseMode } : undefined),
+      (error) => log.warn(`telegram.send formatting refused ${where} ${step.label}: ${telegramReason(error)}; sent as plain text`),
+    );
+    return;
   }
-  try {
-    const { InputFile } = await import("grammy");
-    await bot.api.sendDocument(chatId, new InputFile(Buffer.from(text, "utf8"), ANSWER_FILE));
-  } catch (error) {
-    log.error(`telegram.send undeliverable ${where} part=${ANSWER_FILE}: ${describeError(error)}`);
-  }
+  log.info(`telegram.send long reply ${where} chars=${step.text.length}: sent as a preview and ${ANSWER_FILE}`);
+  const { InputFile } = await import("grammy");
+  await api.sendDocument(chatId, new InputFile(Buffer.from(step.text, "utf8"), ANSWER_FILE));
 }

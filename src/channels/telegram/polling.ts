@@ -100,15 +100,22 @@ export class DurableUpdates {
    * started was cut off by the restart: it is retried once, its message's context saying
    * `retried_after_restart: true`. One whose retry was cut off too is given up: its chat
    * is told to send it again (a message that brings the gateway down is not run for ever).
+   * An update in `answered` (its reply is in the delivery ledger) is done without running.
    * Call it before updates are taken (polling or the webhook).
    */
-  async resume(bot: Bot): Promise<void> {
+  async resume(bot: Bot, answered: ReadonlySet<number> = new Set()): Promise<void> {
     const journal = this.#journal;
     if (!journal) return;
     const pending = journal.pending();
     if (pending.length === 0) return;
     log.info(`telegram.journal resuming ${pending.length} update(s) received before the restart`);
     for (const entry of pending) {
+      if (answered.has(entry.id)) {
+        // Its reply was recorded in the delivery ledger, which sends it: the turn is not run again.
+        log.info(`telegram.journal update_id=${entry.id} was answered before the restart; its reply is in the delivery ledger`);
+        await journal.done([entry.id]);
+        continue;
+      }
       if (!isUpdate(entry.item)) {
         log.warn(`telegram.journal update_id=${entry.id} is not a Telegram update; dropped`);
         await journal.done([entry.id]);
@@ -245,11 +252,12 @@ export class DurableUpdates {
   }
 
   /**
-   * Sends a reply of a journaled turn and records the turn's updates as done right after
-   * it left, one reply at a time: a kill -9 can then cut at most one reply between leaving
-   * and being recorded (that one is sent again after the restart). Other sends go straight out.
+   * Hands a reply of a journaled turn to `deliver` (which records it in the delivery ledger,
+   * naming the turn's updates) and records the turn's updates as done right after, one reply
+   * at a time. A kill -9 between the two leaves the reply in the ledger, which sends it, and
+   * {@link resume} does not run the turn again. Other sends go straight to `deliver`.
    */
-  async sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
+  async sendRecorded(message: Envelope, deliver: (message: Envelope, inbound?: readonly number[]) => Promise<void>): Promise<void> {
     if (this.#queued) return this.#queued.sendRecorded(message, deliver);
     const lifespan = currentTurnMessage()?.lifespan;
     const claim = lifespan ? this.#turnIds.get(lifespan) : undefined;
@@ -260,7 +268,7 @@ export class DurableUpdates {
     this.#replying = turn.promise;
     try {
       await previous;
-      await deliver(message);
+      await deliver(message, claim());
       await this.#journalDone(claim());
     } finally {
       turn.resolve();

@@ -1,0 +1,215 @@
+/**
+ * The outbound delivery ledger: every outbound is recorded durably (./types.ts stores)
+ * before it is sent, and forgotten once the channel confirmed it. Sending is per chat, in
+ * the order recorded; one Bot API call is in flight at a time (so a `kill -9` can cut at
+ * most one send between leaving and being confirmed), and a chat waiting to retry does not
+ * hold up the others. A failed try is classified (./classify.ts): retried with backoff,
+ * given up as a dead letter, or, when the connection died after the request left, retried
+ * once and marked possibly repeated. Records pending at a restart are sent again; dead
+ * letters sent back by `bub delivery retry` are taken by the next sweep.
+ */
+import { randomUUID } from "node:crypto";
+import { createLogger } from "../../kernel/log.ts";
+import { errorMessage } from "../../config/thrown.ts";
+import { nextStep, type DeliveryFailure, type RetryPolicy } from "./classify.ts";
+import type { DeliveryRecord, DeliveryStore, NewDelivery } from "./types.ts";
+
+const log = createLogger("bub:delivery");
+
+/** How a channel sends a record and reads its failures. */
+export interface DeliverySender {
+  /**
+   * Sends the parts of `record` from `record.partsDone` on, calling `partSent(done, total)`
+   * after each part the channel confirmed (and waiting for it). Rejects on the first part
+   * that fails.
+   */
+  send(record: DeliveryRecord, partSent: (done: number, total: number) => Promise<void>): Promise<void>;
+  /** The class of a failure `send` rejected with. */
+  classify(error: unknown): DeliveryFailure;
+}
+
+/** Options of {@link DeliveryLedger}. */
+export interface DeliveryLedgerOptions {
+  store: DeliveryStore;
+  /** The channel and bot, e.g. `telegram-4242`: the ledger sends only this source's records. */
+  source: string;
+  sender: DeliverySender;
+  policy: RetryPolicy;
+  /** At start, take every pending record of the source (true with one gateway per home). */
+  exclusive: boolean;
+  /** How often the store is swept for records sent back by `bub delivery retry` (default 2,000 ms). */
+  sweepMs?: number;
+}
+
+/** See the module comment. */
+export class DeliveryLedger {
+  /** This process's name in the store. */
+  readonly owner = randomUUID();
+  readonly #options: DeliveryLedgerOptions;
+  /** Per chat, its records in the order they go out (the head is the one being tried). */
+  readonly #queues = new Map<string, DeliveryRecord[]>();
+  readonly #known = new Set<number>();
+  /** Chats whose head may be sent now, in the order they became ready. */
+  readonly #ready = new Set<string>();
+  /** Chats waiting to retry their head. */
+  readonly #waiting = new Map<string, NodeJS.Timeout>();
+  #pumping: Promise<void> | null = null;
+  #sweep: NodeJS.Timeout | null = null;
+  #closing = false;
+  #idle: (() => void)[] = [];
+
+  constructor(options: DeliveryLedgerOptions) {
+    this.#options = options;
+  }
+
+  /** Where the records are kept, for messages. */
+  get where(): string {
+    return this.#options.store.where;
+  }
+
+  /** Takes the records pending from before (sent in order), and starts sweeping for retried ones. */
+  async start(): Promise<void> {
+    const pending = await this.#options.store.claim(this.#options.source, this.owner, this.#options.exclusive);
+    if (pending.length > 0) log.info(`delivery.resume ${pending.length} outbound(s) recorded before the restart are sent again (${this.where})`);
+    for (const record of pending) this.#add(record);
+    this.#sweep = setInterval(() => void this.#sweepOnce(), this.#options.sweepMs ?? 2000);
+    this.#sweep.unref();
+  }
+
+  /** The inbound item ids whose outbounds are recorded and not yet sent (their turns need not run again). */
+  pendingInbound(): Set<number> {
+    const ids = new Set<number>();
+    for (const queue of this.#queues.values()) for (const record of queue) for (const id of record.inbound) ids.add(id);
+    return ids;
+  }
+
+  /**
+   * Records an outbound durably and queues it for sending; resolves once it is recorded
+   * (not sent: from then on the ledger answers for it).
+   */
+  async enqueue(delivery: Omit<NewDelivery, "source">): Promise<void> {
+    const [record] = await this.#options.store.record(this.owner, [{ ...delivery, source: this.#options.source }]);
+    if (record) this.#add(record);
+  }
+
+  /** Resolves once nothing is ready to send and no send is in flight, or after `timeoutMs`. */
+  async drain(timeoutMs: number): Promise<void> {
+    if (this.#ready.size === 0 && !this.#pumping) return;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#idle.push(resolve);
+    const timer = setTimeout(resolve, timeoutMs);
+    await promise;
+    clearTimeout(timer);
+  }
+
+  /** Stops sending (after the send in flight) and closes the store; what is pending stays recorded. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    if (this.#sweep) clearInterval(this.#sweep);
+    for (const timer of this.#waiting.values()) clearTimeout(timer);
+    this.#waiting.clear();
+    await this.#pumping;
+    await this.#options.store.close();
+  }
+
+  async #sweepOnce(): Promise<void> {
+    if (this.#closing) return;
+    try {
+      for (const record of await this.#options.store.claim(this.#options.source, this.owner, false)) this.#add(record);
+    } catch (error) {
+      log.warn(`delivery.sweep could not read the ledger (${this.where}): ${errorMessage(error)}`);
+    }
+  }
+
+  #add(record: DeliveryRecord): void {
+    if (this.#known.has(record.id)) return;
+    this.#known.add(record.id);
+    let queue = this.#queues.get(record.chatId);
+    if (!queue) this.#queues.set(record.chatId, (queue = []));
+    queue.push(record);
+    if (queue.length === 1) this.#markReady(record.chatId);
+  }
+
+  #markReady(chatId: string): void {
+    this.#ready.add(chatId);
+    if (this.#pumping || this.#closing) return;
+    this.#pumping = this.#pump().finally(() => {
+      this.#pumping = null;
+      if (this.#ready.size > 0 && !this.#closing) {
+        const [next] = this.#ready;
+        if (next !== undefined) this.#markReady(next);
+      } else this.#notifyIdle();
+    });
+  }
+
+  #notifyIdle(): void {
+    const idle = this.#idle;
+    this.#idle = [];
+    for (const resolve of idle) resolve();
+  }
+
+  /** Sends the ready chats' heads, one at a time, round robin. */
+  async #pump(): Promise<void> {
+    while (!this.#closing) {
+      const [chatId] = this.#ready;
+      if (chatId === undefined) return;
+      this.#ready.delete(chatId);
+      const record = this.#queues.get(chatId)?.[0];
+      if (!record) continue;
+      const outcome = await this.#attempt(record);
+      if (outcome === "wait") continue;
+      this.#dequeue(record);
+    }
+  }
+
+  /** Drops a chat's head; its next record becomes ready. */
+  #dequeue(record: DeliveryRecord): void {
+    const queue = this.#queues.get(record.chatId);
+    queue?.shift();
+    this.#known.delete(record.id);
+    if (!queue || queue.length === 0) this.#queues.delete(record.chatId);
+    else this.#ready.add(record.chatId);
+  }
+
+  /** One try of a record: `done` (sent, or a dead letter) or `wait` (a retry is scheduled). */
+  async #attempt(record: DeliveryRecord): Promise<"done" | "wait"> {
+    const { store, sender, policy } = this.#options;
+    const where = `id=${record.id} chat_id=${record.chatId} session_id=${record.sessionId}`;
+    try {
+      await sender.send(record, async (done, total) => {
+        record.partsDone = done;
+        if (done < total) await store.progress(record.id, done);
+        else await store.confirm(record.id, record.possiblyRepeated);
+      });
+      if (record.possiblyRepeated) log.warn(`delivery.sent ${where} after a try whose connection died: the chat may have it twice`);
+      return "done";
+    } catch (error) {
+      let step;
+      try {
+        step = nextStep(record, sender.classify(error), policy);
+      } catch (classifying) {
+        step = { action: "dead" as const, attempts: record.attempts + 1, possiblyRepeated: record.possiblyRepeated, error: errorMessage(classifying) };
+      }
+      record.attempts = step.attempts;
+      record.possiblyRepeated = step.possiblyRepeated;
+      record.error = step.error;
+      try {
+        if (step.action === "dead") await store.deadLetter(record.id, step.attempts, step.possiblyRepeated, step.error);
+        else await store.failed(record.id, step.attempts, step.possiblyRepeated, step.error);
+      } catch (writing) {
+        log.error(`delivery.ledger could not record the failure of ${where} (${this.where}): ${errorMessage(writing)}`);
+      }
+      if (step.action === "dead") {
+        log.error(`delivery.dead_letter ${where} after ${step.attempts} tr${step.attempts === 1 ? "y" : "ies"}: ${step.error} — see bub delivery list, then bub delivery retry ${record.id}`);
+        return "done";
+      }
+      log.warn(`delivery.retry ${where} try ${step.attempts} failed${step.possiblyRepeated ? " (possibly repeated)" : ""}, again in ${Math.round(step.delayMs) / 1000} s: ${step.error}`);
+      const timer = setTimeout(() => {
+        this.#waiting.delete(record.chatId);
+        if (!this.#closing) this.#markReady(record.chatId);
+      }, step.delayMs);
+      this.#waiting.set(record.chatId, timer);
+      return "wait";
+    }
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The ledger in PostgreSQL (with `BUB_DATABASE_URL`): the table `bub_deliveries`, created on
+ * first use under an advisory lock (several gateways may start together). Every write is one
+ * autocommitted statement, durable when it resolves. Gateways sharing the database each
+ * send the records they own; a record whose owner stopped renewing its lease (the process
+ * died) is taken by the next sweep of another gateway, or of the restarted one.
+ */
+import { createHash } from "node:crypto";
+import type { Pool } from "pg";
+import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
+import { describeDatabaseUrl } from "../../tape/postgres/errors.ts";
+import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
+import type { DeliveryRecord, DeliveryState, DeliveryStore, NewDelivery } from "./types.ts";
+
+const LOCK_KEY = createHash("sha256").update("bub-deliveries-schema").digest().readBigInt64BE(0).toString();
+
+const SCHEMA = `
+BEGIN;
+SELECT pg_advisory_xact_lock(${LOCK_KEY});
+CREATE TABLE IF NOT EXISTS bub_deliveries (
+  id bigserial PRIMARY KEY,
+  source text NOT NULL,
+  chat_id text NOT NULL,
+  session_id text NOT NULL,
+  text text NOT NULL,
+  inbound text NOT NULL DEFAULT '[]',
+  parts_done integer NOT NULL DEFAULT 0,
+  attempts integer NOT NULL DEFAULT 0,
+  state text NOT NULL DEFAULT 'pending',
+  possibly_repeated integer NOT NULL DEFAULT 0,
+  error text NOT NULL DEFAULT '',
+  owner text,
+  lease_until bigint NOT NULL DEFAULT 0,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bub_deliveries_state ON bub_deliveries (state, source, id);
+COMMIT;`;
+
+/**
+ * Connects to `url` and creates the table when it is missing.
+ * @throws BubError(config) for a bad URL; the driver's error when the server refuses.
+ */
+export async function openPostgresDeliveryStore(url: string): Promise<DeliveryStore> {
+  const checked = checkDatabaseUrl(url);
+  const { default: pg } = await import("pg");
+  const pool = new pg.Pool({ connectionString: checked, max: 4, connectionTimeoutMillis: 10_000, application_name: "bub delivery" });
+  pool.on("error", () => undefined);
+  try {
+    await pool.query(SCHEMA);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  return new PostgresDeliveryStore(pool, describeDatabaseUrl(checked));
+}
+
+class PostgresDeliveryStore implements DeliveryStore {
+  readonly where: string;
+  readonly #pool: Pool;
+
+  constructor(pool: Pool, database: string) {
+    this.#pool = pool;
+    this.where = `postgres ${database}`;
+  }
+
+  async #rows(sql: string, values: unknown[]): Promise<DeliveryRecord[]> {
+    const { rows } = await this.#pool.query<Record<string, unknown>>(sql, values);
+    return rows.map(recordOf);
+  }
+
+  async #count(sql: string, values: unknown[]): Promise<number> {
+    const result = await this.#pool.query(sql, values);
+    return result.rowCount ?? 0;
+  }
+
+  async record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {
+    if (deliveries.length === 0) return [];
+    const now = Date.now();
+    const values: unknown[] = [];
+    const tuples = deliveries.map((delivery) => {
+      const base = values.length;
+      values.push(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
+      return `(${Array.from({ length: 9 }, (_, index) => `$${base + index + 1}`).join(", ")})`;
+    });
+    const rows = await this.#rows(`INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES ${tuples.join(", ")} RETURNING ${COLUMNS}`, values);
+    return rows.sort((a, b) => a.id - b.id);
+  }
+
+  async progress(id: number, partsDone: number): Promise<void> {
+    await this.#pool.query("UPDATE bub_deliveries SET parts_done = $1, updated_at = $2 WHERE id = $3", [partsDone, Date.now(), id]);
+  }
+
+  async confirm(id: number, possiblyRepeated: boolean): Promise<void> {
+    if (possiblyRepeated) await this.#pool.query("UPDATE bub_deliveries SET state = 'sent', owner = NULL, updated_at = $1 WHERE id = $2", [Date.now(), id]);
+    else await this.#pool.query("DELETE FROM bub_deliveries WHERE id = $1", [id]);
+  }
+
+  async failed(id: number, attempts: number, possiblyRepeated: boolean, error: string): Promise<void> {
+    await this.#pool.query("UPDATE bub_deliveries SET attempts = $1, possibly_repeated = $2, error = $3, updated_at = $4 WHERE id = $5", [attempts, possiblyRepeated ? 1 : 0, error, Date.now(), id]);
+  }
+
+  async deadLetter(id: number, attempts: number, possiblyRepeated: boolean, error: string): Promise<void> {
+    await this.#pool.query("UPDATE bub_deliveries SET state = 'dead', owner = NULL, attempts = $1, possibly_repeated = $2, error = $3, updated_at = $4 WHERE id = $5", [attempts, possiblyRepeated ? 1 : 0, error, Date.now(), id]);
+  }
+
+  async claim(source: string, owner: string, takeOver: boolean): Promise<DeliveryRecord[]> {
+    const now = Date.now();
+    await this.#pool.query("UPDATE bub_deliveries SET lease_until = $1 WHERE owner = $2 AND state = 'pending'", [now + LEASE_MS, owner]);
+    const rows = await this.#rows(
+      `UPDATE bub_deliveries SET owner = $1, lease_until = $2 WHERE source = $3 AND state = 'pending' AND (owner IS NULL OR lease_until < $4 OR $5) AND owner IS DISTINCT FROM $1 RETURNING ${COLUMNS}`,
+      [owner, now + LEASE_MS, source, now, takeOver],
+    );
+    return rows.sort((a, b) => a.id - b.id);
+  }
+
+  list(states: readonly DeliveryState[], limit = 1000): Promise<DeliveryRecord[]> {
+    return this.#rows(`SELECT ${COLUMNS} FROM bub_deliveries WHERE state = ANY($1::text[]) ORDER BY id LIMIT $2`, [[...states], limit]);
+  }
+
+  retry(ids: readonly number[] | null): Promise<number> {
+    const set = "SET state = 'pending', owner = NULL, attempts = 0, possibly_repeated = 0, updated_at = $1";
+    if (ids === null) return this.#count(`UPDATE bub_deliveries ${set} WHERE state = 'dead'`, [Date.now()]);
+    return this.#count(`UPDATE bub_deliveries ${set} WHERE state = 'dead' AND id = ANY($2::bigint[])`, [Date.now(), [...ids]]);
+  }
+
+  purge(ids: readonly number[] | null): Promise<number> {
+    if (ids === null) return this.#count("DELETE FROM bub_deliveries WHERE state IN ('dead', 'sent')", []);
+    return this.#count("DELETE FROM bub_deliveries WHERE state IN ('dead', 'sent') AND id = ANY($1::bigint[])", [[...ids]]);
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}

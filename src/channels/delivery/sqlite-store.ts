@@ -1,0 +1,190 @@
+/**
+ * The ledger in a SQLite file under the home (`<BUB_HOME>/delivery.sqlite3`), used with the
+ * file and SQLite tape stores: WAL, `synchronous = FULL`. Writes are group-committed: the
+ * writes asked for while the event loop turns are run together in one transaction at the
+ * next `setImmediate`, one fsync for all of them, and each promise resolves after its commit.
+ */
+import { dirname } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { createPrivateFile, makeDirectory } from "../../config/home-dir.ts";
+import { errorMessage } from "../../config/thrown.ts";
+import { BubError } from "../../kernel/errors.ts";
+import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
+import type { DeliveryRecord, DeliveryState, DeliveryStore, NewDelivery } from "./types.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS deliveries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  source TEXT NOT NULL,
+  chat_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  text TEXT NOT NULL,
+  inbound TEXT NOT NULL DEFAULT '[]',
+  parts_done INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL DEFAULT 'pending',
+  possibly_repeated INTEGER NOT NULL DEFAULT 0,
+  error TEXT NOT NULL DEFAULT '',
+  owner TEXT,
+  lease_until INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deliveries_state ON deliveries (state, source, id);
+`;
+
+/** How long a statement waits for another process's write lock (`bub delivery` while the gateway runs). */
+const BUSY_TIMEOUT_MS = 5000;
+
+interface Write {
+  /** Runs the write inside the transaction; answers what settles its promise after the commit. */
+  run: (database: DatabaseSync) => () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Opens (creating it and its folder, owner-only) the ledger database at `path`.
+ * @throws BubError(config) when it cannot be opened.
+ */
+export function openSqliteDeliveryStore(path: string): DeliveryStore {
+  let database: DatabaseSync;
+  try {
+    makeDirectory(dirname(path));
+    createPrivateFile(path);
+    database = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
+    database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+    database.exec(SCHEMA);
+  } catch (error) {
+    throw new BubError("config", `Cannot open the delivery ledger ${path} (${errorMessage(error)}): check that BUB_HOME is writable.`, { cause: error });
+  }
+  return new SqliteDeliveryStore(database, path);
+}
+
+class SqliteDeliveryStore implements DeliveryStore {
+  readonly where: string;
+  readonly #database: DatabaseSync;
+  #writes: Write[] = [];
+  #scheduled = false;
+  #closed = false;
+
+  constructor(database: DatabaseSync, path: string) {
+    this.#database = database;
+    this.where = `sqlite ${path}`;
+  }
+
+  /** Queues a write for the next group commit. */
+  #write<T>(run: (database: DatabaseSync) => T): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error("the delivery ledger is closed"));
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    this.#writes.push({
+      run: (database) => {
+        const value = run(database);
+        return () => resolve(value);
+      },
+      reject,
+    });
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.#commit());
+    }
+    return promise;
+  }
+
+  #commit(): void {
+    this.#scheduled = false;
+    const writes = this.#writes;
+    this.#writes = [];
+    if (writes.length === 0) return;
+    const settle: (() => void)[] = [];
+    try {
+      this.#database.exec("BEGIN IMMEDIATE");
+      try {
+        for (const write of writes) settle.push(write.run(this.#database));
+        this.#database.exec("COMMIT");
+      } catch (error) {
+        this.#database.exec("ROLLBACK");
+        throw error;
+      }
+    } catch (error) {
+      for (const write of writes) write.reject(error);
+      return;
+    }
+    for (const done of settle) done();
+  }
+
+  record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {
+    const now = Date.now();
+    return this.#write((database) => {
+      const insert = database.prepare(`INSERT INTO deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`);
+      return deliveries.map((delivery) => {
+        const row = insert.get(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
+        if (!row) throw new Error("the ledger inserted no row");
+        return recordOf(row);
+      });
+    });
+  }
+
+  async progress(id: number, partsDone: number): Promise<void> {
+    await this.#write((database) => database.prepare("UPDATE deliveries SET parts_done = ?, updated_at = ? WHERE id = ?").run(partsDone, Date.now(), id));
+  }
+
+  async confirm(id: number, possiblyRepeated: boolean): Promise<void> {
+    await this.#write((database) =>
+      possiblyRepeated
+        ? database.prepare("UPDATE deliveries SET state = 'sent', owner = NULL, updated_at = ? WHERE id = ?").run(Date.now(), id)
+        : database.prepare("DELETE FROM deliveries WHERE id = ?").run(id),
+    );
+  }
+
+  async failed(id: number, attempts: number, possiblyRepeated: boolean, error: string): Promise<void> {
+    await this.#write((database) => database.prepare("UPDATE deliveries SET attempts = ?, possibly_repeated = ?, error = ?, updated_at = ? WHERE id = ?").run(attempts, possiblyRepeated ? 1 : 0, error, Date.now(), id));
+  }
+
+  async deadLetter(id: number, attempts: number, possiblyRepeated: boolean, error: string): Promise<void> {
+    await this.#write((database) =>
+      database.prepare("UPDATE deliveries SET state = 'dead', owner = NULL, attempts = ?, possibly_repeated = ?, error = ?, updated_at = ? WHERE id = ?").run(attempts, possiblyRepeated ? 1 : 0, error, Date.now(), id),
+    );
+  }
+
+  claim(source: string, owner: string, takeOver: boolean): Promise<DeliveryRecord[]> {
+    const now = Date.now();
+    return this.#write((database) => {
+      database.prepare("UPDATE deliveries SET lease_until = ? WHERE owner = ? AND state = 'pending'").run(now + LEASE_MS, owner);
+      const taken = database
+        .prepare(`UPDATE deliveries SET owner = ?, lease_until = ? WHERE source = ? AND state = 'pending' AND (owner IS NULL OR lease_until < ? OR ?) AND owner IS NOT ? RETURNING ${COLUMNS}`)
+        .all(owner, now + LEASE_MS, source, now, takeOver ? 1 : 0, owner);
+      return taken.map(recordOf).sort((a, b) => a.id - b.id);
+    });
+  }
+
+  async list(states: readonly DeliveryState[], limit = 1000): Promise<DeliveryRecord[]> {
+    if (states.length === 0) return [];
+    const rows = this.#database.prepare(`SELECT ${COLUMNS} FROM deliveries WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY id LIMIT ?`).all(...states, limit);
+    return rows.map(recordOf);
+  }
+
+  retry(ids: readonly number[] | null): Promise<number> {
+    return this.#write((database) => {
+      const now = Date.now();
+      if (ids === null) return Number(database.prepare("UPDATE deliveries SET state = 'pending', owner = NULL, attempts = 0, possibly_repeated = 0, updated_at = ? WHERE state = 'dead'").run(now).changes);
+      const update = database.prepare("UPDATE deliveries SET state = 'pending', owner = NULL, attempts = 0, possibly_repeated = 0, updated_at = ? WHERE state = 'dead' AND id = ?");
+      return ids.reduce((moved, id) => moved + Number(update.run(now, id).changes), 0);
+    });
+  }
+
+  purge(ids: readonly number[] | null): Promise<number> {
+    return this.#write((database) => {
+      if (ids === null) return Number(database.prepare("DELETE FROM deliveries WHERE state IN ('dead', 'sent')").run().changes);
+      const remove = database.prepare("DELETE FROM deliveries WHERE state IN ('dead', 'sent') AND id = ?");
+      return ids.reduce((removed, id) => removed + Number(remove.run(id).changes), 0);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    // Writes already asked for are committed first.
+    if (this.#writes.length > 0) await this.#write(() => undefined);
+    this.#closed = true;
+    this.#database.close();
+  }
+}

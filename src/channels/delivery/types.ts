@@ -1,0 +1,70 @@
+/**
+ * The records of the outbound delivery ledger and the store contract every backing store
+ * (SQLite under the home, a PostgreSQL table) implements. See ./ledger.ts for how they are used.
+ */
+
+/** Where an outbound stands: waiting to be sent (or retried), given up (a dead letter), or sent once the connection had died. */
+export type DeliveryState = "pending" | "dead" | "sent";
+
+/** One outbound as the ledger keeps it. */
+export interface DeliveryRecord {
+  /** The ledger's id (ascending in the order outbounds were recorded). */
+  id: number;
+  /** Which channel and bot it belongs to, e.g. `telegram-4242`. */
+  source: string;
+  chatId: string;
+  sessionId: string;
+  /** The text to send. */
+  text: string;
+  /** The inbound item ids (Telegram update ids) whose turn produced it. */
+  inbound: number[];
+  /** Parts of the text already confirmed by the channel (a reply may take several messages). */
+  partsDone: number;
+  /** Failed tries so far. */
+  attempts: number;
+  state: DeliveryState;
+  /** A try was cut off after the request left (the connection died): the chat may have it twice. */
+  possiblyRepeated: boolean;
+  /** The last failure, one line. */
+  error: string;
+  /** Unix time in milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What is recorded for a new outbound. */
+export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound">;
+
+/**
+ * A durable ledger store. Every write resolves only once it is durable. `owner` names the
+ * process that sends a record: a record another process owns is left to it while its lease
+ * runs (several gateways on PostgreSQL); `bub delivery retry` clears the owner so the next
+ * sweep of a running gateway takes the record.
+ */
+export interface DeliveryStore {
+  /** `sqlite <path>` or `postgres <host:port/database>`, for messages. */
+  readonly where: string;
+  /** Records new outbounds (owned by `owner`), in order; answers them with their ids. */
+  record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]>;
+  /** Records that the first `partsDone` parts of a record were confirmed. */
+  progress(id: number, partsDone: number): Promise<void>;
+  /** The channel confirmed the last part: forgotten, or kept as `sent` when it was possibly repeated. */
+  confirm(id: number, possiblyRepeated: boolean): Promise<void>;
+  /** A failed try that will be retried. */
+  failed(id: number, attempts: number, possiblyRepeated: boolean, error: string): Promise<void>;
+  /** Given up: moved to the dead letters. */
+  deadLetter(id: number, attempts: number, possiblyRepeated: boolean, error: string): Promise<void>;
+  /**
+   * Takes the pending records of `source` that no live process sends: ownerless ones, ones
+   * whose owner's lease ran out, and with `takeOver` every pending one (one gateway per
+   * home); renews the lease of this owner's records. Answers the records taken, by id.
+   */
+  claim(source: string, owner: string, takeOver: boolean): Promise<DeliveryRecord[]>;
+  /** Records in these states (all sources), oldest first, at most `limit`. */
+  list(states: readonly DeliveryState[], limit?: number): Promise<DeliveryRecord[]>;
+  /** Dead letters with these ids (every one when null) back to pending, ownerless, attempts reset; answers how many. */
+  retry(ids: readonly number[] | null): Promise<number>;
+  /** Removes dead letters and possibly repeated `sent` records with these ids (every one when null); answers how many. */
+  purge(ids: readonly number[] | null): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
+import { openSqliteDeliveryStore } from "../../../src/channels/delivery/sqlite-store.ts";
+import type { DeliveryStore, NewDelivery } from "../../../src/channels/delivery/types.ts";
+import { usePostgres } from "../../support/postgres.ts";
+import { tempDir } from "../../support/temp.ts";
+
+const postgres = usePostgres();
+
+const outbound = (chatId: string, text: string, inbound: number[] = []): NewDelivery => ({ source: "telegram-1", chatId, sessionId: `telegram:${chatId}`, text, inbound });
+
+/** The same contract, run against each store; `reopen` gives a second handle on the same ledger (another process). */
+function contract(name: string, open: () => Promise<{ store: DeliveryStore; reopen: () => Promise<DeliveryStore> }>): void {
+  describe(`${name} delivery store`, () => {
+    it("records in order, keeps progress, forgets a confirmed record and keeps a possibly repeated one as sent", async () => {
+      const { store, reopen } = await open();
+      const [a, b] = await store.record("me", [outbound("7", "first", [11, 12]), outbound("7", "second")]);
+      const [c] = await store.record("me", [outbound("8", "third")]);
+      assert.ok(a && b && c && a.id < b.id && b.id < c.id);
+      assert.deepEqual([a.state, a.partsDone, a.attempts, a.possiblyRepeated, a.inbound], ["pending", 0, 0, false, [11, 12]]);
+      await store.progress(a.id, 1);
+      await store.confirm(b.id, false);
+      await store.failed(c.id, 1, true, "reset");
+      await store.confirm(c.id, true);
+      // Another process (a restart) taking over sees the pending one with its progress.
+      const other = await reopen();
+      const taken = await other.claim("telegram-1", "next", true);
+      assert.deepEqual(taken.map((record) => [record.id, record.text, record.partsDone, record.inbound]), [[a.id, "first", 1, [11, 12]]]);
+      assert.deepEqual((await other.list(["sent"])).map((record) => [record.text, record.possiblyRepeated, record.error]), [["third", true, "reset"]]);
+      assert.deepEqual(await other.claim("telegram-2", "next", true), [], "another bot's records are not taken");
+      await other.close();
+      await store.close();
+    });
+
+    it("leaves records a live owner leases alone, takes ownerless ones, and moves dead letters through retry and purge", async () => {
+      const { store, reopen } = await open();
+      const [a, b] = await store.record("one", [outbound("7", "a"), outbound("7", "b")]);
+      assert.ok(a && b);
+      const two = await reopen();
+      assert.deepEqual(await two.claim("telegram-1", "two", false), [], "leased by a live owner");
+      await store.deadLetter(a.id, 3, false, "403 blocked");
+      await store.deadLetter(b.id, 1, true, "400 chat not found");
+      assert.deepEqual((await two.list(["dead"])).map((record) => [record.id, record.attempts, record.error]), [[a.id, 3, "403 blocked"], [b.id, 1, "400 chat not found"]]);
+      assert.equal(await two.retry([a.id, 999_999]), 1, "only dead letters move");
+      const [back] = await two.claim("telegram-1", "two", false);
+      assert.deepEqual([back?.id, back?.state, back?.attempts, back?.possiblyRepeated], [a.id, "pending", 0, false]);
+      assert.equal(await two.purge([a.id]), 0, "a pending record is not purged");
+      assert.equal(await two.purge(null), 1);
+      assert.deepEqual(await two.list(["dead", "sent"]), []);
+      assert.equal(await two.retry(null), 0);
+      await two.close();
+      await store.close();
+    });
+  });
+}
+
+contract("SQLite", async () => {
+  const dir = await tempDir();
+  after(() => dir.cleanup());
+  const path = join(dir.path, "delivery.sqlite3");
+  return { store: openSqliteDeliveryStore(path), reopen: async () => openSqliteDeliveryStore(path) };
+});
+
+contract("PostgreSQL", async () => {
+  const url = await (await postgres()).createDatabase();
+  return { store: await openPostgresDeliveryStore(url), reopen: () => openPostgresDeliveryStore(url) };
+});
