@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { isEmptyPrompt, type Envelope, type Prompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import { interruptSignalOf } from "./interrupt.ts";
+import { recordingInterrupts, type PendingPrompts } from "./interrupt-record.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
 import { correlated, currentCorrelation, newCorrelationId } from "../kernel/correlation.ts";
@@ -33,6 +33,8 @@ import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
 import { isCommand, promptText } from "./prompt-text.ts";
 import { SystemPromptRecorder } from "./system-recorder.ts";
+import { stateUser, TurnCosts } from "./turn-costs.ts";
+import { contextBudgetHandoff } from "./context-handoff.ts";
 import { createHostSandbox } from "../tools/sandbox-host.ts";
 
 const log = createLogger("bub:agent");
@@ -59,11 +61,6 @@ export interface AgentOptions {
   readonly skillsPrompt?: SkillsPromptRenderer;
   /** Options for the model client (retry policy, sleep, env). */
   readonly client?: ModelClientOptions;
-}
-
-/** The prompts of the running step that are not on the tape yet (written if the turn is interrupted). */
-interface PendingPrompts {
-  prompts: Prompt[];
 }
 
 const utcIso = (): string => new Date().toISOString();
@@ -194,34 +191,7 @@ export class Agent implements RuntimeAgent {
       isCommand(prompt) && runCommand
         ? this.#command(runCommand, prompt, fork.tape, state, sandbox, turn)
         : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, turn }, pending);
-    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, this.#interruptible(body, fork.tape, pending, turn.signal))), streamState);
-  }
-
-  /**
-   * Runs `body`; when it fails because `signal` aborted, writes what the turn has not yet
-   * put on the tape (the prompts of the step that was running) and an `interrupted` event
-   * `{ signal, reason, date }`, then rethrows.
-   */
-  async *#interruptible(body: AsyncGenerator<StreamEvent, void, undefined>, tape: Tape, pending: PendingPrompts, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
-    try {
-      yield* body;
-    } catch (error) {
-      if (signal.aborted) {
-        try {
-          for (const prompt of pending.prompts) await tape.append(entries.message({ role: "user", content: prompt }));
-          pending.prompts = [];
-          const reason = signal.reason;
-          await tape.appendEvent("interrupted", {
-            signal: interruptSignalOf(reason),
-            reason: reason instanceof Error ? reason.message : String(reason ?? "aborted"),
-            date: utcIso(),
-          });
-        } catch (recordError) {
-          log.error(`tape.interrupt.failed tape=${tape.name} turn_id=${currentCorrelation()?.turnId}`, recordError);
-        }
-      }
-      throw error;
-    }
+    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, recordingInterrupts(body, fork.tape, pending, turn.signal))), streamState);
   }
 
   /** Runs `body` with the fork open; merges (or discards) it when the stream ends. */
@@ -294,8 +264,11 @@ export class Agent implements RuntimeAgent {
     const model = options.model ?? settings.model;
     const allowedSkills = options.allowedSkills ? new Set(options.allowedSkills.map((name) => name.toLowerCase())) : null;
     if (allowedSkills) state.allowed_skills = [...allowedSkills];
+    const user = stateUser(state, options.turn.sessionId);
+    const costs = await TurnCosts.open(this.framework, tape, this.tapes.store, user);
     await tape.appendEvent("loop.start", {
       model,
+      user,
       prompt,
       allowed_skills: allowedSkills ? [...allowedSkills] : null,
       allowed_tools: options.allowedTools ? [...options.allowedTools] : null,
@@ -305,23 +278,35 @@ export class Agent implements RuntimeAgent {
     const tools = this.tools.select(options.allowedTools);
     const recorder = this.#systemPrompts.recorder(tape);
     // Once a step is recorded its prompts are on the tape: an interrupt must not write them again.
-    const record = (step: StepRecord) => {
+    const record = async (step: StepRecord) => {
       pending.prompts = [];
-      return recorder(step);
+      return recorder(await costs.price(step));
     };
     let handedOff = false;
+    let budgetHandoff = false;
     let wroteText = false;
     let current: Prompt = prompt;
     for (let step = 1; step <= maxSteps; step++) {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
       await tape.appendEvent("loop.step.start", { step, prompt: current });
       const started = performance.now();
+      const refused = await costs.refuse(step, current);
+      if (refused) {
+        yield* this.#failStep(tape, streamState, refused, { step, elapsed_ms: 0, runId: undefined });
+        return;
+      }
       const steering = await this.#drainSteering(state, options.turn);
       pending.prompts = [...steering, current];
+      const systemPrompt = await this.#systemPrompt(current, state, options.turn, options.allowedTools, allowedSkills);
+      const over = budgetHandoff ? null : await costs.overBudget(model, systemPrompt, [...steering, current].map(promptText).join("\n"));
+      if (over) {
+        budgetHandoff = true;
+        yield { kind: "text", data: { delta: `${await contextBudgetHandoff({ tape, client, model, costs, usage: over, sessionId: options.turn.sessionId, signal: options.turn.signal })}\n\n` } };
+      }
       const stepStream = runModelStep<Tape>({
         client,
         model,
-        systemPrompt: await this.#systemPrompt(current, state, options.turn, options.allowedTools, allowedSkills),
+        systemPrompt,
         history: () => tape.readMessages(),
         prompt: current,
         steering,
