@@ -12,6 +12,7 @@ import type { ContextUsage } from "../cost/context-budget.ts";
 import type { ModelClient } from "../llm/model-client.ts";
 import { providerOf } from "../llm/model-id.ts";
 import { generateRunId } from "../llm/run-id.ts";
+import { entries } from "../tape/entry.ts";
 import type { Tape } from "../tape/tape.ts";
 import type { TurnCosts } from "./turn-costs.ts";
 
@@ -19,6 +20,9 @@ const log = createLogger("bub:agent");
 
 /** The anchor written when the context budget is reached. */
 export const CONTEXT_BUDGET_ANCHOR = "auto_handoff/context_budget";
+
+/** The first line of the message that carries the summary into later context. */
+export const SUMMARY_HEADING = "[Summary of the earlier conversation, written by bub's context-budget handoff; the turns themselves are still on the tape]";
 
 /** Most tokens the summary may take. */
 const SUMMARY_MAX_TOKENS = 1024;
@@ -94,5 +98,7 @@ export async function contextBudgetHandoff(options: { tape: Tape; client: ModelC
     share: Math.round(usage.share === null ? 0 : usage.share * 1000) / 1000,
     budget_share: usage.budgetShare,
   });
+  // Reading after the last anchor leaves the anchor itself out: the summary reaches later calls as the context's first message.
+  await tape.append(entries.message({ role: "user", content: `${SUMMARY_HEADING}\n${summary}` }, { handoff_summary: CONTEXT_BUDGET_ANCHOR }));
   return handoffNotice(usage, options.sessionId);
 }

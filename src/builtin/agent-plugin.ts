@@ -19,6 +19,7 @@ import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_T
 import type { Tape } from "../tape/tape.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 import { turnUser } from "../cost/user.ts";
+import { contextSettings, costSettings } from "../cost/settings.ts";
 
 /** What the builtin continue prompt says. */
 export const CONTINUE_PROMPT = "Continue the task until all targets are completed.";
@@ -99,6 +100,8 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
   const ready = async () => {
     await framework.settings.load(spillSettings);
     await framework.settings.load(channelSettings);
+    // Read by `,tape.info` through configValue (cost.models, context.budget_share), comma commands included.
+    await Promise.all([framework.settings.load(costSettings), framework.settings.load(contextSettings)]);
     const model = await framework.settings.load(agentSettings);
     const codex = await framework.settings.load(codexSettings);
     if (withCodex?.model !== model || withCodex.codex !== codex) withCodex = { model, codex, merged: { ...model, codex } };
