@@ -110,10 +110,16 @@ export function providerReportedCost(usage: Usage): number | null {
   return typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? cost : null;
 }
 
+/** The catalog's provider id for `model`, or null when bub knows no catalog entry for its provider. */
+export function catalogProviderOf(model: string): string | null {
+  const ref = splitModel(model);
+  return (ref && CATALOG_PROVIDERS[ref.provider]) ?? null;
+}
+
 /** The catalog's entry for a model: its price calculation for `tokens`, or null when it has none. */
 export function catalogLookup(prices: PriceCatalog, model: string, tokens: TokenCounts, at: Date): ReturnType<PriceCatalog["calcPrice"]> {
   const ref = splitModel(model);
-  const providerId = ref ? CATALOG_PROVIDERS[ref.provider] : undefined;
+  const providerId = catalogProviderOf(model);
   if (!ref || !providerId) return null;
   const usage = { input_tokens: tokens.input, cache_read_tokens: tokens.cacheRead, cache_write_tokens: tokens.cacheWrite, output_tokens: tokens.output };
   try {
@@ -139,6 +145,8 @@ export async function priceCall(model: string | null, usage: Usage | null, overr
   if (configured !== null) return { usd: configured, source: "config" };
   const reported = providerReportedCost(usage);
   if (reported !== null) return { usd: reported, source: "provider" };
+  // A provider the catalog has no entry for (a local server): no price, and no catalog to load.
+  if (catalogProviderOf(model) === null) return UNKNOWN_COST;
   const found = catalogLookup(await loadPriceCatalog(), model, tokens, at);
   return found ? { usd: found.total_price, source: "catalog" } : UNKNOWN_COST;
 }
@@ -151,6 +159,7 @@ export async function priceCall(model: string | null, usage: Usage | null, overr
 export async function contextWindowOf(model: string, overrides: Readonly<Record<string, ModelOverride>>): Promise<number | null> {
   const configured = overrideFor(overrides, model)?.context_window;
   if (configured !== undefined) return configured;
+  if (catalogProviderOf(model) === null) return null;
   const prices = await loadPriceCatalog();
   const none: TokenCounts = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 };
   const at = new Date();

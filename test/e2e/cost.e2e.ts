@@ -102,6 +102,23 @@ describe("bub cost, budgets and the context budget (installed package)", () => {
     assert.equal(refusedPrompt?.meta.context, false);
   });
 
+  it("counts a user's spending across sessions: another session of the same sender is refused, another sender is not", async () => {
+    const { home, env } = await homeWith(openai, PRICED, { BUB_BUDGET_USER_USD: "0.1" });
+    homes.push(home);
+    openai.script(reply.text("for ann", { usage: USAGE }), reply.text("for bob", { usage: USAGE }));
+    const first = await runBub(["run", "--sender-id", "ann", "--session-id", "cli:a", "one"], { home: home.path, env });
+    assert.equal(first.code, 0, first.stderr);
+    const asked = openai.requests.length;
+    const again = await runBub(["run", "--sender-id", "ann", "--session-id", "cli:b", "two"], { home: home.path, env });
+    assert.equal(openai.requests.length, asked);
+    assert.match(again.stderr, /^bub: The user budget of \$0\.1000 is spent: you spent \$0\.1200, so no more model calls — raise BUB_BUDGET_USER_USD/);
+    const other = await runBub(["run", "--sender-id", "bob", "--session-id", "cli:b", "three"], { home: home.path, env });
+    assert.equal(other.code, 0, other.stderr);
+    assert.match(other.stdout, /for bob/);
+    const report = JSON.parse((await runBub(["cost", "--by", "user", "--json"], { home: home.path, env })).stdout);
+    assert.deepEqual(report.groups.map((group: { key: string; calls: number }) => [group.key, group.calls]), [["cli:ann", 1], ["cli:bob", 1]]);
+  });
+
   it("hands off onto a summary before the context would pass 80% of a small window, tells the user, and keeps every entry", async () => {
     const { home, env } = await homeWith(openai, 'cost:\n  models:\n    "local:small-model":\n      context_window: 1000\n');
     homes.push(home);
