@@ -34,6 +34,7 @@ import { AgentHooks } from "./interceptors.ts";
 import { isCommand, promptText } from "./prompt-text.ts";
 import { SystemPromptRecorder } from "./system-recorder.ts";
 import { stateUser, TurnCosts } from "./turn-costs.ts";
+import { CostLedger } from "../cost/ledger.ts";
 import { contextBudgetHandoff } from "./context-handoff.ts";
 import { createHostSandbox } from "../tools/sandbox-host.ts";
 
@@ -80,6 +81,8 @@ export class Agent implements RuntimeAgent {
   readonly tools: ToolRegistry;
   readonly #options: AgentOptions;
   readonly #tapes = new WeakMap<TapeStore, Tapes>();
+  /** Spending per user and day over each store, kept between turns (src/cost/ledger.ts). */
+  readonly #ledgers = new WeakMap<TapeStore, CostLedger>();
   #memoryStore: TapeStore | null = null;
   #client: { settings: ModelSettings; client: ModelClient } | null = null;
   /** Hash of the system prompt last written per tape name (§15.5: written when it changes). */
@@ -107,6 +110,12 @@ export class Agent implements RuntimeAgent {
       this.#tapes.set(store, tapes);
     }
     return tapes;
+  }
+
+  #ledgerOf(store: TapeStore): CostLedger {
+    let ledger = this.#ledgers.get(store);
+    if (!ledger) this.#ledgers.set(store, (ledger = new CostLedger(store)));
+    return ledger;
   }
 
   configValue(path: string): unknown {
@@ -265,7 +274,7 @@ export class Agent implements RuntimeAgent {
     const allowedSkills = options.allowedSkills ? new Set(options.allowedSkills.map((name) => name.toLowerCase())) : null;
     if (allowedSkills) state.allowed_skills = [...allowedSkills];
     const user = stateUser(state, options.turn.sessionId);
-    const costs = await TurnCosts.open(this.framework, tape, this.tapes.store, user);
+    const costs = await TurnCosts.open(this.framework, tape, this.#ledgerOf(this.tapes.store), user);
     await tape.appendEvent("loop.start", {
       model,
       user,

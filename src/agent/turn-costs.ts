@@ -6,7 +6,7 @@
  */
 import type { BubFramework } from "../kernel/framework.ts";
 import { BubError } from "../kernel/errors.ts";
-import type { TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
+import type { TapeEntry } from "../kernel/tape-contract.ts";
 import type { TurnState } from "../kernel/types.ts";
 import { budgetError, checkBudgets, hasBudget, type BudgetRefusal } from "../cost/budget.ts";
 import type { Prompt } from "../kernel/envelope.ts";
@@ -15,7 +15,8 @@ import { contextTokens, sinceLastAnchor, type ContextUsage } from "../cost/conte
 import { contextWindowOf, priceCall, UNKNOWN_COST, type CallCost } from "../cost/pricing.ts";
 import { createLogger } from "../kernel/log.ts";
 import { budgetSettings, contextSettings, costSettings, type BudgetSettings, type ContextSettings, type CostSettings } from "../cost/settings.ts";
-import { costRows, storeCostRows, type CostRow } from "../cost/totals.ts";
+import { CostLedger, type Spending } from "../cost/ledger.ts";
+import { costRows } from "../cost/totals.ts";
 import type { StepRecord } from "../llm/step-record.ts";
 import type { Tape } from "../tape/tape.ts";
 
@@ -32,17 +33,17 @@ export function stateUser(state: TurnState, sessionId: string): string {
 /** One turn's view of cost settings and spending. */
 export class TurnCosts {
   readonly #tape: Tape;
-  readonly #store: TapeStore;
+  readonly #ledger: CostLedger;
   readonly #user: string;
   readonly #cost: CostSettings;
   readonly #budget: BudgetSettings;
   readonly #context: ContextSettings;
-  /** Every other session's calls, read once per turn when a user or day budget needs them. */
-  #others: Promise<readonly CostRow[]> | null = null;
+  /** Every other session's spending, read once per turn when a user or day budget needs it. */
+  #others: Promise<Spending> | null = null;
 
-  private constructor(tape: Tape, store: TapeStore, user: string, settings: { cost: CostSettings; budget: BudgetSettings; context: ContextSettings }) {
+  private constructor(tape: Tape, ledger: CostLedger, user: string, settings: { cost: CostSettings; budget: BudgetSettings; context: ContextSettings }) {
     this.#tape = tape;
-    this.#store = store;
+    this.#ledger = ledger;
     this.#user = user;
     this.#cost = settings.cost;
     this.#budget = settings.budget;
@@ -50,17 +51,19 @@ export class TurnCosts {
   }
 
   /**
-   * The costs of a turn writing `tape` (its fork), whose other sessions are in `store`.
+   * The costs of a turn writing `tape` (its fork); `ledger` keeps the other sessions' spending.
    * @throws ConfigError when a `cost:`, `budget:` or `context:` setting is invalid.
    */
-  static async open(framework: BubFramework, tape: Tape, store: TapeStore, user: string): Promise<TurnCosts> {
+  static async open(framework: BubFramework, tape: Tape, ledger: CostLedger, user: string): Promise<TurnCosts> {
     const [cost, budget, context] = await Promise.all([framework.settings.load(costSettings), framework.settings.load(budgetSettings), framework.settings.load(contextSettings)]);
-    return new TurnCosts(tape, store, user, { cost, budget, context });
+    return new TurnCosts(tape, ledger, user, { cost, budget, context });
   }
 
   /** `step` with its price. */
   async price(step: StepRecord): Promise<PricedStep> {
-    return { ...step, cost: await this.priceCall(step.model, step.usage) };
+    const cost = await this.priceCall(step.model, step.usage);
+    this.#ledger.charge(this.#tape.name, this.#user, new Date(), cost.usd);
+    return { ...step, cost };
   }
 
   /** The budget that refuses the next call, or null. */
@@ -69,7 +72,7 @@ export class TurnCosts {
     const session = costRows(this.#tape.name, null, await this.#tape.search(this.#tape.query().kinds("event")));
     return checkBudgets(this.#budget, {
       session,
-      others: () => (this.#others ??= storeCostRows(this.#store, { except: this.#tape.name })),
+      others: () => (this.#others ??= this.#ledger.spending(this.#tape.name)),
       user: this.#user,
       now,
     });

@@ -5,6 +5,7 @@
  */
 import { BubError } from "../kernel/errors.ts";
 import type { BudgetSettings } from "./settings.ts";
+import type { Spending } from "./ledger.ts";
 import type { CostRow } from "./totals.ts";
 
 /** The budgets bub knows. */
@@ -23,8 +24,8 @@ export interface BudgetRefusal {
 export interface BudgetScope {
   /** The session's model calls (the running turn's included). */
   readonly session: readonly CostRow[];
-  /** Every other session's model calls; only read when a user or day budget is set. */
-  readonly others: () => Promise<readonly CostRow[]>;
+  /** What every other session spent (see ./ledger.ts); only asked when a user or day budget is set. */
+  readonly others: () => Promise<Spending>;
   /** Who sent the turn (see ./user.ts). */
   readonly user: string;
   /** Now; the day budget counts the UTC calendar day of it. */
@@ -86,14 +87,14 @@ export async function checkBudgets(settings: BudgetSettings, scope: BudgetScope)
   const user = limitOf(settings.user_usd);
   const day = limitOf(settings.day_usd);
   if (user === null && day === null) return null;
-  const all = [...scope.session, ...(await scope.others())];
+  const others = await scope.others();
   if (user !== null) {
-    const used = spent(all, (row) => row.user === scope.user);
+    const used = spent(scope.session, (row) => row.user === scope.user) + others.byUser(scope.user);
     if (used >= user) return refusal("user", user, used);
   }
   if (day !== null) {
     const today = scope.now.toISOString().slice(0, 10);
-    const used = spent(all, (row) => row.date.slice(0, 10) === today);
+    const used = spent(scope.session, (row) => row.date.slice(0, 10) === today) + others.byDay(today);
     if (used >= day) return refusal("day", day, used);
   }
   return null;

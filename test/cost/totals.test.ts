@@ -4,6 +4,7 @@ import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import { checkBudgets, formatUsd } from "../../src/cost/budget.ts";
 import { costRows, groupRows, storeCostRows, sumRows, type CostRow } from "../../src/cost/totals.ts";
 import { turnUser } from "../../src/cost/user.ts";
+import { CostLedger, LEDGER_MAX_AGE_MS, spendingOf } from "../../src/cost/ledger.ts";
 import { buildCostReport, costGroupOf, formatCostReport, sinceDate } from "../../src/builtin/commands/cost-report.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
 import { entries } from "../../src/tape/entry.ts";
@@ -72,12 +73,35 @@ describe("cost rows and totals", () => {
   });
 });
 
+describe("CostLedger", () => {
+  it("sums other tapes by user and day, adds what this process priced, and reads the store again once its sums are old", async () => {
+    const store = createMemoryTapeStore();
+    const meta = { turn_id: "t" };
+    await store.append("a", entries.event("loop.start", { user: "u:1" }, meta));
+    await store.append("a", entries.event("run", { cost: { usd: 0.5, source: "config" } }, meta));
+    await store.append("mine", entries.event("run", { cost: { usd: 9, source: "config" } }, meta));
+    let now = 1_000_000;
+    const ledger = new CostLedger(store, { now: () => now });
+    const today = new Date().toISOString().slice(0, 10);
+    const first = await ledger.spending("mine");
+    assert.equal(first.byUser("u:1"), 0.5);
+    assert.equal(first.byDay(today), 0.5, "the running turn's own tape is left out");
+    ledger.charge("b", "u:1", new Date(), 0.25);
+    await store.append("c", entries.event("run", { cost: { usd: 4, source: "config" } }, meta));
+    assert.equal((await ledger.spending("mine")).byUser("u:1"), 0.75);
+    assert.equal((await ledger.spending("mine")).byDay(today), 0.75, "the store is not read again within the age limit");
+    now += LEDGER_MAX_AGE_MS;
+    assert.equal((await ledger.spending("mine")).byDay(today), 4.5, "read again: c found, the charge of b no longer added (its tape holds it once merged)");
+  });
+});
+
 describe("budgets", () => {
   const row = (usd: number | null, user: string, date: string): CostRow => ({ tape: "t", session: null, date, model: "m:x", usd, inputTokens: 0, outputTokens: 0, turnId: null, user });
   const now = new Date("2026-12-02T12:00:00Z");
   const session = [row(0.4, "u:1", "2026-12-01T10:00:00+00:00"), row(0.2, "u:1", "2026-12-02T10:00:00+00:00"), row(null, "u:1", "2026-12-02T11:00:00+00:00")];
   const others = [row(1, "u:2", "2026-12-02T09:00:00+00:00"), row(0.5, "u:1", "2026-11-30T09:00:00+00:00")];
-  const scope = { session, others: async () => others, user: "u:1", now };
+  const charges = others.map((row) => ({ tape: row.tape, user: row.user, day: row.date.slice(0, 10), usd: row.usd ?? 0 }));
+  const scope = { session, others: async () => spendingOf(charges, "mine"), user: "u:1", now };
 
   it("lets a call through under every budget, and never reads other sessions for a session budget", async () => {
     assert.equal(await checkBudgets({ session_usd: 1, user_usd: null, day_usd: null }, { ...scope, others: () => Promise.reject(new Error("read")) }), null);
