@@ -34,6 +34,9 @@ import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
 import { isCommand, promptText } from "./prompt-text.ts";
 import { SystemPromptRecorder } from "./system-recorder.ts";
+import { stateUser, TurnCosts } from "./turn-costs.ts";
+import { CostLedgers } from "../cost/ledger.ts";
+import { contextBudgetHandoff } from "./context-handoff.ts";
 import { createHostSandbox } from "../tools/sandbox-host.ts";
 
 const log = createLogger("bub:agent");
@@ -79,6 +82,8 @@ export class Agent implements RuntimeAgent {
   readonly tools: ToolRegistry;
   readonly #options: AgentOptions;
   readonly #tapes = new WeakMap<TapeStore, Tapes>();
+  /** Spending per user and day over each store, kept between turns (src/cost/ledger.ts). */
+  readonly #ledgers = new CostLedgers();
   #memoryStore: TapeStore | null = null;
   #client: { settings: ModelSettings; client: ModelClient } | null = null;
   /** Hash of the system prompt last written per tape name (§15.5: written when it changes). */
@@ -266,20 +271,31 @@ export class Agent implements RuntimeAgent {
     const model = options.model ?? settings.model;
     const allowedSkills = options.allowedSkills ? new Set(options.allowedSkills.map((name) => name.toLowerCase())) : null;
     if (allowedSkills) state.allowed_skills = [...allowedSkills];
+    const user = stateUser(state, options.turn.sessionId);
+    const costs = await TurnCosts.open(this.framework, tape, this.#ledgers.of(this.tapes.store), user);
     options.journal?.begin();
     const resume = state.retried_after_restart === true ? await options.journal?.restore() : null;
     if (resume) await tape.appendEvent(TURN_RESUMED_EVENT, { step: resume.step + 1, completed_steps: resume.step, tool_calls: resume.toolCalls, from_turn_id: resume.fromTurnId, date: utcIso() });
-    else await tape.appendEvent("loop.start", { model, prompt, allowed_skills: allowedSkills ? [...allowedSkills] : null, allowed_tools: options.allowedTools ? [...options.allowedTools] : null });
+    else {
+      await tape.appendEvent("loop.start", {
+        model,
+        user,
+        prompt,
+        allowed_skills: allowedSkills ? [...allowedSkills] : null,
+        allowed_tools: options.allowedTools ? [...options.allowedTools] : null,
+      });
+    }
     const maxSteps = settings.max_steps ?? Number.POSITIVE_INFINITY;
     const client = this.#clientFor(settings);
     const tools = this.tools.select(options.allowedTools);
     const recorder = this.#systemPrompts.recorder(tape);
     // Once a step is recorded its prompts are on the tape: an interrupt must not write them again.
-    const record = (step: StepRecord) => {
+    const record = async (step: StepRecord) => {
       pending.prompts = [];
-      return recorder(step);
+      return recorder(await costs.price(step));
     };
     let handedOff = false;
+    let budgetHandoff = false;
     let wroteText = false;
     const continued = (from: Prompt) => this.framework.runtime.call("continuePrompt", { prompt: from, tape, state: streamState, context: options.turn, signal: options.turn.signal });
     let current: Prompt = resume ? await continued(resume.prompt) : prompt;
@@ -287,12 +303,23 @@ export class Agent implements RuntimeAgent {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
       await tape.appendEvent("loop.step.start", { step, prompt: current });
       const started = performance.now();
+      const refused = await costs.refuse(step, current);
+      if (refused) {
+        yield* this.#failStep(tape, streamState, refused, { step, elapsed_ms: 0, runId: undefined });
+        return;
+      }
       const steering = await this.#drainSteering(state, options.turn);
       pending.prompts = [...steering, current];
+      const systemPrompt = await this.#systemPrompt(current, state, options.turn, options.allowedTools, allowedSkills);
+      const over = budgetHandoff ? null : await costs.overBudget(model, systemPrompt, [...steering, current].map(promptText).join("\n"));
+      if (over) {
+        budgetHandoff = true;
+        yield { kind: "text", data: { delta: `${await contextBudgetHandoff({ tape, client, model, costs, usage: over, sessionId: options.turn.sessionId, signal: options.turn.signal })}\n\n` } };
+      }
       const stepStream = runModelStep<Tape>({
         client,
         model,
-        systemPrompt: await this.#systemPrompt(current, state, options.turn, options.allowedTools, allowedSkills),
+        systemPrompt,
         history: () => tape.readMessages(),
         prompt: current,
         steering,

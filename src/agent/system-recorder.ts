@@ -4,7 +4,7 @@
  * just its hash on the `run` event (the reference's behaviour).
  */
 import type { StepRecord } from "../llm/step-record.ts";
-import type { Tape } from "../tape/tape.ts";
+import type { ChatRecord, Tape } from "../tape/tape.ts";
 import { systemHash } from "./prompt-text.ts";
 
 /** Tapes whose last system prompt hash is remembered; past this, the memory starts again. */
@@ -15,7 +15,7 @@ export class SystemPromptRecorder {
   readonly #hashes = new Map<string, string>();
 
   /** A recorder for one tape's steps. */
-  recorder(tape: Tape): (record: StepRecord) => Promise<void> {
+  recorder(tape: Tape): (record: StepRecord & Pick<ChatRecord, "cost">) => Promise<void> {
     return async (record) => {
       const system = record.systemPrompt ?? null;
       if (!system) {

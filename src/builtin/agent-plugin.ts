@@ -18,6 +18,8 @@ import { codexSettings, type CodexSettings } from "../llm/codex/settings.ts";
 import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_TOOL_NAME } from "../tape/spill.ts";
 import type { Tape } from "../tape/tape.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
+import { turnUser } from "../cost/user.ts";
+import { contextSettings, costSettings } from "../cost/settings.ts";
 
 /** What the builtin continue prompt says. */
 export const CONTINUE_PROMPT = "Continue the task until all targets are completed.";
@@ -98,6 +100,8 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
   const ready = async () => {
     await framework.settings.load(spillSettings);
     await framework.settings.load(channelSettings);
+    // Read by `,tape.info` through configValue (cost.models, context.budget_share), comma commands included.
+    await Promise.all([framework.settings.load(costSettings), framework.settings.load(contextSettings)]);
     const model = await framework.settings.load(agentSettings);
     const codex = await framework.settings.load(codexSettings);
     if (withCodex?.model !== model || withCodex.codex !== codex) withCodex = { model, codex, merged: { ...model, codex } };
@@ -110,7 +114,7 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       if (message.lifespan) await message.lifespan.enter();
       await ready();
       context.agent = agent;
-      const state: TurnState = { session_id: sessionId };
+      const state: TurnState = { session_id: sessionId, user: turnUser(message) };
       const formatted = formatContext(message.context);
       if (formatted) state.context = formatted;
       const tape = agent.sessionTape(sessionId, context.workspace, state);

@@ -42,6 +42,8 @@ export interface ChatRecord {
   usage?: Record<string, unknown> | null;
   provider?: string | null;
   model?: string | null;
+  /** The call's price, `{ usd, source }` (src/cost/pricing.ts); written as `data.cost` of the `run` event. */
+  cost?: { readonly usd: number | null; readonly source: string } | null;
   /** SHA-256 of the system prompt in force; put on the `run` event (the prompt itself is written only when it changes). */
   systemHash?: string | null;
 }
@@ -171,6 +173,7 @@ export function chatRecordEntries(record: ChatRecord): NewTapeEntry[] {
   if (record.provider) data.provider = record.provider;
   if (record.model) data.model = record.model;
   if (record.systemHash) data.system_hash = record.systemHash;
+  if (record.cost) data.cost = { usd: record.cost.usd, source: record.cost.source };
   batch.push(entries.event("run", data, meta));
   return batch;
 }

@@ -118,7 +118,7 @@ describe("building only the command that runs", () => {
 
   it("registers just that builtin command, and all of them for help or a name it does not know", async () => {
     assert.deepEqual(await names(["run", "hi"]), ["run"]);
-    const all = ["run", "chat", "install", "update", "uninstall", "plugins", "plugin", "onboard", "gateway", "hooks", "trust", "models", "tape", "queue", "delivery", "login", "logout", "ui", "mcp", "acp", "link", "replay", "completion"];
+    const all = ["run", "chat", "install", "update", "uninstall", "plugins", "plugin", "onboard", "gateway", "hooks", "trust", "models", "tape", "cost", "queue", "delivery", "login", "logout", "ui", "mcp", "acp", "link", "replay", "completion"];
     assert.deepEqual(await names(["--help"]), all);
     assert.deepEqual(await names(["rnu"]), all);
     assert.deepEqual(await names(), all);

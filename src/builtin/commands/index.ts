@@ -16,6 +16,7 @@ import { registerGatewayCommand } from "./gateway.ts";
 import { registerTrustCommand } from "./trust.ts";
 import { registerModelsCommand } from "./models.ts";
 import { registerTapeCommand } from "./tape.ts";
+import { registerCostCommand } from "./cost.ts";
 import { registerQueueCommand } from "./queue.ts";
 import { registerDeliveryCommand } from "./delivery.ts";
 import { registerLoginCommand, registerLogoutCommand } from "./login.ts";
@@ -39,6 +40,7 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
   trust: registerTrustCommand,
   models: registerModelsCommand,
   tape: registerTapeCommand,
+  cost: registerCostCommand,
   queue: registerQueueCommand,
   delivery: registerDeliveryCommand,
   login: registerLoginCommand,

@@ -1,5 +1,6 @@
 /** `tape.info`, `tape.search`, `tape.handoff`, `tape.anchors`, `tape.reset` and `spill.read`. */
 import { z } from "zod";
+import { contextUsageWithSettings, formatContextUsage } from "../../cost/context-budget.ts";
 import { pythonJson } from "../../tape/python-format.ts";
 import { spillRead } from "../../tape/spill.ts";
 import { defineTool, type Tool } from "../tool.ts";
@@ -16,10 +17,13 @@ function pythonValue(value: unknown): string {
 export function tapeTools(): Tool[] {
   const info = defineTool({
     name: "tape.info",
-    description: "Show the size of the current tape: entries, anchors, entries since the last anchor and the last token usage.",
+    description: "Show the size of the current tape: entries, anchors, entries since the last anchor, the last token usage and the share of the context window used.",
     context: true,
     async run(_args, context) {
-      const summary = await tapeOf(context).info();
+      const tape = tapeOf(context);
+      const summary = await tape.info();
+      const agent = context.agent;
+      const used = await contextUsageWithSettings(await tape.search(tape.query()), (path) => agent?.configValue(path));
       const rate = summary.lastTokenCacheHitRate === null ? "unknown (no cached-token count reported yet)" : `${(summary.lastTokenCacheHitRate * 100).toFixed(2)}%`;
       return (
         `name: ${summary.name}\n` +
@@ -28,7 +32,8 @@ export function tapeTools(): Tool[] {
         `last_anchor: ${pythonValue(summary.lastAnchor)}\n` +
         `entries_since_last_anchor: ${summary.entriesSinceLastAnchor}\n` +
         `last_token_usage: ${pythonValue(summary.lastTokenUsage)}\n` +
-        `last_token_cache_hit_rate: ${rate}`
+        `last_token_cache_hit_rate: ${rate}\n` +
+        `context_used: ${formatContextUsage(used)}`
       );
     },
   });

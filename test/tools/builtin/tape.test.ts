@@ -16,13 +16,13 @@ describe("tape tools", () => {
     const tape = memoryTape();
     assert.equal(
       await call(tools, "tape.info", {}, toolContext({}, { tape })),
-      "name: ws__session\nentries: 0\nanchors: 0\nlast_anchor: None\nentries_since_last_anchor: 0\nlast_token_usage: None\nlast_token_cache_hit_rate: unknown (no cached-token count reported yet)",
+      "name: ws__session\nentries: 0\nanchors: 0\nlast_anchor: None\nentries_since_last_anchor: 0\nlast_token_usage: None\nlast_token_cache_hit_rate: unknown (no cached-token count reported yet)\ncontext_used: unknown (no model call on this tape yet)",
     );
     await tape.handoff("phase-1", { summary: "x" });
-    await tape.appendEvent("run", { status: "ok", usage: { total_tokens: 120, prompt_tokens: 100, prompt_tokens_details: { cached_tokens: 25 } } });
+    await tape.appendEvent("run", { status: "ok", model: "openai:gpt-4o-mini", usage: { total_tokens: 120, prompt_tokens: 100, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 25 } } });
     assert.equal(
       await call(tools, "tape.info", {}, toolContext({}, { tape })),
-      "name: ws__session\nentries: 3\nanchors: 1\nlast_anchor: phase-1\nentries_since_last_anchor: 2\nlast_token_usage: 120\nlast_token_cache_hit_rate: 25.00%",
+      "name: ws__session\nentries: 3\nanchors: 1\nlast_anchor: phase-1\nentries_since_last_anchor: 2\nlast_token_usage: 120\nlast_token_cache_hit_rate: 25.00%\ncontext_used: 120 of 128,000 tokens (0.1%; hand-off at 80%)",
     );
   });
 
