@@ -32,7 +32,12 @@ export const CHARTS_JS = `
 "use strict";
 (function () {
   var holder = document.getElementById("overview-data");
-  if (!holder || typeof uPlot !== "function") return;
+  if (!holder) return;
+  if (typeof uPlot !== "function") {
+    // The library did not load (or failed as it loaded): the tables below hold the same figures.
+    document.querySelectorAll(".chart").forEach(function (box) { box.textContent = "The chart could not be drawn in this browser; the tables below have the figures."; box.classList.add("muted"); });
+    return;
+  }
   var days = JSON.parse(holder.dataset.days || "[]");
   var slowest = JSON.parse(holder.dataset.slowest || "[]");
   var css = getComputedStyle(document.documentElement);
@@ -45,9 +50,10 @@ export const CHARTS_JS = `
     if (!box) return;
     var options = {
       width: Math.max(240, box.clientWidth), height: 220,
-      scales: { x: { time: xAxis === null, range: xRange } },
+      // Ranges from the figures themselves (uPlot widens a single point's range by a day in ms).
+      scales: { x: { time: xAxis === null, range: xRange }, y: { range: function () { var top = Math.max.apply(null, y.map(function (v) { return v || 0; })); return [0, top > 0 ? top * 1.15 : 1]; } } },
       series: [{}, { label: label, stroke: fill, fill: fill, width: 1, paths: uPlot.paths.bars({ size: [0.6, 48] }), points: { show: false }, value: function (u, v) { return v === null || v === undefined ? "—" : format(v); } }],
-      axes: [xAxis || { stroke: ink, grid: { show: false }, ticks: { stroke: grid } }, axis(format)],
+      axes: [xAxis || dayAxis, axis(format)],
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
     };
@@ -55,13 +61,17 @@ export const CHARTS_JS = `
     box.dataset.drawn = String(y.filter(function (v) { return v !== null; }).length);
   }
   var day = 86400;
+  // Day ticks only, written as the day (UTC), like the table below.
+  var dayAxis = { stroke: ink, grid: { show: false }, ticks: { stroke: grid }, incrs: [day, 2 * day, 7 * day, 14 * day, 30 * day, 91 * day, 365 * day], values: function (u, values) { return values.map(function (v) { return new Date(v * 1000).toISOString().slice(0, 10); }); } };
   var times = days.map(function (d) { return Date.parse(d.day + "T00:00:00Z") / 1000; });
-  var timeRange = function (u, min, max) { return [min - day * 0.75, max + day * 0.75]; };
+  var timeRange = function () { return [times[0] - day * 0.75, times[times.length - 1] + day * 0.75]; };
   var count = function (v) { return Math.round(v).toLocaleString("en"); };
   var usd = function (v) { return "$" + (v >= 0.1 ? v.toFixed(2) : Number(v.toPrecision(2)).toString()); };
   if (days.length > 0) {
     draw("chart-tokens", times, days.map(function (d) { return d.tokens; }), "tokens", count, color("--accent"), null, timeRange);
-    draw("chart-cost", times, days.map(function (d) { return d.usd; }), "cost (USD)", usd, color("--warn"), null, timeRange);
+    var costs = days.map(function (d) { return d.usd; });
+    // With no known price there is nothing to draw: the page says so instead.
+    if (costs.some(function (v) { return v !== null; })) draw("chart-cost", times, costs, "cost (USD)", usd, color("--warn"), null, timeRange);
   }
   if (slowest.length > 0) {
     var ranks = slowest.map(function (t, i) { return i + 1; });

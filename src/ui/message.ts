@@ -1,7 +1,8 @@
 /**
  * A message entry on the session page: an assistant's text as rendered, sanitised Markdown
  * ({@link renderMarkdown}); a user's prompt as its words, with the context line the channel
- * put before them (`sender_id=…|channel=…` and `---Date: …---`) folded behind a toggle.
+ * put before them (`sender_id=…|channel=…` and `---Date: …---`, or the `[context: …]` after
+ * the agent loop's "continue" prompt) folded behind a toggle.
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { contentText } from "../tape/transcript-render.ts";
@@ -11,10 +12,16 @@ import { renderMarkdown } from "./markdown.ts";
 /** The context line and date the builtin plugin puts before a channel's prompt. */
 const PROMPT_CONTEXT = /^([^\n]*)\n---Date: ([^\n]*)---\n/;
 
+/** The context the agent loop appends to its "continue" prompt. */
+const CONTINUE_CONTEXT = /\s*\[context: ([^\]\n]*)\]$/;
+
 /** A prompt split into the channel's context header (null when it has none) and the words. */
 export function splitPrompt(text: string): { header: string | null; words: string } {
   const found = PROMPT_CONTEXT.exec(text);
-  if (!found) return { header: null, words: text };
+  if (!found) {
+    const trailing = CONTINUE_CONTEXT.exec(text);
+    return trailing ? { header: trailing[1], words: text.slice(0, trailing.index) } : { header: null, words: text };
+  }
   return { header: `${found[1]}\n${found[2]}`, words: text.slice(found[0].length) };
 }
 

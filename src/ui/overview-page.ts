@@ -28,8 +28,8 @@ export function overviewPage(overview: Overview, names: ReadonlyMap<string, Sess
       html`<tr><td>${day.day}</td><td class="num" data-label="Model calls">${formatCount(day.calls)}</td><td class="num" data-label="Tokens">${formatCount(day.tokens)}</td><td class="num" data-label="Cost" title="${day.priced} of ${day.calls} model calls priced">${formatUsd(day.usd)}</td></tr>`,
   );
   const slowRows = slowest.map(
-    (turn) =>
-      html`<tr><td><a href="${sessionPath(turn.tape)}?around=${turn.firstId}#e${turn.firstId}">${sessionLabel(turn.tape, names?.get(turn.tape))} · Turn ${turn.number}</a></td><td class="num" data-label="Took">${formatDuration(turn.durationMs)}</td><td class="num" data-label="Calls">${turn.modelCalls} model, ${turn.toolCalls} tool</td><td data-label="Started"><time datetime="${turn.start}">${shownDate(turn.start)}</time></td><td class="preview">${turn.prompt}</td></tr>`,
+    (turn, rank) =>
+      html`<tr><td class="num" data-label="Rank">#${rank + 1}</td><td><a href="${sessionPath(turn.tape)}?around=${turn.firstId}#e${turn.firstId}">${sessionLabel(turn.tape, names?.get(turn.tape))} · Turn ${turn.number}</a></td><td class="num" data-label="Took">${formatDuration(turn.durationMs)}</td><td class="num" data-label="Calls">${turn.modelCalls} model, ${turn.toolCalls} tool</td><td data-label="Started"><time datetime="${turn.start}">${shownDate(turn.start)}</time></td><td class="preview">${turn.prompt}</td></tr>`,
   );
   const body = html`<h1>Overview</h1>
 <p class="totals">${overview.sessions} session${overview.sessions === 1 ? "" : "s"} · ${formatCount(tokens)} tokens · cost ${formatUsd(usd)}${calls > pricedCalls ? html` <span class="muted">(${pricedCalls} of ${calls} model calls priced; the others are left out of the sums)</span>` : ""}</p>
@@ -38,10 +38,10 @@ ${
   days.length === 0
     ? html`<p>No model call on any tape yet.</p>`
     : html`<section class="chart-box"><h2>Tokens per day</h2><div class="chart" id="chart-tokens" data-points="${days.length}"></div></section>
-<section class="chart-box"><h2>Cost per day</h2><div class="chart" id="chart-cost" data-points="${priced.length}"></div>${priced.length === 0 ? html`<p class="muted">No model call has a known price: cost is “—”.</p>` : ""}</section>
+<section class="chart-box"><h2>Cost per day</h2>${priced.length === 0 ? html`<p class="muted" id="no-cost">No model call on these tapes has a known price: cost is “—”.</p>` : html`<div class="chart" id="chart-cost" data-points="${priced.length}"></div>`}</section>
 <section class="chart-box"><h2>Slowest turns</h2><div class="chart" id="chart-slowest" data-points="${slowest.length}"></div></section>
 <h2>Slowest turns</h2>
-<table class="rows"><thead><tr><th scope="col">Turn</th><th scope="col">Took</th><th scope="col">Calls</th><th scope="col">Started</th><th scope="col">Asked</th></tr></thead><tbody>${slowRows}</tbody></table>
+<table class="rows"><thead><tr><th scope="col">#</th><th scope="col">Turn</th><th scope="col">Took</th><th scope="col">Calls</th><th scope="col">Started</th><th scope="col">Asked</th></tr></thead><tbody>${slowRows}</tbody></table>
 <h2>Per day</h2>
 <table class="rows"><thead><tr><th scope="col">Day (UTC)</th><th scope="col">Model calls</th><th scope="col">Tokens</th><th scope="col">Cost</th></tr></thead><tbody>${dayRows}</tbody></table>`
 }`;

@@ -34,6 +34,7 @@ describe("the web view's pieces", () => {
   it("splits the channel's context header from the user's words", () => {
     assert.deepEqual(splitPrompt("sender_id=7|channel=telegram\n---Date: 2026-05-01T10:00:00+02:00---\nhello\nthere"), { header: "sender_id=7|channel=telegram\n2026-05-01T10:00:00+02:00", words: "hello\nthere" });
     assert.deepEqual(splitPrompt("just words"), { header: null, words: "just words" });
+    assert.deepEqual(splitPrompt("Continue the task. [context: sender_id=7|channel=cli]"), { header: "sender_id=7|channel=cli", words: "Continue the task." });
   });
 
   it("places a step's model call and tool calls backwards from its run event", () => {
