@@ -11,6 +11,7 @@ import { UI_CSS, UI_JS } from "./assets.ts";
 import { requireToken } from "./auth.ts";
 import { createChangeWatch } from "./live.ts";
 import { CHARTS_JS, chartLibrary } from "./chart-assets.ts";
+import { markdownRenderer } from "./markdown.ts";
 import { turnNumbers } from "./numbering.ts";
 import { readOverview } from "./overview.ts";
 import { overviewPage } from "./overview-page.ts";
@@ -133,6 +134,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
   const names = options.names ?? storeSessionNames(store) ?? undefined;
   const pageSize = options.pageSize ?? 250;
   const watch = createChangeWatch(options.pollMs ?? 1000);
+  const markdown = markdownRenderer();
   const app = new Hono();
 
   app.use(async (context, next) => {
@@ -200,7 +202,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
       tape,
       title: { tape, name },
       total: newestEntry.id,
-      timeline: renderTimeline(shown, { tape, numbers: turnNumbers(entries, tape) }),
+      timeline: renderTimeline(shown, { tape, numbers: turnNumbers(entries), markdown }),
       first: shown[0]?.id ?? null,
       last: shown.at(-1)?.id ?? null,
       olderBefore: start > 0 ? entries[start].id : null,
@@ -225,7 +227,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
         const entries = all.filter((entry) => entry.id >= from);
         const newestEntry = entries.at(-1);
         if (newestEntry === undefined) return;
-        const update = { from, last: newestEntry.id, totals: totalsLine(sessionTotals(all)).value, html: renderTimeline(entries, { tape, numbers: turnNumbers(all, tape) }).value };
+        const update = { from, last: newestEntry.id, totals: totalsLine(sessionTotals(all)).value, html: renderTimeline(entries, { tape, numbers: turnNumbers(all), markdown }).value };
         from = lastBlockStart(entries) ?? from;
         await stream.writeSSE({ event: "update", data: JSON.stringify(update) });
       };

@@ -41,3 +41,27 @@ export function renderMarkdown(text: string): Html {
   const rendered = markdown.parse(text, { async: false });
   return new Html(sanitizeHtml(rendered, SANITIZE));
 }
+
+/**
+ * {@link renderMarkdown} remembering its last `limit` answers (default 2,000): a tape only
+ * grows, so the same answers are rendered again on every reload and live update. One per web
+ * view; the oldest answer is forgotten first.
+ */
+export function markdownRenderer(limit = 2000): (text: string) => Html {
+  const rendered = new Map<string, Html>();
+  return (text) => {
+    const known = rendered.get(text);
+    if (known !== undefined) {
+      rendered.delete(text);
+      rendered.set(text, known);
+      return known;
+    }
+    const fresh = renderMarkdown(text);
+    rendered.set(text, fresh);
+    if (rendered.size > limit) {
+      const oldest = rendered.keys().next();
+      if (!oldest.done) rendered.delete(oldest.value);
+    }
+    return fresh;
+  };
+}

@@ -25,9 +25,9 @@ export function splitPrompt(text: string): { header: string | null; words: strin
   return { header: `${found[1]}\n${found[2]}`, words: text.slice(found[0].length) };
 }
 
-/** A model's words: Markdown, rendered and sanitised. */
-export function markdownBody(text: string): Html {
-  return html`<div class="content markdown">${renderMarkdown(text)}</div>`;
+/** A model's words: Markdown, rendered and sanitised (by `render`, default {@link renderMarkdown}). */
+export function markdownBody(text: string, render: (text: string) => Html = renderMarkdown): Html {
+  return html`<div class="content markdown">${render(text)}</div>`;
 }
 
 function time(entry: TapeEntry): Html {
@@ -35,13 +35,13 @@ function time(entry: TapeEntry): Html {
   return html`<time datetime="${entry.date}">${shown}</time>`;
 }
 
-/** One `message` entry as an article. */
-export function messageHtml(entry: TapeEntry): Html {
+/** One `message` entry as an article; `markdown` renders an answer (default {@link renderMarkdown}). */
+export function messageHtml(entry: TapeEntry, markdown: (text: string) => Html = renderMarkdown): Html {
   const role = String(entry.payload.role ?? "message");
   const flags = entry.meta.incomplete === true ? html` <span class="badge warn">incomplete</span>` : "";
   const text = contentText(entry.payload.content ?? "");
   let body: Html;
-  if (role === "assistant") body = markdownBody(text);
+  if (role === "assistant") body = markdownBody(text, markdown);
   else if (role === "user") {
     const { header, words } = splitPrompt(text);
     const context = header === null ? "" : html`<details class="context"><summary>context</summary><pre>${header}</pre></details>`;

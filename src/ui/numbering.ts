@@ -1,19 +1,32 @@
 /**
- * Turn numbers as `bub tape show` gives them (Turn 1, 2, 3 on the whole tape), read from the
- * tape's transcript (`src/tape/transcript.ts`), so the web view and the command line agree.
+ * Turn numbers as `bub tape show` gives them (Turn 1, 2, 3 on the whole tape). They follow
+ * the rule `buildTranscript` (`src/tape/transcript.ts`) numbers turns by, with the same
+ * {@link TurnTracker}: a new turn takes the next number, a turn whose entries reached the
+ * tape in two parts keeps its number, and entries before the first turn have none. Only the
+ * numbers are worked out, not the transcript's items, so a 10,000-entry tape costs about what
+ * counting its turns costs (test/ui/views.test.ts checks both agree).
  */
 import type { TapeEntry } from "../kernel/tape-contract.ts";
-import { buildTranscript } from "../tape/transcript.ts";
+import { turnIdOf, TurnTracker } from "../tape/turns.ts";
 
 /** Entry id → the number of the turn it belongs to; entries outside any turn are absent. */
 export type TurnNumbers = ReadonlyMap<number, number>;
 
 /** The turn number of every entry of a whole tape (`entries` oldest first, from the first). */
-export function turnNumbers(entries: readonly TapeEntry[], tape: string): TurnNumbers {
+export function turnNumbers(entries: readonly TapeEntry[]): TurnNumbers {
   const numbers = new Map<number, number>();
-  for (const turn of buildTranscript(entries, { tape }).turns) {
-    if (turn.number === null) continue;
-    for (const item of turn.items) numbers.set(item.id, turn.number);
+  const tracker = new TurnTracker();
+  const byTurnId = new Map<string, number>();
+  let turns = 0;
+  let current: number | null = null;
+  for (const entry of entries) {
+    const change = tracker.next(entry);
+    const turnId = change === null ? null : turnIdOf(entry);
+    if (change === "new") {
+      current = ++turns;
+      if (turnId !== null) byTurnId.set(turnId, current);
+    } else if (change === "resumed") current = turnId === null ? null : (byTurnId.get(turnId) ?? null);
+    if (current !== null) numbers.set(entry.id, current);
   }
   return numbers;
 }

@@ -19,6 +19,8 @@ export interface TimelineOptions {
   tape: string;
   /** Turn numbers on the whole tape ({@link turnNumbers} in ./numbering.ts); without them turns are not numbered. */
   numbers?: TurnNumbers;
+  /** Renders an answer's Markdown (default: `renderMarkdown`; the app passes a remembering one). */
+  markdown?: (text: string) => Html;
 }
 
 const SPILL_NOTICE = /\[tool output spilled: [^\]]*; handle: ([0-9a-f]{8,64})\]/;
@@ -73,7 +75,7 @@ function toolCall(entry: TapeEntry, results: TapeEntry | null, options: Timeline
     return html`<details class="tool" id="e${entry.id}-${index}"><summary><span class="badge">tool</span> <code>${name}</code> <span class="muted">${oneLine(args, 70)}</span></summary>
 <div class="tool-body"><h4>Arguments</h4><pre>${args}</pre><h4>Result${results ? html` <a class="muted" href="#e${results.id}">#${results.id}</a>` : ""}</h4>${result}</div></details>`;
   });
-  const said = typeof entry.payload.content === "string" && entry.payload.content !== "" ? markdownBody(entry.payload.content) : "";
+  const said = typeof entry.payload.content === "string" && entry.payload.content !== "" ? markdownBody(entry.payload.content, options.markdown) : "";
   return html`<div class="entry tool-call" id="e${entry.id}">${said}${items}</div>`;
 }
 
@@ -84,7 +86,7 @@ function folded(entry: TapeEntry, label: string, body: unknown, options: Timelin
 function entryHtml(entry: TapeEntry, options: TimelineOptions): Html {
   switch (entry.kind) {
     case "message":
-      return messageHtml(entry);
+      return messageHtml(entry, options.markdown);
     case "system":
       return folded(entry, `system prompt (${textOf(entry.payload.content ?? "").length} characters)`, textOf(entry.payload.content ?? ""), options, "system");
     case "tool_result":

@@ -7,6 +7,8 @@ import { createUiApp } from "../../src/ui/app.ts";
 import { formatUsd } from "../../src/ui/format.ts";
 import { renderMarkdown } from "../../src/ui/markdown.ts";
 import { splitPrompt } from "../../src/ui/message.ts";
+import { turnNumbers } from "../../src/ui/numbering.ts";
+import { buildTranscript } from "../../src/tape/transcript.ts";
 import { readOverview } from "../../src/ui/overview.ts";
 import { highlighted, readableEntry } from "../../src/ui/search-view.ts";
 import { turnSpans } from "../../src/ui/turn-chart.ts";
@@ -29,6 +31,28 @@ describe("the web view's pieces", () => {
     assert.doesNotMatch(out, /href="javascript/i);
     assert.match(out, /<a href="https:\/\/example.org" rel="noopener noreferrer nofollow">site<\/a>/);
     assert.match(out, /<a rel="noopener noreferrer nofollow">link<\/a>/, "a javascript: link loses its target");
+  });
+
+  it("numbers turns as bub tape show does, a turn written in two parts keeping its number", () => {
+    const turn = (id: string, list: ReturnType<typeof entries.event>[]) => list.map((entry) => ({ ...entry, meta: { ...entry.meta, turn_id: id } }));
+    const list = dated(
+      [
+        entries.anchor("session/start", {}),
+        ...turn("a", [entries.message({ role: "user", content: "one" }), entries.message({ role: "assistant", content: "1" })]),
+        ...turn("b", [entries.message({ role: "user", content: "two" })]),
+        ...turn("a", [entries.event("run", {})]),
+        ...turn("b", [entries.message({ role: "assistant", content: "2" })]),
+        entries.event("loop.start", {}),
+        entries.message({ role: "user", content: "three, no turn id" }),
+      ],
+      ["2026-05-01T10:00:00+00:00"],
+    );
+    const numbers = turnNumbers(list);
+    const expected = new Map<number, number>();
+    for (const part of buildTranscript(list, { tape: "t" }).turns) for (const item of part.items) if (part.number !== null) expected.set(item.id, part.number);
+    for (const [id, number] of expected) assert.equal(numbers.get(id), number, `entry ${id}`);
+    assert.deepEqual([...numbers.values()], [1, 1, 2, 1, 2, 3, 3]);
+    assert.equal(numbers.has(1), false, "the anchor before the first turn has none");
   });
 
   it("splits the channel's context header from the user's words", () => {
