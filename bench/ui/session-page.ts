@@ -3,7 +3,8 @@
 // page has loaded and rendered (loadEventEnd of the Navigation Timing entry, after the next
 // animation frame), the server's time to answer, and the HTML's size. "paged" is what bub ui
 // serves (the newest 250 entries, older ones by link), from the file and the SQLite store;
-// "whole tape" renders all 10,000 at once, the cost paging avoids.
+// "whole tape" renders all 10,000 at once, the cost paging avoids. "overview" is the overview
+// page over the same tape (every entry read, tokens per day and the slowest turns charted).
 // Run: node bench/ui/session-page.ts [entries] [rounds]
 import chromium from "@sparticuz/chromium";
 import { chromium as playwright, type Browser } from "playwright-core";
@@ -33,12 +34,13 @@ async function fill(store: TapeStore): Promise<void> {
   }
 }
 
-async function measure(browser: Browser, store: TapeStore, pageSize: number): Promise<string[]> {
+async function measure(browser: Browser, store: TapeStore, pageSize: number, path = `/s/${TAPE}`): Promise<string[]> {
   const server = await startUiServer({ store, port: 0, pageSize });
-  const context = await browser.newContext();
+  // A locale of its own: this Chromium otherwise reports `en-US@posix`, which Intl (and uPlot on the overview) refuses.
+  const context = await browser.newContext({ locale: "en-US" });
   const page = await context.newPage();
   await page.goto(server.url);
-  const url = `http://127.0.0.1:${server.port}/s/${TAPE}`;
+  const url = `http://127.0.0.1:${server.port}${path}`;
   const cookie = { cookie: `bub_ui_${server.port}=${server.token}` };
   const rendered: number[] = [];
   const answered: number[] = [];
@@ -75,6 +77,7 @@ try {
   rows.push(["paged (bub ui), file store", ...(await measure(browser, file, 250))]);
   rows.push(["paged (bub ui), SQLite store", ...(await measure(browser, sqlite, 250))]);
   rows.push(["whole tape on one page, file store", ...(await measure(browser, file, ENTRIES))]);
+  rows.push(["overview (charts drawn), file store", ...(await measure(browser, file, 250, "/overview"))]);
 } finally {
   await browser.close();
   await Promise.all([file.close(), sqlite.close()]);

@@ -326,16 +326,17 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
           cause: error,
         });
       }
-      await options.record({ ...emptyRecord, error, usage, model: request.model, provider: providerOf(request.model), responseText: partial ? text : null, incomplete: partial });
+      await options.record({ ...emptyRecord, error, usage, model: request.model, provider: providerOf(request.model), responseText: partial ? text : null, incomplete: partial, elapsedMs: Math.round(performance.now() - started) });
       finish({ ...base, status: "error", text, usage, error, contextLengthExceeded: isContextLengthError(error), model: request.model });
       yield { kind: "error", data: error.toData() };
       yield { kind: "final", data: { ok: false } };
       return;
     }
   }
+  const elapsedMs = Math.round(performance.now() - started);
   await fireAfter(null);
   if (usage) yield { kind: "usage", data: usage };
-  const answered = { model: answeredBy, provider: providerOf(answeredBy) };
+  const answered = { model: answeredBy, provider: providerOf(answeredBy), elapsedMs };
 
   // 4. No tool calls: the text is the answer.
   if (toolCalls.length === 0) {
@@ -362,19 +363,22 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
   const { turn, agent, sandbox } = options;
   const execution = await executor.execute(invocations, { tape: options.tape, runId, state, signal: hookSignal, ...(turn ? { turn } : {}), ...(agent ? { agent } : {}), ...(sandbox ? { sandbox } : {}) });
   const toolResults: unknown[] = [];
+  const toolElapsedMs: (number | null)[] = [];
   let toolError: BubError | null = null;
   let next = 0;
   for (const args of decoded) {
     if (BubError.isInstance(args)) {
+      toolElapsedMs.push(null);
       toolError = args;
       toolResults.push(args.toData());
       continue;
     }
     const index = next++;
+    toolElapsedMs.push(execution.elapsedMs?.[index] ?? null);
     toolResults.push(execution.toolResults[index]);
     toolError = execution.errors[index] ?? toolError;
   }
-  await options.record({ ...emptyRecord, toolCalls, callText: text || null, toolResults, usage, ...answered });
+  await options.record({ ...emptyRecord, toolCalls, callText: text || null, toolResults, toolElapsedMs, usage, ...answered });
   finish({ ...base, status: "ok", text, toolCalls, toolResults, toolError, usage, model: answeredBy, finishReason });
   yield { kind: "tool_result", data: { tool_results: toolResults } };
   yield { kind: "final", data: { ok: true, tool_calls: toolCalls.map((call) => ({ ...call, function: { ...call.function } })), tool_results: toolResults } };

@@ -30,4 +30,8 @@ export interface StepRecord {
   /** Provider and `provider:model` that answered (or were asked, on failure). */
   readonly provider: string | null;
   readonly model: string | null;
+  /** Wall time of the model call in ms (the stream, retries included); on the `run` event as `elapsed_ms`. */
+  readonly elapsedMs?: number | null;
+  /** Wall time of each tool call in ms, in call order (null for a call whose arguments did not decode); `tool_elapsed_ms`. */
+  readonly toolElapsedMs?: readonly (number | null)[] | null;
 }

@@ -46,6 +46,10 @@ export interface ChatRecord {
   cost?: { readonly usd: number | null; readonly source: string } | null;
   /** SHA-256 of the system prompt in force; put on the `run` event (the prompt itself is written only when it changes). */
   systemHash?: string | null;
+  /** Wall time of the model call in ms, put on the `run` event as `elapsed_ms`. */
+  elapsedMs?: number | null;
+  /** Wall time of each tool call in ms (call order), put on the `run` event as `tool_elapsed_ms`. */
+  toolElapsedMs?: readonly (number | null)[] | null;
 }
 
 /** Options of {@link createTape}. */
@@ -174,6 +178,8 @@ export function chatRecordEntries(record: ChatRecord): NewTapeEntry[] {
   if (record.model) data.model = record.model;
   if (record.systemHash) data.system_hash = record.systemHash;
   if (record.cost) data.cost = { usd: record.cost.usd, source: record.cost.source };
+  if (typeof record.elapsedMs === "number") data.elapsed_ms = record.elapsedMs;
+  if (record.toolElapsedMs && record.toolElapsedMs.length > 0) data.tool_elapsed_ms = [...record.toolElapsedMs];
   batch.push(entries.event("run", data, meta));
   return batch;
 }

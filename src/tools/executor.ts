@@ -35,6 +35,8 @@ export interface ToolExecution {
   readonly error: BubError | null;
   /** Per invocation, its error or null. */
   readonly errors: readonly (BubError | null)[];
+  /** Per invocation, its wall time in ms (hooks included). */
+  readonly elapsedMs?: readonly number[];
 }
 
 /** Options of {@link createToolExecutor}. */
@@ -157,8 +159,18 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
 
   async execute(invocations: readonly ToolInvocation[], context: ToolContext<TTape> | null = null): Promise<ToolExecution> {
     if (invocations.length === 0) return { toolResults: [], error: null, errors: [] };
+    const elapsedMs = invocations.map(() => 0);
     // What a call writes carries its id as meta.tool_call_id (issue 19).
-    const settled = await Promise.allSettled(invocations.map((invocation) => withCorrelation({ toolCallId: invocation.callId }, () => this.#handle(invocation, context))));
+    const settled = await Promise.allSettled(
+      invocations.map(async (invocation, index) => {
+        const started = performance.now();
+        try {
+          return await withCorrelation({ toolCallId: invocation.callId }, () => this.#handle(invocation, context));
+        } finally {
+          elapsedMs[index] = Math.round(performance.now() - started);
+        }
+      }),
+    );
     const toolResults: unknown[] = [];
     const errors: (BubError | null)[] = [];
     let error: BubError | null = null;
@@ -174,7 +186,7 @@ class DefaultToolExecutor<TTape> implements ToolExecutor<TTape> {
         throw outcome.reason;
       }
     }
-    return { toolResults, error, errors };
+    return { toolResults, error, errors, elapsedMs };
   }
 
   async #handle(invocation: ToolInvocation, context: ToolContext<TTape> | null): Promise<unknown> {

@@ -1,6 +1,7 @@
 /**
  * The web view as a Hono app over a tape store: the sessions list, a session's timeline
- * (paged), search across tapes, spilled output, and server-sent events for live pages.
+ * (paged), the overview (tokens, cost, slowest turns), search across tapes, spilled output,
+ * and server-sent events for live pages.
  * It reads through the {@link TapeStore} contract only, so every store works.
  */
 import { mountDeliveries, type DeliveryList } from "./deliveries.ts";
@@ -10,11 +11,18 @@ import type { TapeEntry, TapeStats, TapeStore } from "../kernel/tape-contract.ts
 import { UI_CSS, UI_JS } from "./assets.ts";
 import { requireToken } from "./auth.ts";
 import { createChangeWatch } from "./live.ts";
-import { messagePage, searchPage, sessionPage, sessionRows, sessionsPage } from "./pages.ts";
+import { CHARTS_JS, chartLibrary } from "./chart-assets.ts";
+import { markdownRenderer } from "./markdown.ts";
+import { turnNumbers } from "./numbering.ts";
+import { readOverview } from "./overview.ts";
+import { overviewPage } from "./overview-page.ts";
+import { messagePage, sessionPage, sessionRows, sessionsPage, totalsLine, type SessionPageData } from "./pages.ts";
+import { searchPage } from "./search-view.ts";
 import { lastEntryId, searchTapes, sessionStats, storeSessionNames, summarise, type SessionNames } from "./sessions.ts";
 import { readSpill } from "./spill.ts";
 import { lastBlockStart, renderTimeline } from "./timeline.ts";
-import { pageStart } from "./turns.ts";
+import { costOf, pageStart, turnUsage } from "./turns.ts";
+import { countTurns } from "../tape/turns.ts";
 import { BubError } from "../kernel/errors.ts";
 import { isRecord } from "../kernel/guards.ts";
 import { redactedTapeStore, type TextRedaction } from "../tape/redacted-store.ts";
@@ -129,6 +137,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
   const names = options.names ?? storeSessionNames(store) ?? undefined;
   const pageSize = options.pageSize ?? 250;
   const watch = createChangeWatch(options.pollMs ?? 1000);
+  const markdown = markdownRenderer();
   const app = new Hono();
 
   app.use(async (context, next) => {
@@ -143,6 +152,15 @@ export function createUiApp(options: UiAppOptions): UiApp {
 
   app.get("/assets/ui.css", (context) => context.body(UI_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
   app.get("/assets/ui.js", (context) => context.body(UI_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+  const charts = chartLibrary();
+  app.get("/assets/uplot.js", async (context) => context.body(await charts.script(), 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+  app.get("/assets/uplot.css", async (context) => context.body(await charts.styles(), 200, { "Content-Type": "text/css; charset=utf-8" }));
+  app.get("/assets/charts.js", (context) => context.body(CHARTS_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
+
+  app.get("/overview", async (context) => {
+    const [overview, index] = await Promise.all([readOverview(store), names ? names() : null]);
+    return context.html(overviewPage(overview, index).value);
+  });
 
   app.get("/", async (context) => {
     const stats = await sessionStats(store);
@@ -187,12 +205,13 @@ export function createUiApp(options: UiAppOptions): UiApp {
       tape,
       title: { tape, name },
       total: newestEntry.id,
-      timeline: renderTimeline(shown, { tape }),
+      timeline: renderTimeline(shown, { tape, numbers: turnNumbers(entries), markdown }),
       first: shown[0]?.id ?? null,
       last: shown.at(-1)?.id ?? null,
       olderBefore: start > 0 ? entries[start].id : null,
       newerBefore: newest ? null : newerEnd === entries.length ? "" : entries[newerEnd].id,
       liveFrom: newest ? (lastBlockStart(shown) ?? 0) : null,
+      totals: sessionTotals(entries),
     });
     return context.html(html.value);
   });
@@ -207,10 +226,11 @@ export function createUiApp(options: UiAppOptions): UiApp {
       // Updates go out one at a time: each resumes where the previous one's last block began.
       let sending = Promise.resolve();
       const send = async (): Promise<void> => {
-        const entries = (await store.fetchAll({ tape })).filter((entry) => entry.id >= from);
+        const all = await store.fetchAll({ tape });
+        const entries = all.filter((entry) => entry.id >= from);
         const newestEntry = entries.at(-1);
         if (newestEntry === undefined) return;
-        const update = { from, last: newestEntry.id, html: renderTimeline(entries, { tape }).value };
+        const update = { from, last: newestEntry.id, totals: totalsLine(sessionTotals(all)).value, html: renderTimeline(entries, { tape, numbers: turnNumbers(all), markdown }).value };
         from = lastBlockStart(entries) ?? from;
         await stream.writeSSE({ event: "update", data: JSON.stringify(update) });
       };
@@ -234,11 +254,16 @@ export function createUiApp(options: UiAppOptions): UiApp {
   app.get("/search", async (context) => {
     const text = (context.req.query("q") ?? "").trim();
     const limit = 200;
-    const hits = text === "" ? [] : await searchTapes(store, text, limit);
-    return context.html(searchPage(text, hits, hits.length >= limit).value);
+    const [hits, index] = await Promise.all([text === "" ? [] : searchTapes(store, text, limit), names ? names() : null]);
+    return context.html(searchPage(text, hits, hits.length >= limit, index).value);
   });
 
   return { app, close: () => watch.close() };
+}
+
+/** A whole tape's turns, tokens and cost. */
+function sessionTotals(entries: readonly TapeEntry[]): SessionPageData["totals"] {
+  return { turns: countTurns(entries), tokens: turnUsage(entries)?.total ?? null, ...costOf(entries) };
 }
 
 /** Keeps an event stream open until the page goes away, then stops listening. */

@@ -51,6 +51,46 @@ details.events > .entry { margin-left: 1.2rem; }
 .pager { display: flex; gap: 1rem; margin: 1rem 0; }
 .hit { border-bottom: 1px solid var(--line); padding: .5rem 0; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+.totals { margin: 0 0 .4rem; }
+.facts { flex-wrap: wrap; }
+.turn-head h3 a { color: inherit; text-decoration: none; } .turn-head h3 a:hover { text-decoration: underline; }
+.content.text { white-space: pre-wrap; overflow-wrap: anywhere; margin: .3rem 0; }
+.markdown { overflow-wrap: anywhere; }
+.markdown > :first-child { margin-top: .2rem; } .markdown > :last-child { margin-bottom: .2rem; }
+.markdown h1, .markdown h2, .markdown h3, .markdown h4 { font-size: 1.05rem; margin: .8rem 0 .3rem; word-break: normal; }
+.markdown pre { white-space: pre; overflow-x: auto; background: var(--panel); padding: .5rem .7rem; border-radius: 4px; max-width: 100%; }
+.markdown code { background: var(--panel); padding: 0 .2rem; border-radius: 3px; } .markdown pre code { background: none; padding: 0; }
+.markdown table { display: block; overflow-x: auto; width: auto; max-width: 100%; }
+.markdown blockquote { margin: .4rem 0; padding-left: .8rem; border-left: 3px solid var(--line); color: var(--muted); }
+details.context { font-size: .8rem; color: var(--muted); margin: .2rem 0; } details.context pre { margin: .2rem 0; }
+.turn-chart { margin: .3rem 0 .6rem; } .turn-chart ol { list-style: none; padding: 0; margin: 0; }
+.span { display: grid; grid-template-columns: minmax(0, 15rem) minmax(0, 1fr); gap: .6rem; align-items: center; font-size: .8rem; margin: .15rem 0; }
+.span > * { min-width: 0; } .span-label { overflow-wrap: anywhere; }
+.span-track { display: block; width: 100%; height: 10px; background: var(--panel); border-radius: 2px; }
+.bar.model { fill: var(--accent); } .bar.tool { fill: #2e9b4f; }
+.span-axis { display: flex; justify-content: space-between; font-size: .75rem; margin-left: calc(min(15rem, 40%) + .6rem); }
+mark { background: #ffe38a; color: #1d1f23; border-radius: 2px; padding: 0 1px; }
+.hit .snippet { margin: .3rem 0; overflow-wrap: anywhere; }
+.hit-session { font-size: 1rem; }
+.chart-box { margin: 1rem 0; } .chart-box h2, main > h2 { font-size: 1.05rem; margin: 1.2rem 0 .4rem; }
+.chart { width: 100%; min-height: 240px; overflow: hidden; }
+.uplot { font-family: inherit; } .u-legend { font-size: .8rem; color: var(--fg); }
+td.preview { overflow-wrap: anywhere; }
+@media (max-width: 640px) {
+  main { padding: .6rem; }
+  header.site { padding: .5rem .6rem; gap: .5rem; }
+  header.site form { margin-left: 0; flex: 1 1 100%; }
+  header.site form label { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  input[type=search] { min-width: 0; flex: 1 1 auto; width: 100%; }
+  table.sessions, table.sessions tbody, table.sessions tr, table.sessions td, table.rows, table.rows tbody, table.rows tr, table.rows td { display: block; width: 100%; }
+  table.sessions thead, table.rows thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.sessions tr, table.rows tr { border-bottom: 1px solid var(--line); padding: .4rem 0; }
+  table.sessions td, table.rows td { border: 0; padding: .1rem 0; text-align: left; white-space: normal; }
+  td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: .8rem; }
+  .span { grid-template-columns: minmax(0, 1fr); gap: .1rem; }
+  .span-axis { margin-left: 0; }
+  .turn { padding: .4rem .5rem; }
+}
 `;
 
 /** The script: live updates over server-sent events, and loading spilled output. */
@@ -73,6 +113,8 @@ export const UI_JS = `
       var blocks = timeline.querySelectorAll("[data-from]");
       for (var i = 0; i < blocks.length; i++) if (Number(blocks[i].dataset.from) >= update.from) blocks[i].remove();
       timeline.insertAdjacentHTML("beforeend", update.html);
+      var totals = document.getElementById("session-totals");
+      if (totals && update.totals) totals.innerHTML = update.totals;
       var count = document.getElementById("entry-count");
       if (count) count.textContent = String(update.last);
       if (announce) announce.textContent = "New entries up to #" + update.last;

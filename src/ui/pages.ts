@@ -1,23 +1,29 @@
 /** The web view's pages, rendered on the server; every tape value is escaped by {@link html}. */
-import type { TapeEntry } from "../kernel/tape-contract.ts";
+import { formatCount, formatUsd } from "./format.ts";
 import { html, type Html } from "./html.ts";
-import type { SearchHit, SessionSummary } from "./sessions.ts";
+import type { SessionSummary } from "./sessions.ts";
 
 /** The path of a session's page. */
 export function sessionPath(tape: string): string {
   return `/s/${encodeURIComponent(tape)}`;
 }
 
+/** Style sheets and scripts a page needs besides the view's own (paths on this server). */
+export interface PageAssets {
+  styles?: readonly string[];
+  scripts?: readonly string[];
+}
+
 /** A page: header with search, skip link, live-region for announcements. */
-export function layout(title: string, body: Html, query = ""): Html {
+export function layout(title: string, body: Html, query = "", assets: PageAssets = {}): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${title} · bub</title><link rel="stylesheet" href="/assets/ui.css"></head>
+<meta name="referrer" content="no-referrer"><title>${title} · bub</title>${(assets.styles ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}<link rel="stylesheet" href="/assets/ui.css"></head>
 <body><a class="skip" href="#main">Skip to content</a>
-<header class="site"><a class="brand" href="/">bub · sessions</a>
+<header class="site"><a class="brand" href="/">bub · sessions</a> <a href="/overview">Overview</a>
 <form action="/search" method="get" role="search"><label for="q">Search tapes</label> <input type="search" id="q" name="q" value="${query}" placeholder="text in any entry"> <button type="submit">Search</button></form></header>
 <main id="main">${body}</main><p id="announce" class="visually-hidden" aria-live="polite"></p>
-<script src="/assets/ui.js" defer></script></body></html>`;
+${(assets.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}<script src="/assets/ui.js" defer></script></body></html>`;
 }
 
 /** Who a session is: its id and workspace when known, else the tape name. */
@@ -39,7 +45,7 @@ export function sessionRows(sessions: readonly SessionSummary[]): Html {
   if (sessions.length === 0) return html`<tr><td colspan="6">No session tapes yet: run <code>bub run</code>, <code>bub chat</code> or <code>bub gateway</code>.</td></tr>`;
   return html`${sessions.map(
     (session) =>
-      html`<tr><td><a href="${sessionPath(session.tape)}">${sessionTitle(session)}</a></td><td class="num">${session.turns}</td><td class="num">${session.entries}</td><td class="num">${formatBytes(session.bytes)}</td><td>${session.lastDate ? html`<time datetime="${session.lastDate}">${session.lastDate.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC")}</time>` : ""}</td><td>${session.preview ?? ""}</td></tr>`,
+      html`<tr><td class="session"><a href="${sessionPath(session.tape)}">${sessionTitle(session)}</a></td><td class="num" data-label="Turns">${session.turns}</td><td class="num" data-label="Entries">${session.entries}</td><td class="num" data-label="Size">${formatBytes(session.bytes)}</td><td data-label="Last activity">${session.lastDate ? html`<time datetime="${session.lastDate}">${session.lastDate.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC")}</time>` : ""}</td><td class="preview">${session.preview ?? ""}</td></tr>`,
   )}`;
 }
 
@@ -54,7 +60,7 @@ export function sessionsPage(sessions: readonly SessionSummary[], page: number, 
     "Sessions",
     html`<h1>Sessions <span class="live" id="live" data-state="off">${live ? "connecting…" : ""}</span></h1>
 <p class="muted">${total} session tape${total === 1 ? "" : "s"}, the most recently active first.</p>
-<table id="sessions"${live ? html` data-live="${live}"` : ""}><caption class="visually-hidden">Session tapes</caption><thead><tr><th scope="col">Session</th><th scope="col">Turns</th><th scope="col">Entries</th><th scope="col">Size</th><th scope="col">Last activity</th><th scope="col">Last message</th></tr></thead>
+<table id="sessions" class="sessions"${live ? html` data-live="${live}"` : ""}><caption class="visually-hidden">Session tapes</caption><thead><tr><th scope="col">Session</th><th scope="col">Turns</th><th scope="col">Entries</th><th scope="col">Size</th><th scope="col">Last activity</th><th scope="col">Last message</th></tr></thead>
 <tbody>${sessionRows(sessions)}</tbody></table>${pager}`,
   );
 }
@@ -76,6 +82,14 @@ export interface SessionPageData {
   newerBefore: number | string | null;
   /** Where live updates resume (the first id of the last block), on the newest page only. */
   liveFrom: number | null;
+  /** The whole tape's turns, tokens and cost (the known prices summed; null when none is known). */
+  totals: { turns: number; tokens: number | null; usd: number | null; calls: number; priced: number };
+}
+
+/** A session's turns, tokens and cost, in one line. */
+export function totalsLine(totals: SessionPageData["totals"]): Html {
+  const priced = totals.calls > 0 && totals.priced < totals.calls ? html` <span class="muted">(${totals.priced} of ${totals.calls} model calls priced)</span>` : "";
+  return html`<span>${totals.turns} turn${totals.turns === 1 ? "" : "s"}</span> · <span>${totals.tokens === null ? "—" : formatCount(totals.tokens)} tokens</span> · <span id="session-cost">cost ${formatUsd(totals.usd)}</span>${priced}`;
 }
 
 /** A session's timeline page. */
@@ -88,33 +102,12 @@ export function sessionPage(data: SessionPageData): Html {
   return layout(
     data.tape,
     html`<h1>${sessionTitle(data.title)}</h1>
+<p class="totals" id="session-totals">${totalsLine(data.totals)}</p>
 <p><span class="muted">${range}</span> ${live ? html`<span class="live" id="live" data-state="off">connecting…</span>` : ""}</p>
 <nav class="pager" aria-label="Pages">${older} ${newer}</nav>
 <div id="timeline"${live ? html` data-live="${live}"` : ""}>${data.timeline}</div>
 <nav class="pager" aria-label="Pages, bottom">${older} ${newer}</nav>`,
   );
-}
-
-function snippet(entry: TapeEntry, text: string): string {
-  const source = JSON.stringify(entry.payload);
-  const at = source.toLowerCase().indexOf(text.toLowerCase());
-  const start = Math.max(0, at - 60);
-  return `${start > 0 ? "…" : ""}${source.slice(start, Math.max(at, 0) + text.length + 100)}…`;
-}
-
-/** Search results. */
-export function searchPage(text: string, hits: readonly SearchHit[], limited: boolean): Html {
-  const body =
-    text === ""
-      ? html`<p>Type some text to find the entries of any session that contain it.</p>`
-      : hits.length === 0
-        ? html`<p>No entry contains “${text}”.</p>`
-        : html`<p class="muted">${hits.length} match${hits.length === 1 ? "" : "es"}${limited ? " (the first ones only: narrow the search)" : ""}, newest first.</p>
-<ol class="hits">${hits.map(
-            (hit) =>
-              html`<li class="hit"><a href="${sessionPath(hit.tape)}?around=${hit.entry.id}#e${hit.entry.id}"><code>${hit.tape}</code> #${hit.entry.id}</a> <span class="badge">${hit.entry.kind}</span> <time datetime="${hit.entry.date}">${hit.entry.date}</time><pre>${snippet(hit.entry, text)}</pre></li>`,
-          )}</ol>`;
-  return layout(text === "" ? "Search" : `Search: ${text}`, html`<h1>Search</h1>${body}`, text);
 }
 
 /** A short error page. */

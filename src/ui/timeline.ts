@@ -7,12 +7,20 @@
 import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { isRecord } from "../kernel/guards.ts";
 import { html, join, type Html } from "./html.ts";
-import { groupTimeline, turnDurationMs, turnModel, turnUsage, type AnchorBlock, type TurnBlock } from "./turns.ts";
+import { formatCount, formatDuration, formatUsd } from "./format.ts";
+import { markdownBody, messageHtml } from "./message.ts";
+import { blockNumber, type TurnNumbers } from "./numbering.ts";
+import { turnChart } from "./turn-chart.ts";
+import { costOf, groupTimeline, turnDurationMs, turnModel, turnUsage, type AnchorBlock, type TurnBlock } from "./turns.ts";
 
 /** What rendering needs besides the entries. */
 export interface TimelineOptions {
   /** The tape, for spill links. */
   tape: string;
+  /** Turn numbers on the whole tape ({@link turnNumbers} in ./numbering.ts); without them turns are not numbered. */
+  numbers?: TurnNumbers;
+  /** Renders an answer's Markdown (default: `renderMarkdown`; the app passes a remembering one). */
+  markdown?: (text: string) => Html;
 }
 
 const SPILL_NOTICE = /\[tool output spilled: [^\]]*; handle: ([0-9a-f]{8,64})\]/;
@@ -42,13 +50,6 @@ function oneLine(text: string, max = 80): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** `1.2 s`, `340 ms`, `2 min 5 s`. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
 function time(entry: TapeEntry): Html {
   const shown = entry.date.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", " UTC");
   return html`<time datetime="${entry.date}">${shown}</time>`;
@@ -74,16 +75,8 @@ function toolCall(entry: TapeEntry, results: TapeEntry | null, options: Timeline
     return html`<details class="tool" id="e${entry.id}-${index}"><summary><span class="badge">tool</span> <code>${name}</code> <span class="muted">${oneLine(args, 70)}</span></summary>
 <div class="tool-body"><h4>Arguments</h4><pre>${args}</pre><h4>Result${results ? html` <a class="muted" href="#e${results.id}">#${results.id}</a>` : ""}</h4>${result}</div></details>`;
   });
-  const said = typeof entry.payload.content === "string" && entry.payload.content !== "" ? html`<pre class="content">${entry.payload.content}</pre>` : "";
+  const said = typeof entry.payload.content === "string" && entry.payload.content !== "" ? markdownBody(entry.payload.content, options.markdown) : "";
   return html`<div class="entry tool-call" id="e${entry.id}">${said}${items}</div>`;
-}
-
-function message(entry: TapeEntry, options: TimelineOptions): Html {
-  const role = String(entry.payload.role ?? "message");
-  const flags = entry.meta.incomplete === true ? html` <span class="badge warn">incomplete</span>` : "";
-  const content = textOf(entry.payload.content ?? "");
-  const extra = Array.isArray(entry.payload.tool_calls) ? html`<pre class="muted">${pretty(entry.payload.tool_calls)}</pre>` : "";
-  return html`<article class="entry message role-${role.replace(/[^a-z]/gi, "")}" id="e${entry.id}"><header><span class="badge">${role}</span>${flags} ${time(entry)}</header><pre class="content">${content}</pre>${extra}</article>`;
 }
 
 function folded(entry: TapeEntry, label: string, body: unknown, options: TimelineOptions, className = "event"): Html {
@@ -93,7 +86,7 @@ function folded(entry: TapeEntry, label: string, body: unknown, options: Timelin
 function entryHtml(entry: TapeEntry, options: TimelineOptions): Html {
   switch (entry.kind) {
     case "message":
-      return message(entry, options);
+      return messageHtml(entry, options.markdown);
     case "system":
       return folded(entry, `system prompt (${textOf(entry.payload.content ?? "").length} characters)`, textOf(entry.payload.content ?? ""), options, "system");
     case "tool_result":
@@ -151,15 +144,20 @@ function turnHtml(block: TurnBlock, options: TimelineOptions): Html {
   const usage = turnUsage(block.entries);
   const duration = turnDurationMs(block.entries);
   const model = turnModel(block.entries);
+  const cost = costOf(block.entries);
   const turnId = block.entries.map((entry) => entry.meta.turn_id).find((id) => typeof id === "string" && id !== "");
   const facts = [
     model ? html`<span>${model}</span>` : null,
-    usage ? html`<span title="prompt + completion tokens">${usage.total.toLocaleString("en")} tokens (${usage.prompt.toLocaleString("en")} in, ${usage.completion.toLocaleString("en")} out)</span>` : null,
+    usage ? html`<span title="prompt + completion tokens">${formatCount(usage.total)} tokens (${formatCount(usage.prompt)} in, ${formatCount(usage.completion)} out)</span>` : null,
+    cost.calls > 0 ? html`<span class="cost" title="${cost.priced} of ${cost.calls} model calls priced">cost ${formatUsd(cost.usd)}</span>` : null,
     duration !== null && block.entries.length > 1 ? html`<span>${formatDuration(duration)}</span>` : null,
-    turnId ? html`<span>turn <code title="meta.turn_id on the tape, bub.turn_id on the trace">${String(turnId)}</code></span>` : null,
+    turnId ? html`<span>turn id <code title="meta.turn_id on the tape, bub.turn_id on the trace">${String(turnId)}</code></span>` : null,
   ].filter((fact) => fact !== null);
-  const title = block.title === "turn" ? "Turn" : block.title === "continued" ? "Turn, continued" : "Entries";
-  return html`<section class="turn" data-from="${block.from}" aria-label="${title} from entry ${block.from}"><header class="turn-head"><h3>${title} <a href="#e${block.from}">#${block.from}</a></h3> ${time(block.entries[0])} <span class="facts">${facts}</span></header>${turnEntries(block.entries, options)}</section>`;
+  const number = block.title === "entries" ? null : blockNumber(block.entries, options.numbers);
+  const named = number === null ? "Turn" : `Turn ${number}`;
+  const title = block.title === "turn" ? named : block.title === "continued" ? `${named}, continued` : "Entries";
+  const chart = block.title === "entries" ? null : turnChart(block.entries, title);
+  return html`<section class="turn" data-from="${block.from}" aria-label="${title}"${number === null ? "" : html` data-turn="${number}"`}><header class="turn-head"><h3><a href="#e${block.from}">${title}</a></h3> ${time(block.entries[0])} <span class="facts">${facts}</span></header>${chart}${turnEntries(block.entries, options)}</section>`;
 }
 
 function anchorHtml(block: AnchorBlock, options: TimelineOptions): Html {

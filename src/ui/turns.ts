@@ -101,6 +101,38 @@ export function turnUsage(entries: readonly TapeEntry[]): TurnUsage | null {
   return usage;
 }
 
+/** What a run of model calls cost: the sum of the prices known, and how many calls had one. */
+export interface CostTotal {
+  /** Null when no call had a known price. */
+  usd: number | null;
+  /** Model calls (`run` events). */
+  calls: number;
+  /** Calls with a known price. */
+  priced: number;
+}
+
+/** The price the cost recorder put on a `run` event (`data.cost.usd`), or null. */
+export function runCostUsd(entry: TapeEntry): number | null {
+  const data = entry.payload.data;
+  const cost = isRecord(data) ? data.cost : undefined;
+  const usd = isRecord(cost) ? cost.usd : undefined;
+  return typeof usd === "number" && Number.isFinite(usd) ? usd : null;
+}
+
+/** The cost of the `run` events among `entries`: the known prices summed. */
+export function costOf(entries: readonly TapeEntry[]): CostTotal {
+  const total: CostTotal = { usd: null, calls: 0, priced: 0 };
+  for (const entry of entries) {
+    if (eventName(entry) !== "run") continue;
+    total.calls++;
+    const usd = runCostUsd(entry);
+    if (usd === null) continue;
+    total.priced++;
+    total.usd = (total.usd ?? 0) + usd;
+  }
+  return total;
+}
+
 /** Milliseconds from a turn's first entry to its last, or null when the dates do not parse. */
 export function turnDurationMs(entries: readonly TapeEntry[]): number | null {
   const [firstEntry, lastEntry] = [entries.at(0), entries.at(-1)];

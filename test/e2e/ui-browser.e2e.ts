@@ -101,8 +101,8 @@ describe("bub ui in a headless browser (installed package)", () => {
     await page.screenshot({ path: join(images, "ui-sessions.png") });
 
     await rows.first().getByRole("link").click();
-    await page.locator("article.role-user pre.content", { hasText: "what is on my list?" }).waitFor();
-    await page.locator("article.role-assistant pre.content", { hasText: "Your notes list two things" }).waitFor();
+    await page.locator("article.role-user .content", { hasText: "what is on my list?" }).waitFor();
+    await page.locator("article.role-assistant .content", { hasText: "Your notes list two things" }).waitFor();
     const tool = page.locator("details.tool").first();
     assert.match((await tool.locator("summary").textContent()) ?? "", /fs_read/);
     assert.equal(await tool.getAttribute("open"), null, "tool calls start folded");
@@ -118,9 +118,11 @@ describe("bub ui in a headless browser (installed package)", () => {
     openai.script(reply.text("Watering first, then the call.", { usage: { prompt_tokens: 1300, completion_tokens: 8 } }));
     const second = await runBub(["run", "which one first? <img src=x onerror=alert(1)>"], { home: home.path, env });
     assert.equal(second.code, 0, second.stderr);
-    await page.locator("article.role-assistant pre.content", { hasText: "Watering first, then the call." }).waitFor({ timeout: 10_000 });
-    await page.locator("article.role-user pre.content", { hasText: "which one first? <img src=x onerror=alert(1)>" }).waitFor();
+    await page.locator("article.role-assistant .content", { hasText: "Watering first, then the call." }).waitFor({ timeout: 10_000 });
+    await page.locator("article.role-user .content", { hasText: "which one first? <img src=x onerror=alert(1)>" }).waitFor();
     assert.equal(await page.locator("section.turn").count(), 2, "two turns");
+    assert.deepEqual(await page.locator("section.turn h3").allTextContents(), ["Turn 1", "Turn 2"], "the live turn is numbered on the whole tape");
+    await page.locator("#session-totals", { hasText: /^2 turns · 3,598 tokens/ }).waitFor();
     assert.deepEqual(dialogs, [], "tape text never runs as script");
     await page.locator("section.turn").last().screenshot({ path: join(images, "ui-live-turn.png") });
     for (const name of ["ui-sessions.png", "ui-session.png", "ui-live-turn.png"]) {

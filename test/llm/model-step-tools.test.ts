@@ -83,6 +83,8 @@ describe("runModelStep (against a fake OpenAI server)", () => {
       assert.equal(record.responseText, null, "text written alongside tool calls is not recorded as an answer");
       assert.deepEqual(record.toolCalls, toolCalls);
       assert.deepEqual(record.toolResults, ["contents of README.md", "hi"]);
+      assert.ok(record.toolElapsedMs?.length === 2 && record.toolElapsedMs.every((ms) => typeof ms === "number" && ms >= 0), "each tool call's wall time, in call order");
+      assert.deepEqual((chatRecordEntries(record).at(-1)!.payload.data as Record<string, unknown>).tool_elapsed_ms, record.toolElapsedMs);
       assert.deepEqual(chatRecordEntries(record).map((entry) => entry.kind), ["system", "message", "tool_call", "tool_result", "event"]);
       assert.equal(chatRecordEntries(record)[2]!.payload.content, "Checking.", "the text said beside the calls stays on the tool_call entry");
       assert.equal(step.outcome?.text, "Checking.");

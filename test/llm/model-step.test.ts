@@ -34,7 +34,10 @@ describe("runModelStep (against a fake OpenAI server)", () => {
       assert.equal(server.requests[0]!.body.max_tokens, 1000);
 
       assert.equal(h.records.length, 1);
-      assert.deepEqual(h.records[0], {
+      const { elapsedMs, ...recorded } = h.records[0]!;
+      assert.ok(typeof elapsedMs === "number" && elapsedMs >= 0, "the model call's wall time is recorded");
+      assert.equal((chatRecordEntries(h.records[0]!).at(-1)!.payload.data as Record<string, unknown>).elapsed_ms, elapsedMs, "and put on the run event");
+      assert.deepEqual(recorded, {
         runId: "run-test-1",
         systemPrompt: "You are Bub.",
         contextError: null,
@@ -148,7 +151,10 @@ describe("runModelStep (against a fake OpenAI server)", () => {
       assert.equal(step.outcome?.status, "error");
       assert.equal(step.error?.kind, "config");
       assert.deepEqual(chatRecordEntries(h.records[0]!).map((entry) => entry.kind), ["system", "message", "error", "event"]);
-      assert.deepEqual(chatRecordEntries(h.records[0]!).at(-1)!.payload, { name: "run", data: { status: "error", provider: "fake", model: "fake:model-a" } });
+      const run = chatRecordEntries(h.records[0]!).at(-1)!.payload;
+      const elapsed = (run.data as Record<string, unknown>).elapsed_ms;
+      assert.equal(typeof elapsed, "number", "a failed call's wall time too");
+      assert.deepEqual(run, { name: "run", data: { status: "error", provider: "fake", model: "fake:model-a", elapsed_ms: elapsed } });
     });
 
     it("afterLlmCall does not fire when the consumer stops early, and nothing is recorded", async () => {

@@ -69,7 +69,7 @@ describe("the web view (bub ui)", () => {
     assert.match(page, new RegExp(`href="/s/${TAPE}"`));
     assert.match(page, /assistant: zebras are striped/);
     const total = (await store.fetchAll({ tape: TAPE })).length;
-    assert.match(page, new RegExp(`<td class="num">2</td><td class="num">${total}</td><td class="num">\\d+\\.\\d KiB</td>`), "turns, entries and size");
+    assert.match(page, new RegExp(`<td class="num" data-label="Turns">2</td><td class="num" data-label="Entries">${total}</td><td class="num" data-label="Size">\\d+\\.\\d KiB</td>`), "turns, entries and size");
   });
 
   it("shows a session as a timeline: anchors as headings, turns with usage and duration, tool calls with results, text escaped", async () => {
@@ -83,7 +83,10 @@ describe("the web view (bub ui)", () => {
     assert.match(page, /Your notes say: buy milk\./);
     assert.doesNotMatch(page, /<script>alert/);
     assert.match(page, /thanks &lt;script&gt;alert\(1\)&lt;\/script&gt;/);
-    assert.match(page, /you are welcome &quot;&lt;b&gt;&quot;/);
+    assert.match(page, /<div class="content markdown"><p>you are welcome "&lt;b&gt;"<\/p>/, "the answer as Markdown, its HTML shown as text");
+    assert.match(page, /<h3><a href="#e\d+">Turn 1<\/a><\/h3>/, "turns numbered as bub tape show numbers them");
+    assert.match(page, /<h3><a href="#e\d+">Turn 2<\/a><\/h3>/);
+    assert.match(page, /<span>2 turns<\/span> · <span>2,545 tokens<\/span> · <span id="session-cost">cost —<\/span>/, "the session's totals; no price known");
     assert.match(page, /data-live="\/s\/[^"]+\/events\?from=\d+&amp;last=\d+"/);
   });
 
@@ -113,7 +116,7 @@ describe("the web view (bub ui)", () => {
     const page = await (await get(older[1]!.replaceAll("&amp;", "&"))).text();
     assert.match(page, /Newer entries/);
     assert.doesNotMatch(page, /data-live=/, "older pages are not live");
-    assert.match(page, /<section class="turn" data-from="\d+" aria-label="Turn from/, "the page starts with a whole turn");
+    assert.match(page, /<section class="turn" data-from="\d+" aria-label="Turn \d+" data-turn="\d+"/, "the page starts with a whole turn");
     const around = await (await get(`/s/${tape}?around=5`)).text();
     assert.match(around, /question 0/);
     await store.reset(tape);
@@ -167,7 +170,7 @@ describe("the web view (bub ui)", () => {
     const page = await (await get("/search?q=ZEBRA")).text();
     assert.match(page, new RegExp(`href="/s/${OTHER}\\?around=\\d+#e\\d+"`));
     assert.doesNotMatch(page, new RegExp(`href="/s/${TAPE}\\?`));
-    assert.match(await (await get("/search?q=%3Cscript%3E")).text(), /&lt;script&gt;alert/);
+    assert.match(await (await get("/search?q=%3Cscript%3E")).text(), /<p class="snippet">thanks <mark>&lt;script&gt;<\/mark>alert\(1\)&lt;\/script&gt;<\/p>/, "the words, the match marked, no JSON");
     assert.match(await (await get("/search?q=nowhere-to-be-found")).text(), /No entry contains/);
   });
 
@@ -205,7 +208,7 @@ describe("the web view on the SQLite store", () => {
       const request = (path: string) => ui.app.request(path, { headers: { ...host, cookie: `bub_ui_${PORT}=${TOKEN}` } });
       assert.match(await (await request("/")).text(), /assistant: stored in one file/);
       const page = await (await request(`/s/${TAPE}`)).text();
-      assert.match(page, /<pre class="content">hello from sqlite<\/pre>/);
+      assert.match(page, /<div class="content text">hello from sqlite<\/div>/);
       assert.match(page, /<code>fs_read<\/code>/);
       assert.match(await (await request("/search?q=SQLITE")).text(), new RegExp(`href="/s/${TAPE}\\?around=`));
     } finally {
