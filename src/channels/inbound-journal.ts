@@ -16,7 +16,7 @@
  * Every append is written and fdatasync'ed before its promise resolves, except `started`,
  * which rides on the next sync (a crash that loses it makes the turn look not yet begun, so
  * it runs again as a first attempt). Appends are group-committed: the records that arrive
- * within 2 ms of the first one, or while a write or sync is under way, are written together, as one buffer
+ * while a write or sync is under way are written together by the next one, as one buffer
  * (each record is encoded once, when it is appended) in one write on the open file, then
  * one fdatasync for all of them. Once at least 256 lines were appended since the last
  * compaction, and at least as many bytes as it wrote (its `mark` line only, when no item is
@@ -38,8 +38,6 @@ import { SeenIds, type SeenIdsOptions } from "./seen-ids.ts";
 
 const log = createLogger("bub:channels");
 
-/** How long an append waits for others before the journal is written: a burst is one write and one fdatasync. */
-const GATHER_MS = 2;
 /** The fewest lines written since the last compaction before the journal is compacted (it is also compacted when opened). */
 const COMPACT_AFTER_LINES = 256;
 /** The most bytes of a journal read at start: far more than 256 lines of updates ever take; a larger file (or a FIFO) is refused. */
@@ -99,9 +97,6 @@ export class InboundJournal {
   readonly #receivedLines = new Map<number, string>();
   #queue: PendingWrite[] = [];
   #writing: Promise<void> | null = null;
-  /** The timer that starts the next write while appends gather. */
-  #gathering: NodeJS.Timeout | null = null;
-  readonly #gatherMs: number;
   #linesSinceCompaction = 0;
   #bytesSinceCompaction = 0;
   /** The size of the file the last compaction wrote, and of its mark line. */
@@ -110,9 +105,8 @@ export class InboundJournal {
   #closed = false;
   readonly #compactAfterLines: number;
 
-  private constructor(path: string, compactAfterLines: number, seen: SeenIdsOptions, files: JournalFiles, gatherMs: number) {
+  private constructor(path: string, compactAfterLines: number, seen: SeenIdsOptions, files: JournalFiles) {
     this.path = path;
-    this.#gatherMs = gatherMs;
     this.#compactAfterLines = compactAfterLines;
     this.#files = files;
     this.#seen = new SeenIds(seen);
@@ -122,13 +116,11 @@ export class InboundJournal {
    * Reads the journal at `path` (creating its folder), drops torn lines, and opens it for
    * appending. `compactAfterLines`: the fewest lines written before the journal is compacted
    * (default 256); `seen`: how long and how many ids are remembered (./seen-ids.ts); `files`:
-   * the file operations after the first read (tests count them; default `node:fs/promises`);
-   * `gatherMs`: how long an append waits for others before a write starts (default 2 ms).
+   * the file operations after the first read (tests count them; default `node:fs/promises`).
    */
-  static async open(path: string, options: { compactAfterLines?: number; seen?: SeenIdsOptions; files?: JournalFiles; gatherMs?: number } = {}): Promise<InboundJournal> {
+  static async open(path: string, options: { compactAfterLines?: number; seen?: SeenIdsOptions; files?: JournalFiles } = {}): Promise<InboundJournal> {
     const compactAfterLines = Math.max(1, options.compactAfterLines ?? COMPACT_AFTER_LINES);
-    const gatherMs = Math.max(0, options.gatherMs ?? GATHER_MS);
-    const journal = new InboundJournal(path, compactAfterLines, options.seen ?? {}, options.files ?? nodeJournalFiles, gatherMs);
+    const journal = new InboundJournal(path, compactAfterLines, options.seen ?? {}, options.files ?? nodeJournalFiles);
     await makeDirectoryAsync(dirname(path));
     let text = "";
     try {
@@ -250,17 +242,8 @@ export class InboundJournal {
     if (this.#closed) return Promise.reject(new Error(`inbound journal ${this.path} is closed`));
     const written = Promise.withResolvers<void>();
     this.#queue.push({ lines, sync, resolve: written.resolve, reject: written.reject });
-    if (this.#writing === null && this.#gathering === null) {
-      if (this.#gatherMs === 0) this.#startWriting();
-      else this.#gathering = setTimeout(() => this.#startWriting(), this.#gatherMs);
-    }
-    return written.promise;
-  }
-
-  #startWriting(): void {
-    if (this.#gathering !== null) clearTimeout(this.#gathering);
-    this.#gathering = null;
     this.#writing ??= this.#drain();
+    return written.promise;
   }
 
   /** Writes what is queued, one write (and one fdatasync when a record needs it) per batch, until nothing is queued. */
@@ -338,7 +321,6 @@ export class InboundJournal {
 
   /** Resolves once everything appended so far is on disk. */
   async flush(): Promise<void> {
-    if (this.#gathering !== null) this.#startWriting();
     while (this.#writing) await this.#writing;
   }
 
