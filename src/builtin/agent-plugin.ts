@@ -17,6 +17,7 @@ import type { ModelSettings } from "../llm/settings.ts";
 import { codexSettings, type CodexSettings } from "../llm/codex/settings.ts";
 import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_TOOL_NAME } from "../tape/spill.ts";
 import type { Tape } from "../tape/tape.ts";
+import type { TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 import { turnUser } from "../cost/user.ts";
 import { contextSettings, costSettings } from "../cost/settings.ts";
@@ -71,19 +72,53 @@ export async function buildChannelPrompt(message: Envelope): Promise<Prompt> {
 
 /** The session switches recorded by the `model` and `reasoning_effort` tools, latest first wins. */
 const SWITCHES = { model_switch: "model", reasoning_effort_switch: "reasoning_effort" } as const;
+type Switches = Partial<Record<(typeof SWITCHES)[keyof typeof SWITCHES], string>>;
 
-/** The latest value of each session switch on the tape: one read of its events for both. */
-async function sessionSwitches(tape: Tape): Promise<Partial<Record<(typeof SWITCHES)[keyof typeof SWITCHES], string>>> {
-  const found: Partial<Record<(typeof SWITCHES)[keyof typeof SWITCHES], string>> = {};
-  // Matched by name, newest first (a text search would render every event to compare it).
-  const events = await tape.search(tape.query().kinds("event"));
-  for (const entry of events.toReversed()) {
+/** What one tape's switches were when its events were last read: up to the event `lastId` (dated `lastDate`). */
+export interface SwitchMemo {
+  readonly store: TapeStore;
+  readonly lastId: number;
+  readonly lastDate: string;
+  readonly found: Switches;
+}
+
+/** Tapes whose switches are remembered; the least recently used are forgotten past this. */
+const MAX_SWITCH_MEMOS = 4096;
+
+/** Applies events (oldest first) to `found`: a later non-empty value replaces an earlier one. */
+function applySwitchEvents(found: Switches, events: readonly TapeEntry[]): void {
+  for (const entry of events) {
     const name = entry.payload.name;
     const key = name === "model_switch" || name === "reasoning_effort_switch" ? SWITCHES[name] : undefined;
     const value = key && isRecord(entry.payload.data) ? entry.payload.data[key] : undefined;
-    if (key && found[key] === undefined && typeof value === "string" && value !== "") found[key] = value;
+    if (key && typeof value === "string" && value !== "") found[key] = value;
   }
-  return found;
+}
+
+/**
+ * The latest value of each session switch on the tape. The first turn of a session reads its
+ * events once; later turns read only the events appended since the last one seen (another
+ * process's included), starting at that event itself: when it is no longer there with its
+ * date, the tape was reset, and its events are read again from the start.
+ */
+export async function sessionSwitches(tape: Tape, memos: Map<string, SwitchMemo>): Promise<Switches> {
+  const memo = memos.get(tape.name);
+  if (memo) memos.delete(tape.name);
+  let found: Switches = {};
+  let events: TapeEntry[] | null = null;
+  if (memo && memo.store === tape.store) {
+    const since = await tape.search(tape.query().kinds("event").afterId(Math.max(0, memo.lastId - 1)));
+    if (memo.lastId === 0) events = since;
+    else if (since[0]?.id === memo.lastId && since[0].date === memo.lastDate) events = since.slice(1);
+    if (events) found = { ...memo.found };
+  }
+  const kept = events ? memo : undefined;
+  events ??= await tape.search(tape.query().kinds("event"));
+  applySwitchEvents(found, events);
+  const last = events.at(-1);
+  memos.set(tape.name, { store: tape.store, lastId: last?.id ?? kept?.lastId ?? 0, lastDate: last?.date ?? kept?.lastDate ?? "", found });
+  if (memos.size > MAX_SWITCH_MEMOS) for (const name of memos.keys()) if (memos.size > MAX_SWITCH_MEMOS) memos.delete(name);
+  return { ...found };
 }
 
 /** The builtin hooks the agent answers. */
@@ -108,6 +143,7 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
     return withCodex.merged;
   };
   const agent = new Agent({ framework, settings: ready, ...options });
+  const switchMemos = new Map<string, SwitchMemo>();
 
   const hooks: AgentHooks = {
     async loadState({ message, sessionId, context }) {
@@ -118,7 +154,7 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       const formatted = formatContext(message.context);
       if (formatted) state.context = formatted;
       const tape = agent.sessionTape(sessionId, context.workspace, state);
-      Object.assign(state, await sessionSwitches(tape));
+      Object.assign(state, await sessionSwitches(tape, switchMemos));
       const model = message.context.model;
       if (typeof model === "string" && model !== "") state.model = model;
       // A turn a restart cut off resumes from its journal (src/agent/turn-journal.ts).

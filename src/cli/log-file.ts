@@ -3,8 +3,9 @@
  * next write would take it past `maxBytes`, `bub.log.1` becomes `bub.log.2` (and so on up to
  * `files - 1`), `bub.log` becomes `bub.log.1`, and a new `bub.log` starts. Writes go through
  * fs promises in the order they were made, several records coalescing into one append on a
- * file kept open (reopened after a rotation, closed by {@link RotatingLogFile.close}); nothing
- * blocks the caller, and a file that cannot be written is given up silently.
+ * file kept open (reopened after a rotation, closed by {@link RotatingLogFile.close}); with
+ * `gatherMs`, records wait that long for others, so a burst is one write; nothing blocks the
+ * caller, and a file that cannot be written is given up silently.
  *
  * A record stays queued until its write has ended, so {@link RotatingLogFile.writeQueuedSync}
  * can still append, synchronously, what a `process.exit()` would otherwise cut off (the
@@ -23,6 +24,13 @@ export interface RotatingLogFileOptions {
   readonly maxBytes?: number;
   /** Files kept, the current one included (default 3: bub.log, bub.log.1, bub.log.2). */
   readonly files?: number;
+  /**
+   * How long a record may wait for others before the file is written (default 0: at once).
+   * A busy gateway logs a few records per message; gathering them for a few milliseconds
+   * makes one write of many, instead of one per record. {@link RotatingLogFile.flush},
+   * `close` and {@link RotatingLogFile.writeQueuedSync} do not wait.
+   */
+  readonly gatherMs?: number;
 }
 
 /** An append-only log file rotated by size (see the module comment). */
@@ -37,17 +45,29 @@ export class RotatingLogFile {
   #size: number | null = null;
   #broken = false;
   #handle: FileHandle | null = null;
+  readonly #gatherMs: number;
+  /** The timer that starts the next write, while records gather. */
+  #gathering: NodeJS.Timeout | null = null;
 
   constructor(path: string, options: RotatingLogFileOptions = {}) {
     this.path = path;
     this.maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
     this.files = Math.max(1, options.files ?? 3);
+    this.#gatherMs = Math.max(0, options.gatherMs ?? 0);
   }
 
   /** Queues `text` (whole lines) for the file. */
   append(text: string): void {
     if (this.#broken || text === "") return;
     this.#pending.push(text);
+    if (this.#draining || this.#gathering) return;
+    if (this.#gatherMs === 0) this.#startDrain();
+    else this.#gathering = setTimeout(() => this.#startDrain(), this.#gatherMs).unref();
+  }
+
+  #startDrain(): void {
+    if (this.#gathering) clearTimeout(this.#gathering);
+    this.#gathering = null;
     this.#draining ??= this.#drain().finally(() => {
       this.#draining = null;
     });
@@ -55,6 +75,7 @@ export class RotatingLogFile {
 
   /** Resolves once everything appended so far is written (or given up). */
   async flush(): Promise<void> {
+    if (this.#gathering) this.#startDrain();
     while (this.#draining) await this.#draining;
   }
 
@@ -72,6 +93,8 @@ export class RotatingLogFile {
    * runs. A record whose write the exit raced may appear twice.
    */
   writeQueuedSync(): void {
+    if (this.#gathering) clearTimeout(this.#gathering);
+    this.#gathering = null;
     if (this.#broken || this.#pending.length === 0) return;
     const text = this.#pending.join("");
     this.#broken = true;

@@ -10,6 +10,9 @@ import { TRAFFIC_NAMESPACE } from "../channels/traffic.ts";
 import { setLogRecorder, setLogSink, type LogLevel, type LogSink } from "../kernel/log.ts";
 import { RotatingLogFile } from "./log-file.ts";
 
+/** How long a record waits for others before the log file is written (one write per burst). */
+const LOG_FILE_GATHER_MS = 20;
+
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 function isLogLevel(value: string): value is LogLevel {
@@ -127,7 +130,7 @@ export interface ExitEvents {
  * synchronously ({@link RotatingLogFile.writeQueuedSync}), so they are not lost.
  */
 export function installCliLogging(options: CliLogging): { file: RotatingLogFile; turnSink: LogSink | null; restore: () => void } {
-  const file = new RotatingLogFile(join(options.home, "logs", "bub.log"), { maxBytes: options.maxBytes, files: options.files });
+  const file = new RotatingLogFile(join(options.home, "logs", "bub.log"), { maxBytes: options.maxBytes, files: options.files, gatherMs: LOG_FILE_GATHER_MS });
   const fileAt = ORDER[fileLogLevel(options.env)];
   const recorder: LogSink = (level, namespace, message, error) => {
     if (ORDER[level] >= fileAt) file.append(formatLogRecord(new Date(), level, namespace, message, error));

@@ -9,6 +9,7 @@ import { homeProblem } from "../config/home-dir.ts";
 import { bubHome, expandHome } from "../config/paths.ts";
 import { errorLine } from "../builtin/error-line.ts";
 import { installCliLogging } from "./logging.ts";
+import { stderrBatch } from "./stderr-batch.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
 import { packageVersion } from "./version.ts";
 
@@ -194,12 +195,16 @@ export async function main(argv: readonly string[], io: CliIO = defaultIO): Prom
     return EXIT.failure;
   }
   const command = commandFromArgs(argv);
+  // The gateway's stderr is its running log (a line per message): gathered, not a write per line.
+  const batch = command === "gateway" ? stderrBatch(io.stderr) : null;
+  const out: CliIO = batch ? { ...io, stderr: batch } : io;
   // Records go to <BUB_HOME>/logs/bub.log (created at the first one) and, when asked for, stderr.
-  const logging = installCliLogging({ home: bubHome(process.env), command, env: process.env, stderr: io.stderr });
+  const logging = installCliLogging({ home: bubHome(process.env), command, env: process.env, stderr: out.stderr });
   try {
-    return await runProgram(argv, io, { workspace, workspaceTrusted, cwd, cwdTrusted, command, verbose, turnSink: logging.turnSink });
+    return await runProgram(argv, out, { workspace, workspaceTrusted, cwd, cwdTrusted, command, verbose, turnSink: logging.turnSink });
   } finally {
     logging.restore();
+    batch?.close();
     await logging.file.close();
   }
 }

@@ -38,6 +38,12 @@ export interface TapeQuery {
   kinds?: readonly string[];
   /** At most this many entries. */
   limit?: number;
+  /**
+   * Only entries with a greater id: a reader that remembers the last id it saw reads only
+   * what was appended since (ids increase along a tape, so a store may stop at the first
+   * entry at or below it).
+   */
+  afterId?: number;
 }
 
 /** One row of a store's name index: the session and workspace a session tape belongs to. */

@@ -1,7 +1,7 @@
 /**
  * The meaning of a {@link TapeQuery}, shared by every store so they all answer alike.
  * Slicing by anchors comes first (a missing anchor is `not_found`), then the filters in the
- * reference's order (dates, text, kinds), then the limit. Text queries return the newest
+ * reference's order (dates, text, kinds; then `afterId`, bub's own), then the limit. Text queries return the newest
  * matches first; every other query returns entries oldest first.
  */
 import { BubError } from "../kernel/errors.ts";
@@ -81,6 +81,8 @@ export interface EntryFilter {
   readonly limit: number | undefined;
   /** True when the query filters on nothing but the limit. */
   readonly passAll: boolean;
+  /** Only entries with a greater id (undefined: any id). */
+  readonly afterId: number | undefined;
   /** Whether one entry passes the date, text and kind filters. */
   matches(entry: TapeEntry): boolean;
 }
@@ -99,12 +101,16 @@ function parseBound(value: string | undefined, bound: "start" | "end"): number |
 
 /**
  * Checks a query's filters and compiles them.
- * @throws BubError `invalid_input` for an unparsable date bound, a start after the end, or a bad limit.
+ * @throws BubError `invalid_input` for an unparsable date bound, a start after the end, or a bad limit or id.
  */
 export function compileFilter(query: TapeQuery): EntryFilter {
   const { limit } = query;
   if (limit !== undefined && limit !== null && (!Number.isInteger(limit) || limit < 0)) {
     throw new BubError("invalid_input", `A tape query limit must be a whole number >= 0 (got ${String(limit)}).`);
+  }
+  const afterId = query.afterId ?? undefined;
+  if (afterId !== undefined && (!Number.isInteger(afterId) || afterId < 0)) {
+    throw new BubError("invalid_input", `A tape query afterId must be a whole number >= 0 (got ${String(afterId)}).`);
   }
   const start = parseBound(query.betweenDates?.start, "start");
   const end = parseBound(query.betweenDates?.end, "end");
@@ -115,6 +121,7 @@ export function compileFilter(query: TapeQuery): EntryFilter {
   const needle = query.text ? query.text.toLowerCase() : undefined;
   const kinds = query.kinds && query.kinds.length > 0 ? new Set(query.kinds) : undefined;
   const matches = (entry: TapeEntry): boolean => {
+    if (afterId !== undefined && entry.id <= afterId) return false;
     if (hasDates) {
       const at = parseIsoDate(entry.date);
       if (at === null || (start !== undefined && at < start) || (end !== undefined && at > end)) return false;
@@ -122,7 +129,7 @@ export function compileFilter(query: TapeQuery): EntryFilter {
     if (needle !== undefined && !searchableText(entry).includes(needle)) return false;
     return kinds === undefined || kinds.has(entry.kind);
   };
-  return { newestFirst: needle !== undefined, limit: limit ?? undefined, passAll: !hasDates && !needle && !kinds, matches };
+  return { newestFirst: needle !== undefined, limit: limit ?? undefined, passAll: !hasDates && !needle && !kinds && afterId === undefined, afterId, matches };
 }
 
 /** Applies a compiled filter to a slice given oldest first: order, matching and limit. */

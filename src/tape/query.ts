@@ -28,6 +28,8 @@ export interface TapeQueryBuilder {
   kinds(...kinds: string[]): TapeQueryBuilder;
   /** At most `value` entries. */
   limit(value: number): TapeQueryBuilder;
+  /** Only entries with an id above `id` (appended after the entry `id`). */
+  afterId(id: number): TapeQueryBuilder;
   /** The plain query object stores take. */
   build(): TapeQuery;
 }
@@ -48,6 +50,7 @@ function builder(query: TapeQuery): TapeQueryBuilder {
     betweenDates: (start, end) => next({ betweenDates: Object.freeze({ start: boundText(start), end: boundText(end) }) }),
     kinds: (...kinds) => next({ kinds: Object.freeze([...kinds]) }),
     limit: (value) => next({ limit: value }),
+    afterId: (id) => next({ afterId: id }),
     build: () => withoutUndefined(query),
   };
 }

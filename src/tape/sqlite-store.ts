@@ -242,6 +242,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       upper = end;
     }
     const filter = compileFilter(query);
+    if (filter.afterId !== undefined) lower = Math.max(lower, filter.afterId);
     const limit = filter.limit ?? Infinity;
     if (limit === 0) return [];
     const kinds = query.kinds && query.kinds.length > 0 ? [...new Set(query.kinds)] : [];

@@ -220,6 +220,25 @@ for (const [storeName, makeStore] of factories) {
       await store.close?.();
     });
 
+    it("reads only the entries after an id, with the other filters, oldest first (newest first for text)", async () => {
+      const store = await makeStore();
+      await anchoredTape(store);
+      await store.appendBatch!(TAPE, [entries.message({ role: "user", content: "m1" }), entries.event("e5"), entries.message({ role: "user", content: "m2" })]);
+      assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterId: 6 })), [7, 8, 9, 10, 11]);
+      assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterId: 3, kinds: ["event"] })), [4, 6, 8, 10]);
+      assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterId: 3, kinds: ["event"], limit: 2 })), [4, 6]);
+      assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterId: 2, lastAnchor: true })), [8, 9, 10, 11]);
+      assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterId: 9, lastAnchor: true })), [10, 11]);
+      assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterId: 5, text: "NAME" })), [10, 8, 7, 6]);
+      assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterId: 5, text: "NAME", limit: 1 })), [10]);
+      assert.deepEqual(await store.fetchAll({ tape: TAPE, afterId: 11 }), []);
+      assert.deepEqual(ids(await store.fetchAll({ tape: TAPE, afterId: 0, kinds: ["anchor"] })), [1, 3, 5, 7]);
+      assert.deepEqual(ids(await store.fetchAll(tapeQuery(TAPE).kinds("message").afterId(9).build())), [11]);
+      await assert.rejects(store.fetchAll({ tape: TAPE, afterId: -1 }), bubError("invalid_input", /afterId must be a whole number/));
+      await assert.rejects(store.fetchAll({ tape: TAPE, afterId: 1.5 }), bubError("invalid_input", /afterId must be a whole number/));
+      await store.close?.();
+    });
+
     it("runs queries written with the builder", async () => {
       const store = await makeStore();
       await anchoredTape(store);

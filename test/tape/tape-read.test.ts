@@ -43,6 +43,30 @@ describe("readTape", () => {
     assert.deepEqual(await idsOf(text, { text: "m3" }), [3]);
   });
 
+  it("reads an afterId query back from the end only as far as that id, decoding only lines of its kinds", async () => {
+    const many = Array.from({ length: 20_000 }, (_, index) => (index % 10 === 9 ? line(index + 1, "event", { name: `e${index + 1}` }) : line(index + 1))).join("\n") + "\n";
+    const path = join(tempDir("read"), "t.jsonl");
+    writeFileSync(path, many);
+    const fd = await open(path, "r");
+    try {
+      let bytesRead = 0;
+      const counted = { read: async (buffer: Buffer, offset: number, length: number, position: number) => {
+        const result = await fd.read(buffer, offset, length, position);
+        bytesRead += result.bytesRead;
+        return result;
+      } };
+      const index = new TapeIndex(path);
+      await index.update(fd, (await fd.stat()).size);
+      const found = await readTape(counted, index, { tape: "t", kinds: ["event"], afterId: 19_975 });
+      assert.deepEqual(found.map((entry) => entry.id), [19_980, 19_990, 20_000]);
+      assert.ok(bytesRead < many.length / 10, `read ${bytesRead} of ${many.length} bytes`);
+      assert.deepEqual((await readTape(fd, index, { tape: "t", afterId: 19_998 })).map((entry) => entry.id), [19_999, 20_000]);
+      assert.deepEqual((await readTape(fd, index, { tape: "t", kinds: ["event"], afterId: 0, limit: 2 })).map((entry) => entry.id), [10, 20]);
+    } finally {
+      await fd.close();
+    }
+  });
+
   it("still checks the anchors of a query with limit 0", async () => {
     assert.deepEqual(await idsOf(text, { limit: 0 }), []);
     await assert.rejects(() => idsOf(text, { limit: 0, afterAnchor: "missing" }), /missing/);

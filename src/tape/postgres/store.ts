@@ -134,6 +134,7 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
       lower = start;
       upper = end;
     }
+    if (filter.afterId !== undefined) lower = Math.max(lower, filter.afterId);
     const limit = filter.limit ?? Infinity;
     if (limit === 0) return [];
     const kinds = query_.kinds && query_.kinds.length > 0 ? [...new Set(query_.kinds)] : null;
