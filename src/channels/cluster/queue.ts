@@ -20,40 +20,20 @@ import { BubError, describeError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
+import type { ClusterQueueOptions, InboundQueue, QueuedJob, Inbound } from "./inbound-queue.ts";
 import { RecordedReplies } from "./replies.ts";
 
+export type { ClusterQueueOptions, Inbound, QueuedJob } from "./inbound-queue.ts";
+
 const log = createLogger("bub:queue");
-
-/** Options of {@link ClusterQueue.open}. */
-export interface ClusterQueueOptions {
-  /** `BUB_DATABASE_URL`. */
-  url: string;
-  /** The inbound source, e.g. `telegram-<bot id>`: it names the queue. */
-  source: string;
-  /** `BUB_QUEUE_EXPIRE_SECONDS`: the longest a job may stay active. */
-  expireSeconds: number;
-  /** `BUB_QUEUE_HEARTBEAT_SECONDS`: a running job not touched for this long is retried elsewhere. */
-  heartbeatSeconds: number;
-}
-
-/** One message taken from the queue by this process. */
-export interface QueuedJob {
-  readonly id: string;
-  /** 0 on the first run; 1 when a process running it died (or its turn was cut off) and this is its retry. */
-  readonly retryCount: number;
-  readonly payload: JobPayload;
-}
-
-/** A message to queue, with its `order` in its source (Telegram's update id; see {@link jobIdOf}). */
-export type Inbound = JobPayload & { order: number };
 
 /** How often pg-boss's supervisor looks for expired jobs: a third of the shorter of the two limits, between 1 and 10 seconds. */
 function superviseSeconds(options: Pick<ClusterQueueOptions, "expireSeconds" | "heartbeatSeconds">): number {
   return Math.max(1, Math.min(10, Math.floor(Math.min(options.expireSeconds, options.heartbeatSeconds) / 3)));
 }
 
-/** See the module comment. */
-export class ClusterQueue {
+/** See the module comment: the pg-boss engine of {@link InboundQueue}. */
+export class ClusterQueue implements InboundQueue {
   readonly queue: string;
   readonly deadLetter: string;
   readonly replies: RecordedReplies;

@@ -16,7 +16,7 @@ import type { AdmitDecision, MessageHandler, SteeringInbox, SteeringTarget, Turn
 import { currentTurnMessage } from "../session-turns.ts";
 import { steeringTargetOf, steerMessage } from "../steering.ts";
 import type { SteerNotice } from "./job.ts";
-import type { ClusterQueue, QueuedJob } from "./queue.ts";
+import type { InboundQueue, QueuedJob } from "./inbound-queue.ts";
 
 const log = createLogger("bub:queue");
 
@@ -26,8 +26,8 @@ export interface SteeringFramework {
   admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null>;
 }
 
-/** The part of {@link ClusterQueue} the turns use. */
-export type TurnsQueue = Pick<ClusterQueue, "replies" | "waiting" | "finishWaiting">;
+/** The part of {@link InboundQueue} the turns use. */
+export type TurnsQueue = Pick<InboundQueue, "replies" | "waiting" | "finishWaiting">;
 
 /** A message steered into a turn of this process. */
 interface Steered {
@@ -49,6 +49,8 @@ class JobRun {
   readonly outcome = Promise.withResolvers<"done" | "cancelled">();
   replies = 0;
   sent: Promise<Set<number>> | null = null;
+  /** This turn's replies go out one at a time, each recorded before the next leaves. */
+  replying: Promise<void> = Promise.resolve();
   readonly steered: Steered[] = [];
   /** Steered messages the turn read: their jobs end with this one. */
   consumed: string[] = [];
@@ -85,8 +87,6 @@ export class QueuedTurns {
   /** Per session, the job whose turn runs here now. */
   readonly #running = new Map<string, JobRun>();
   readonly #runs = new Set<JobRun>();
-  /** Replies of queued turns go out one at a time, each recorded before the next leaves. */
-  #replying: Promise<void> = Promise.resolve();
 
   constructor(options: QueuedTurnsOptions) {
     this.#queue = options.queue;
@@ -197,8 +197,9 @@ export class QueuedTurns {
 
   /**
    * Sends a reply of a queued turn unless the same reply (by its index in the turn) was
-   * recorded by an earlier run of the message, and records it right after it left. Replies
-   * of queued turns go out one at a time, in order, so a kill -9 can cut at most one reply
+   * recorded by an earlier run of the message, and records it right after it left. The
+   * replies of one turn go out one at a time, in order; turns of different sessions send
+   * theirs concurrently. So a kill -9 can cut, per turn then running, at most the one reply
    * between leaving and being recorded (that one is sent again by the retry). Other sends go straight out.
    */
   sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
@@ -207,14 +208,15 @@ export class QueuedTurns {
     if (!run) return deliver(message);
     const index = run.replies++;
     const key = run.job.payload.key;
-    // Read what an earlier run sent before waiting for the replies ahead: only the send and
-    // its record need to take turns with the other queued turns' replies.
-    run.sent ??= this.#queue.replies.sent(key).catch((error: unknown) => {
-      log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
-      return new Set<number>();
-    });
+    // A first run has nothing recorded: no read then.
+    run.sent ??= run.job.fresh
+      ? Promise.resolve(new Set<number>())
+      : this.#queue.replies.sent(key).catch((error: unknown) => {
+          log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
+          return new Set<number>();
+        });
     const sent = run.sent;
-    const sending = Promise.all([this.#replying, sent]).then(async ([, earlier]) => {
+    const sending = Promise.all([run.replying, sent]).then(async ([, earlier]) => {
       if (earlier.has(index)) {
         log.info(`queue.replies reply ${index} of ${key} was sent by an earlier run; not sent again`);
         return;
@@ -222,7 +224,7 @@ export class QueuedTurns {
       await deliver(message);
       await this.#queue.replies.record(key, index).catch((error: unknown) => log.error(`queue.replies could not record reply ${index} of ${key}`, error));
     });
-    this.#replying = sending.catch(() => undefined);
+    run.replying = sending.catch(() => undefined);
     return sending;
   }
 

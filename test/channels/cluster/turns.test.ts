@@ -140,4 +140,55 @@ describe("queued turns", () => {
       await Promise.all([runner.close(), taker.close()]);
     }
   });
+
+  it("sends the replies of turns of different sessions concurrently, one at a time and in order within a turn, and reads no record for a first run", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    try {
+      let reads = 0;
+      const replies = queue.replies;
+      const read = replies.sent.bind(replies);
+      replies.sent = (key) => {
+        reads++;
+        return read(key);
+      };
+      const turns = new QueuedTurns({ queue });
+      // Each delivery waits until it is released: a send held up in one session must not hold up another's.
+      const inFlight: string[] = [];
+      const delivered: string[] = [];
+      const gates = new Map<string, PromiseWithResolvers<void>>();
+      const deliver = async (message: Envelope) => {
+        inFlight.push(message.content);
+        const gate = Promise.withResolvers<void>();
+        gates.set(message.content, gate);
+        await gate.promise;
+        delivered.push(message.content);
+      };
+      const handler = turnRunner(async (message) => {
+        await Promise.all([turns.sendRecorded(reply(`${message.content} 1`), deliver), turns.sendRecorded(reply(`${message.content} 2`), deliver)]);
+      });
+      const runs = ["a", "b"].map((chat, n) =>
+        turns.run({ id: `00000000-0000-8000-8000-00000000000${n}`, retryCount: 0, fresh: true, payload: { key: `telegram:${chat}:1`, session: `telegram:${chat}`, item: {} } }, () =>
+          turns.handOver(chatMessage(`telegram:${chat}`, chat), handler),
+        ),
+      );
+      // Both sessions' first replies are on their way at once; neither turn's second reply left before its first.
+      await eventually(() => (inFlight.length === 2 ? true : undefined), "a reply of each session in flight");
+      assert.deepEqual(inFlight.sort(), ["a 1", "b 1"]);
+      gates.get("b 1")?.resolve();
+      await eventually(() => (inFlight.length === 3 ? true : undefined), "session b's second reply to leave");
+      assert.equal(inFlight[2], "b 2");
+      gates.get("b 2")?.resolve();
+      gates.get("a 1")?.resolve();
+      await eventually(() => (gates.has("a 2") ? true : undefined), "session a's second reply to leave");
+      gates.get("a 2")?.resolve();
+      await Promise.all(runs);
+      assert.deepEqual(delivered, ["b 1", "b 2", "a 1", "a 2"]);
+      // First runs: nothing read; every reply recorded.
+      assert.equal(reads, 0);
+      assert.deepEqual([...(await replies.sent("telegram:a:1"))].sort(), [0, 1]);
+    } finally {
+      await queue.close();
+    }
+  });
 });
