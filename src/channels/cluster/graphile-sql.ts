@@ -59,6 +59,22 @@ SELECT added.payload->>'key' AS key,
 /** $1 a job id: its payload while no process has taken it. */
 export const WAITING_SQL = `SELECT payload FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_at IS NULL AND attempts < max_attempts`;
 
+/**
+ * $1 the job, $2 its message key, $3 reply indexes to record, $4 waiting jobs its turn read
+ * (steered), $5 the pool that holds the job: the turn's end in one statement (graphile-worker's
+ * own completion of the job afterwards then finds nothing left to do).
+ */
+export const COMPLETE_SQL = `
+WITH recorded AS (
+  INSERT INTO bub_queue_replies (message_key, reply_index) SELECT $2::text, unnest($3::int[]) ON CONFLICT DO NOTHING
+), consumed AS (
+  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = ANY($4::bigint[]) AND locked_at IS NULL
+), done AS (
+  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_by = $5::text RETURNING job_queue_id
+)
+UPDATE ${WORKER_SCHEMA}._private_job_queues AS queues SET locked_by = NULL, locked_at = NULL
+  FROM done WHERE queues.id = done.job_queue_id AND queues.locked_by = $5::text`;
+
 /** $1 job ids: done without running (graphile-worker's own completion of unlocked jobs). */
 export const FINISH_WAITING_SQL = `SELECT count(*) FROM ${WORKER_SCHEMA}.complete_jobs($1::bigint[])`;
 

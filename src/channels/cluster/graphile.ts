@@ -26,7 +26,7 @@ import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, Inbound, InboundQueue, QueuedJob } from "./inbound-queue.ts";
 import { Liveness } from "./graphile-liveness.ts";
-import { ACCEPT_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
+import { ACCEPT_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
 import { RecordedReplies } from "./replies.ts";
 
 const log = createLogger("bub:queue");
@@ -48,6 +48,8 @@ export class GraphileQueue implements InboundQueue {
   readonly #liveness: Liveness;
   readonly #listeners = new Map<string, (value: unknown) => void>();
   #runner: Runner | null = null;
+  /** The pool holding each job running here (graphile-worker's lock on it). */
+  readonly #holders = new Map<string, string>();
   #closed = false;
 
   private constructor(pool: Pool, options: ClusterQueueOptions, database: string) {
@@ -128,7 +130,9 @@ export class GraphileQueue implements InboundQueue {
       events,
       taskList: { [this.queue]: (data, helpers) => this.#run(helpers.job, handler, onDeadLetter) },
       // Jobs of processes that died are released by the liveness sweep, long before graphile-worker's 4 hours.
-      preset: { worker: { minResetLockedInterval: 480_000, maxResetLockedInterval: 600_000 } },
+      // Fetches take up to a batch of jobs (one per session) for the free slots; graphile-worker's
+      // own completions (which find the job gone, see complete()) are batched.
+      preset: { worker: { minResetLockedInterval: 480_000, maxResetLockedInterval: 600_000, localQueue: { size: Math.max(2, Math.min(16, concurrency)), refetchDelay: { durationMs: 20 } }, completeJobBatchDelay: 0 } },
     });
     this.#liveness.sweepDead(this.queue, onDeadLetter);
   }
@@ -138,6 +142,7 @@ export class GraphileQueue implements InboundQueue {
     if (!payload) throw new BubError("invalid_input", `queued job ${job.id} does not hold an inbound message; not run`);
     const retries = retriesOf(job.payload);
     const retryCount = job.attempts - 1 + retries;
+    if (job.locked_by) this.#holders.set(job.id, job.locked_by);
     try {
       await handler({ id: job.id, retryCount, fresh: retryCount === 0 && job.last_error === null, payload });
     } catch (error) {
@@ -152,6 +157,18 @@ export class GraphileQueue implements InboundQueue {
       log.info(`queue.retry message ${payload.key} of session ${payload.session} was cut off (${describe(error)}); it runs again`);
       const runs = retries + job.attempts;
       await this.#pool.query(PUT_BACK_SQL, [job.id, JSON.stringify({ ...payload, retries: runs }), Math.max(1, MAX_ATTEMPTS - runs)]);
+    } finally {
+      this.#holders.delete(job.id);
+    }
+  }
+
+  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[]): Promise<void> {
+    const holder = this.#holders.get(job.id);
+    const waiting = consumed.filter((id) => /^\d+$/.test(id));
+    if (holder) await this.#pool.query(COMPLETE_SQL, [job.id, job.payload.key, replies, waiting, holder]);
+    else {
+      for (const index of replies) await this.replies.record(job.payload.key, index);
+      await this.finishWaiting(waiting);
     }
   }
 

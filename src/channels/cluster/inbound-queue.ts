@@ -69,6 +69,12 @@ export interface InboundQueue {
   waiting(id: string): Promise<JobPayload | null>;
   /** Marks queued messages done without running them (another turn answered them). */
   finishWaiting(ids: readonly string[]): Promise<void>;
+  /**
+   * The turn of `job` ended: records the replies it sent that were not recorded yet and
+   * marks `consumed` (messages it read as steering) done, in one transaction with the job's
+   * own completion where the engine allows it (else the job completes when its handler resolves).
+   */
+  complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[]): Promise<void>;
   /** Stops working, waits up to `graceMs` for running handlers, then closes the connections. */
   close(graceMs?: number): Promise<void>;
 }

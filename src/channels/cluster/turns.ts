@@ -1,8 +1,8 @@
 /**
  * The turns of queued messages in this process: a job's message is handed to the channel
  * manager like any other, and the job ends when its turn ended and its replies were sent.
- * Each reply of a queued turn is recorded right after it left, and a run of the same message
- * again skips the replies recorded. A message that arrives for a session whose turn runs
+ * Each reply of a queued turn is recorded once it left (before the turn's next reply leaves,
+ * or with the job's completion), and a run of the same message again skips the replies recorded. A message that arrives for a session whose turn runs
  * here may be steered into that turn (see {@link QueuedTurns.offerSteering}).
  *
  * Channel-agnostic: the channel hands its received item to its own handlers inside
@@ -27,7 +27,7 @@ export interface SteeringFramework {
 }
 
 /** The part of {@link InboundQueue} the turns use. */
-export type TurnsQueue = Pick<InboundQueue, "replies" | "waiting" | "finishWaiting">;
+export type TurnsQueue = Pick<InboundQueue, "replies" | "waiting" | "finishWaiting" | "complete">;
 
 /** A message steered into a turn of this process. */
 interface Steered {
@@ -51,6 +51,8 @@ class JobRun {
   sent: Promise<Set<number>> | null = null;
   /** This turn's replies go out one at a time, each recorded before the next leaves. */
   replying: Promise<void> = Promise.resolve();
+  /** The reply sent last, while not recorded yet: recorded before the next leaves, or with the job's completion. */
+  unrecorded: number | null = null;
   readonly steered: Steered[] = [];
   /** Steered messages the turn read: their jobs end with this one. */
   consumed: string[] = [];
@@ -112,9 +114,15 @@ export class QueuedTurns {
       await this.#handing.run(run, handle);
       if (!run.handed) run.end("done");
       const outcome = await this.#waitForTurn(run);
-      if (outcome === "cancelled") throw new Error(`the turn of queued message ${job.payload.key} was cancelled; it will be run again`);
-      // The messages this turn read as steering were answered by it: their jobs end first.
-      if (run.consumed.length > 0) await this.#queue.finishWaiting(run.consumed);
+      await run.replying;
+      if (outcome === "cancelled") {
+        await this.#flush(run);
+        throw new Error(`the turn of queued message ${job.payload.key} was cancelled; it will be run again`);
+      }
+      // The reply sent last and the messages this turn read as steering (answered by it) end with its job.
+      const replies = run.unrecorded === null ? [] : [run.unrecorded];
+      run.unrecorded = null;
+      await this.#queue.complete(job, replies, run.consumed);
     } finally {
       this.#runs.delete(run);
       if (this.#running.get(job.payload.session) === run) this.#running.delete(job.payload.session);
@@ -197,7 +205,8 @@ export class QueuedTurns {
 
   /**
    * Sends a reply of a queued turn unless the same reply (by its index in the turn) was
-   * recorded by an earlier run of the message, and records it right after it left. The
+   * recorded by an earlier run of the message, and records it once it left: before the
+   * turn's next reply leaves, or with the job's completion (one statement then). The
    * replies of one turn go out one at a time, in order; turns of different sessions send
    * theirs concurrently. So a kill -9 can cut, per turn then running, at most the one reply
    * between leaving and being recorded (that one is sent again by the retry). Other sends go straight out.
@@ -221,11 +230,21 @@ export class QueuedTurns {
         log.info(`queue.replies reply ${index} of ${key} was sent by an earlier run; not sent again`);
         return;
       }
+      await this.#flush(run);
       await deliver(message);
-      await this.#queue.replies.record(key, index).catch((error: unknown) => log.error(`queue.replies could not record reply ${index} of ${key}`, error));
+      run.unrecorded = index;
     });
     run.replying = sending.catch(() => undefined);
     return sending;
+  }
+
+  /** Records the reply sent last by `run`, if not recorded yet. */
+  async #flush(run: JobRun): Promise<void> {
+    const index = run.unrecorded;
+    if (index === null) return;
+    run.unrecorded = null;
+    const key = run.job.payload.key;
+    await this.#queue.replies.record(key, index).catch((error: unknown) => log.error(`queue.replies could not record reply ${index} of ${key}`, error));
   }
 
   /**
