@@ -59,6 +59,9 @@ async function onDatabase(url: string) {
     client,
     now: async () => (await client.query<{ now: string }>("SELECT clock_timestamp()::text AS now")).rows[0]!.now,
     async jobTimes(since: string) {
+      // pg-boss's timestamps (BUB_QUEUE_ENGINE=pg-boss); graphile-worker deletes a job once done.
+      const present = await client.query<{ present: boolean }>("SELECT to_regclass('pgboss.job') IS NOT NULL AS present");
+      if (!present.rows[0]?.present) return new Map<string, { created: number; started: number }>();
       const { rows } = await client.query<{ text: string; created: string; started: string }>(
         `SELECT data->'item'->'message'->>'text' AS text, extract(epoch FROM created_on) * 1000 AS created, extract(epoch FROM started_on) * 1000 AS started
            FROM pgboss.job WHERE name NOT LIKE '%_dead' AND created_on >= $1::timestamptz AND started_on IS NOT NULL`,
