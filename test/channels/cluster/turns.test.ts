@@ -8,7 +8,8 @@ import { describe, it } from "node:test";
 import { ChannelMessage } from "../../../src/channels/message.ts";
 import { emptySessionTurns, runInTurn, TurnTask } from "../../../src/channels/session-turns.ts";
 import { createSteeringInbox } from "../../../src/channels/steering.ts";
-import { jobIdOf } from "../../../src/channels/cluster/job.ts";
+import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
+import type { QueueEngine } from "../../../src/channels/cluster/schema.ts";
 import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
 import { QueuedTurns, type SteeringFramework } from "../../../src/channels/cluster/turns.ts";
 import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
@@ -73,9 +74,10 @@ describe("queued turns", () => {
     }
   });
 
-  it("steers a turn running behind one queue with a message the other took; one the turn did not read, or that came after it, runs as the next turn", async () => {
+  for (const engine of ["pg-boss", "graphile"] satisfies QueueEngine[])
+  it(`steers a turn running behind one queue with a message the other took (${engine}); one the turn did not read, or that came after it, runs as the next turn`, async () => {
     const url = await (await postgres()).createDatabase();
-    const [runner, taker] = await Promise.all([ClusterQueue.open({ url, ...QUICK }), ClusterQueue.open({ url, ...QUICK })]);
+    const [runner, taker] = await Promise.all([openInboundQueue(engine, { url, ...QUICK }), openInboundQueue(engine, { url, ...QUICK })]);
     try {
       const inbox = createSteeringInbox();
       const framework: SteeringFramework = { steeringInbox: inbox, admitMessage: async () => ({ action: "steer", reason: "test" }) };
@@ -99,7 +101,11 @@ describe("queued turns", () => {
         const text = typeof item === "object" && item !== null && "text" in item ? String(item.text) : "";
         return turns.handOver(chatMessage("telegram:9", text), handler);
       };
-      await runner.listen((notice) => void turns.offerSteering(notice, parse));
+      const announced: string[] = [];
+      await runner.listen((notice) => {
+        announced.push(notice.id);
+        void turns.offerSteering(notice, parse);
+      });
       await runner.work(2, (job) => turns.run(job, () => parse(job.payload.item)), async () => undefined);
 
       await taker.accept([{ key: "k:1", session: "telegram:9", item: { text: "write a poem" }, order: 1 }]);
@@ -110,7 +116,8 @@ describe("queued turns", () => {
       release.resolve();
       // The steered message was answered by that turn: it never runs as a turn of its own.
       await eventually(() => (turns.size === 0 ? true : undefined), "the turn's job to end");
-      assert.equal(await runner.waiting(jobIdOf(runner.queue, "k:2", 2)), null);
+      assert.equal(announced.length, 2);
+      assert.equal(await runner.waiting(announced[1] ?? ""), null);
 
       // A message that arrives after the turn stopped reading runs next, as its own turn.
       release = Promise.withResolvers<void>();
