@@ -1,5 +1,6 @@
 // The queue engines side by side, in one run, on the workload of throughput.ts: for each
-// engine (BUB_QUEUE_ENGINE: pg-boss as it is, pg-boss tuned, graphile-worker), N = 1 and 2
+// engine (BUB_QUEUE_ENGINE: graphile-worker, pg-boss; "pg-boss-tuned", a few workers fetching
+// batches of 8, existed at commit 23e31db for the comparison in docs/benchmarks.md), N = 1 and 2
 // installed `bub gateway` processes on one embedded PostgreSQL (a fresh database each),
 // tapes in PostgreSQL; and, as the reference, one gateway without the queue (file tapes, no
 // database). Workload: the closed loop of bench/gateway (C chats x M messages, each chat
@@ -13,7 +14,7 @@
 // update -> reply, p50 and p99; the same for the reference, and the difference of the p99
 // to turn start (what the queue adds before the turn starts).
 //
-// Run: node bench/cluster/engines.ts [chats=1000] [messages=3] [max N=2] [engines=pg-boss,pg-boss-tuned,graphile]
+// Run: node bench/cluster/engines.ts [chats=1000] [messages=3] [max N=2] [engines=pg-boss,graphile]
 import { loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { printMachine, quantile } from "../support/processes.ts";
@@ -24,7 +25,7 @@ import { counterDelta, startCluster, startDatabase } from "./support/cluster.ts"
 const CHATS = intArg(2, 1000, 10_000);
 const MESSAGES = intArg(3, 3, 100);
 const MAX_N = intArg(4, 2, 8);
-const ENGINES = (process.argv[5] ?? "pg-boss,pg-boss-tuned,graphile").split(",");
+const ENGINES = (process.argv[5] ?? "pg-boss,graphile").split(",");
 const DEADLINE_MS = 900_000;
 
 interface Figures {

@@ -121,6 +121,8 @@ export class Liveness {
       );
       released = locked.rows;
       await client.query(`SELECT ${WORKER_SCHEMA}.force_unlock_workers($1::text[])`, [dead]);
+      // Wake the workers: the released jobs are available again.
+      await client.query("SELECT pg_notify('jobs:insert', json_build_object('count', $1::int)::text)", [Math.max(1, locked.rows.length)]);
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);

@@ -62,7 +62,9 @@ export const WAITING_SQL = `SELECT payload FROM ${WORKER_SCHEMA}._private_jobs W
 /**
  * $1 the job, $2 its message key, $3 reply indexes to record, $4 waiting jobs its turn read
  * (steered), $5 the pool that holds the job: the turn's end in one statement (graphile-worker's
- * own completion of the job afterwards then finds nothing left to do).
+ * own completion of the job afterwards then finds nothing left to do). When the session has
+ * a message waiting, a worker is woken for it (graphile-worker wakes workers on new jobs
+ * only; the waiting one became available just now).
  */
 export const COMPLETE_SQL = `
 WITH recorded AS (
@@ -71,9 +73,12 @@ WITH recorded AS (
   DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = ANY($4::bigint[]) AND locked_at IS NULL
 ), done AS (
   DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_by = $5::text RETURNING job_queue_id
+), unlocked AS (
+  UPDATE ${WORKER_SCHEMA}._private_job_queues AS queues SET locked_by = NULL, locked_at = NULL
+    FROM done WHERE queues.id = done.job_queue_id AND queues.locked_by = $5::text RETURNING queues.id
 )
-UPDATE ${WORKER_SCHEMA}._private_job_queues AS queues SET locked_by = NULL, locked_at = NULL
-  FROM done WHERE queues.id = done.job_queue_id AND queues.locked_by = $5::text`;
+SELECT pg_notify('jobs:insert', '{"count":1}') FROM unlocked
+ WHERE EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = unlocked.id AND j.locked_at IS NULL AND j.id <> $1::bigint AND j.id <> ALL($4::bigint[]))`;
 
 /** $1 job ids: done without running (graphile-worker's own completion of unlocked jobs). */
 export const FINISH_WAITING_SQL = `SELECT count(*) FROM ${WORKER_SCHEMA}.complete_jobs($1::bigint[])`;

@@ -79,6 +79,8 @@ export class GraphileQueue implements InboundQueue {
     const [pg, worker] = modules;
     const pool = new pg.default.Pool({ connectionString: url, application_name: "bub", max: 10, connectionTimeoutMillis: 10_000 });
     pool.on("error", (error) => log.warn(`queue.pool ${error.message.split("\n")[0]}`));
+    // A connection's own errors are the pool's (graphile-worker checks that every client has a handler).
+    pool.on("connect", (client) => client.on("error", () => undefined));
     const queue = new GraphileQueue(pool, options, describeDatabaseUrl(url));
     try {
       const client = await pool.connect();
@@ -143,8 +145,13 @@ export class GraphileQueue implements InboundQueue {
     const retries = retriesOf(job.payload);
     const retryCount = job.attempts - 1 + retries;
     if (job.locked_by) this.#holders.set(job.id, job.locked_by);
+    // `expire_seconds`: a turn running longer is let go here and run again (its turn here goes on).
+    let expiry: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      expiry = setTimeout(() => reject(new Error(`its turn ran longer than ${this.#options.expireSeconds}s`)), this.#options.expireSeconds * 1000);
+    });
     try {
-      await handler({ id: job.id, retryCount, fresh: retryCount === 0 && job.last_error === null, payload });
+      await Promise.race([handler({ id: job.id, retryCount, fresh: retryCount === 0 && job.last_error === null, payload }), expired]);
     } catch (error) {
       if (retryCount >= MAX_ATTEMPTS - 1) {
         log.warn(`queue.dead_letter message ${payload.key} of session ${payload.session} failed twice; kept as a dead letter (bub queue retry)`);
@@ -158,6 +165,7 @@ export class GraphileQueue implements InboundQueue {
       const runs = retries + job.attempts;
       await this.#pool.query(PUT_BACK_SQL, [job.id, JSON.stringify({ ...payload, retries: runs }), Math.max(1, MAX_ATTEMPTS - runs)]);
     } finally {
+      clearTimeout(expiry);
       this.#holders.delete(job.id);
     }
   }

@@ -10,6 +10,6 @@ import type { QueueEngine } from "./schema.ts";
  * @throws BubError `config` for a bad URL or credentials, `temporary` when the server cannot be reached.
  */
 export async function openInboundQueue(engine: QueueEngine, options: ClusterQueueOptions): Promise<InboundQueue> {
-  if (engine === "pg-boss" || engine === "pg-boss-tuned") return (await import("./queue.ts")).ClusterQueue.open(options, true, engine === "pg-boss-tuned");
+  if (engine === "pg-boss") return (await import("./queue.ts")).ClusterQueue.open(options);
   return (await import("./graphile.ts")).GraphileQueue.open(options);
 }

@@ -43,8 +43,6 @@ export class ClusterQueue implements InboundQueue {
   readonly #listening: Awaited<ReturnType<NonNullable<Db["listen"]>>>[] = [];
   #sweeper: ReturnType<typeof setInterval> | null = null;
   #closed = false;
-  /** Batched fetches by fewer workers. */
-  tuned = false;
   /** Every job's limits: set on each job, so a change of the settings applies to the messages queued from then on. */
   readonly #limits: { retryLimit: number; expireInSeconds: number; heartbeatSeconds: number };
 
@@ -63,7 +61,7 @@ export class ClusterQueue implements InboundQueue {
    * processes start together) and creates the queues when missing.
    * @throws BubError `config` for a bad URL or credentials, `temporary` when the server cannot be reached.
    */
-  static async open(options: ClusterQueueOptions, manage = true, tuned = false): Promise<ClusterQueue> {
+  static async open(options: ClusterQueueOptions, manage = true): Promise<ClusterQueue> {
     const url = checkDatabaseUrl(options.url);
     const database = describeDatabaseUrl(url);
     let PgBossClass: typeof PgBoss;
@@ -87,7 +85,6 @@ export class ClusterQueue implements InboundQueue {
     });
     boss.on("error", (error) => log.warn(`queue.pgboss ${error.message.split("\n")[0]}`));
     const queue = new ClusterQueue(boss, options, database);
-    queue.tuned = tuned;
     try {
       await boss.start();
       await queue.#createQueues();
@@ -134,23 +131,19 @@ export class ClusterQueue implements InboundQueue {
    * hears of each such message once across the processes.
    */
   async work(concurrency: number, handler: (job: QueuedJob) => Promise<void>, onDeadLetter: (payload: JobPayload) => Promise<void>): Promise<void> {
-    // Tuned (measured in bench/cluster/throughput.ts): a few fetching workers, each taking a batch.
-    const batch = this.tuned ? 8 : 1;
     this.#workerId = await this.#boss.work(this.queue, {
-        localConcurrency: Math.max(1, Math.ceil(concurrency / batch)),
+        localConcurrency: Math.max(1, concurrency),
         includeMetadata: true,
-        batchSize: batch,
+        batchSize: 1,
         pollingIntervalSeconds: 2,
         // A new message wakes the workers (NOTIFY); a retried one does not, so they also look every few seconds.
         notifyPollingIntervalSeconds: 5,
       }, async (jobs) => {
-      await Promise.all(
-        jobs.map(async (job) => {
-          const payload = parseJobPayload(job.data);
-          if (!payload) throw new BubError("invalid_input", `queued job ${job.id} does not hold an inbound message; not run`);
-          await handler({ id: job.id, retryCount: job.retryCount, payload });
-        }),
-      );
+      for (const job of jobs) {
+        const payload = parseJobPayload(job.data);
+        if (!payload) throw new BubError("invalid_input", `queued job ${job.id} does not hold an inbound message; not run`);
+        await handler({ id: job.id, retryCount: job.retryCount, payload });
+      }
     });
     let pruned = Date.now();
     const sweep = () => {

@@ -7,7 +7,7 @@ export const queueSchema = z.object({
    * The PostgreSQL queue library that keeps the queue: `graphile` (graphile-worker) or
    * `pg-boss`. Every process of one bot must use the same one.
    */
-  engine: z.enum(["graphile", "pg-boss", "pg-boss-tuned"]).default("graphile"),
+  engine: z.enum(["graphile", "pg-boss"]).default("graphile"),
   /**
    * The longest a queued message's turn may run: a job active longer than this is taken
    * from its process and run again elsewhere (once).

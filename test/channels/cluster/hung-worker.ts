@@ -12,7 +12,7 @@ const options = { url, source, expireSeconds: 2, heartbeatSeconds: engine === "g
 // pg-boss: no supervision here (the test's own queue expires the job).
 const queue = engine === "graphile" ? await GraphileQueue.open(options) : await ClusterQueue.open(options, false);
 await queue.work(
-  1,
+  4,
   (job) => {
     process.stdout.write(`took ${job.id} ${job.retryCount}\n`);
     return new Promise<void>(() => undefined);
