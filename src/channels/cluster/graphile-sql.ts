@@ -84,13 +84,18 @@ SELECT pg_notify('jobs:insert', '{"count":1}') FROM unlocked
 export const FINISH_WAITING_SQL = `SELECT count(*) FROM ${WORKER_SCHEMA}.complete_jobs($1::bigint[])`;
 
 /**
- * $1 the running job's id, $2 its payload with the runs so far, $3 the attempts left: the
- * job is replaced by a copy with its original time, so it stays ahead of its session's next
- * message (graphile-worker's own retry would run it seconds later, after that one).
+ * $1 the running job's id, $2 its payload with the runs so far, $3 the attempts left, $4 the
+ * pool holding it: the job is replaced by a copy with its original time, so it stays ahead of
+ * its session's next message (graphile-worker's own retry would run it seconds later, after
+ * that one), and its session's queue is unlocked (graphile-worker's completion, finding the
+ * job gone, would not).
  */
 export const PUT_BACK_SQL = `
 WITH gone AS (
   DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint RETURNING task_id, job_queue_id, run_at, priority
+), unlocked AS (
+  UPDATE ${WORKER_SCHEMA}._private_job_queues AS queues SET locked_by = NULL, locked_at = NULL
+    FROM gone WHERE queues.id = gone.job_queue_id AND queues.locked_by = $4::text
 )
 SELECT count(*) FROM ${WORKER_SCHEMA}.add_jobs(ARRAY(
   SELECT ROW(t.identifier, $2::json, q.queue_name, g.run_at, $3::int, NULL, g.priority, NULL)::${WORKER_SCHEMA}.job_spec

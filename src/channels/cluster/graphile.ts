@@ -163,7 +163,7 @@ export class GraphileQueue implements InboundQueue {
       // Back in its place, ahead of its session's next message; this run then completes.
       log.info(`queue.retry message ${payload.key} of session ${payload.session} was cut off (${describe(error)}); it runs again`);
       const runs = retries + job.attempts;
-      await this.#pool.query(PUT_BACK_SQL, [job.id, JSON.stringify({ ...payload, retries: runs }), Math.max(1, MAX_ATTEMPTS - runs)]);
+      await this.#pool.query(PUT_BACK_SQL, [job.id, JSON.stringify({ ...payload, retries: runs }), Math.max(1, MAX_ATTEMPTS - runs), job.locked_by ?? ""]);
     } finally {
       clearTimeout(expiry);
       this.#holders.delete(job.id);

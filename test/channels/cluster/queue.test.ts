@@ -77,6 +77,32 @@ describe(`the shared inbound queue on ${engine}`, () => {
     }
   });
 
+  it("lets a turn go after expire_seconds: the message runs again, before its chat's next one", { timeout: 90_000 }, async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await openQueue(url);
+    try {
+      const ran: [string, number][] = [];
+      await queue.work(
+        2,
+        (job) => {
+          ran.push([job.payload.key, job.retryCount]);
+          // The first run of the first message hangs: its turn never ends.
+          return ran.length === 1 ? new Promise<void>(() => undefined) : Promise.resolve();
+        },
+        async () => undefined,
+      );
+      await queue.accept([inbound("telegram:5", 1), inbound("telegram:5", 2)]);
+      await eventually(() => (ran.length === 3 ? true : undefined), "the expired message and the next to run", 60_000);
+      assert.deepEqual(ran, [
+        ["telegram:5:1", 0],
+        ["telegram:5:1", 1],
+        ["telegram:5:2", 0],
+      ]);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it("queues a message once however often it is sent", async () => {
     const url = await (await postgres()).createDatabase();
     const queue = await openQueue(url);
