@@ -10,7 +10,8 @@
 // - answered twice: a message answered more than once. A duplicate counts as "in flight"
 //   when its first answer came from the killed gateway (which ran its model call) less than
 //   IN_FLIGHT_MS before the kill or after it (a reply still on its way when the process
-//   died), i.e. the process may not have recorded it (at most one per kill is allowed); any
+//   died), i.e. the process may not have recorded it (at most one per turn then running in
+//   the killed process is allowed, so at most BUB_MAX_CONCURRENT_TURNS and one per chat); any
 //   other is "after completion" (goal 0). Each duplicate is listed with its timing;
 // - order: per chat, the answers must come in the order of its messages, a late duplicate of
 //   an earlier message after the answer to a later one included (goal kept);
@@ -32,6 +33,8 @@ const VICTIM = process.argv[5] ?? "poller";
 if (VICTIM !== "poller" && VICTIM !== "other") throw new Error(`argument 4 must be poller or other, got ${VICTIM}`);
 if (GATEWAYS < 2) throw new Error("kill.ts needs at least 2 gateways");
 const IN_FLIGHT_MS = 1_000;
+/** The turns a gateway runs at once (BUB_MAX_CONCURRENT_TURNS, 64 when unset or 0). */
+const TURNS_AT_ONCE = Number(process.env.BUB_MAX_CONCURRENT_TURNS) > 0 ? Number(process.env.BUB_MAX_CONCURRENT_TURNS) : 64;
 const DEADLINE_MS = 600_000;
 
 printMachine();
@@ -113,7 +116,10 @@ try {
   const stalled = [...Array(CHATS).keys()].filter((index) => !answers.has(`q${FIRST_CHAT + index}x${MESSAGES}`)).length;
   const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
   console.log(`lost: ${lost} of ${burst.sent} messages sent (goal 0: ${verdict(lost === 0)}); ${stalled} chats did not finish`);
-  console.log(`answered twice after completion: ${afterCompletion.length} (goal 0: ${verdict(afterCompletion.length === 0)}); in flight at the kill: ${inFlight.length} (allowed 1: ${verdict(inFlight.length <= 1)})`);
+  const chatsTwice = new Set(inFlight.map((line) => /q(\d+)x/.exec(line)?.[1])).size;
+  console.log(
+    `answered twice after completion: ${afterCompletion.length} (goal 0: ${verdict(afterCompletion.length === 0)}); in flight at the kill: ${inFlight.length} in ${chatsTwice} chats (allowed one per turn running, at most ${TURNS_AT_ONCE}, one per chat: ${verdict(inFlight.length <= TURNS_AT_ONCE && chatsTwice === inFlight.length)})`,
+  );
   for (const line of [...afterCompletion.map((text) => `  after completion ${text}`), ...inFlight.map((text) => `  in flight ${text}`)].slice(0, 20)) console.log(line);
   console.log(`order per chat: ${orderBroken === 0 ? "kept" : `broken ${orderBroken}x`} (goal kept: ${verdict(orderBroken === 0)})`);
   console.log(`turns run more than once: ${retried} (their second model calls ${since(retriedAt)}); ${takeover}; turns per gateway ${cluster.gateways.map((_, index) => [...modelCalls.values()].filter((calls) => calls.includes(index)).length).join(" / ")}`);

@@ -35,7 +35,7 @@ export async function runQueueList(framework: BubFramework, options: { json?: bo
 
 /** Sends the dead letters named (or all with `--all`) back to their queue. */
 export async function runQueueRetry(framework: BubFramework, ids: readonly string[], options: { all?: boolean }, out: Writable): Promise<void> {
-  const malformed = ids.filter((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
+  const malformed = ids.filter((id) => !/^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+)$/i.test(id));
   if (malformed.length > 0) throw new BubError("invalid_input", `not a dead-letter id: ${malformed.join(", ")} (bub queue list shows them)`);
   const moved = await withAdmin(framework, (admin) => admin.retry(options.all ? null : ids));
   if (!options.all && moved < ids.length) throw new BubError("invalid_input", `${ids.length - moved} of ${ids.length} id(s) are not dead letters (see bub queue list)${moved > 0 ? `; ${moved} sent back` : ""}`);

@@ -1,8 +1,11 @@
 /**
  * What `bub queue list` and `bub queue retry` read and do: every inbound queue of the
  * database (one per bot), its waiting and running messages, and its dead letters, which can
- * be sent back to their queue. pg-boss is imported when {@link openQueueAdmin} runs.
+ * be sent back to their queue. Both engines are read: graphile-worker's tables and pg-boss's,
+ * whichever the database holds (a database moved from pg-boss may still have pg-boss's
+ * schema). pg-boss and pg are imported when {@link openQueueAdmin} runs.
  */
+import type { Pool } from "pg";
 import type { PgBoss } from "pg-boss";
 import { BubError } from "../../kernel/errors.ts";
 import { postgresError } from "../../tape/postgres/errors.ts";
@@ -48,16 +51,90 @@ export interface QueueAdmin {
 export async function openQueueAdmin(url: string | null | undefined): Promise<QueueAdmin> {
   if (!url || url.trim() === "") throw new BubError("config", "The shared inbound queue needs BUB_DATABASE_URL: set it to postgres://user:password@host:5432/database.");
   const checked = checkDatabaseUrl(url);
-  const { PgBoss: PgBossClass } = await import("pg-boss");
+  const [{ PgBoss: PgBossClass }, pg, graphile] = await Promise.all([import("pg-boss"), import("pg"), import("./graphile-admin.ts")]);
+  const pool = new pg.default.Pool({ connectionString: checked, application_name: "bub queue", max: 2 });
+  pool.on("error", () => undefined);
+  let withGraphile: boolean;
+  let withBoss: boolean;
+  try {
+    withGraphile = await graphile.hasGraphileQueue(pool);
+    const { rows } = await pool.query<{ present: boolean }>("SELECT to_regclass('pgboss.job') IS NOT NULL AS present");
+    withBoss = rows[0]?.present === true || !withGraphile;
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw postgresError(error, checked);
+  }
+  const boss = withBoss ? await startBoss(PgBossClass, checked, pool) : null;
+  return new BothAdmins(boss, withGraphile ? { pool, ...graphile } : null, pool, checked);
+}
+
+type GraphileAdmin = typeof import("./graphile-admin.ts") & { pool: Pool };
+
+/** pg-boss without workers or maintenance, for reading its queues. */
+async function startBoss(PgBossClass: typeof PgBoss, checked: string, pool: Pool): Promise<BossAdmin> {
   const boss = new PgBossClass({ connectionString: checked, application_name: "bub queue", max: 2, supervise: false, schedule: false, registerInstance: false, openTelemetry: { enabled: false } });
   boss.on("error", () => undefined);
   try {
     await boss.start();
   } catch (error) {
     await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+    await pool.end().catch(() => undefined);
     throw postgresError(error, checked);
   }
   return new BossAdmin(boss, checked);
+}
+
+/** The queues of both engines, as one. */
+class BothAdmins implements QueueAdmin {
+  readonly #boss: BossAdmin | null;
+  readonly #graphile: GraphileAdmin | null;
+  readonly #pool: Pool;
+  readonly #url: string;
+
+  constructor(boss: BossAdmin | null, graphile: GraphileAdmin | null, pool: Pool, url: string) {
+    this.#boss = boss;
+    this.#graphile = graphile;
+    this.#pool = pool;
+    this.#url = url;
+  }
+
+  async #graphileCall<T>(body: (graphile: GraphileAdmin) => Promise<T>, none: T): Promise<T> {
+    if (!this.#graphile) return none;
+    try {
+      return await body(this.#graphile);
+    } catch (error) {
+      throw postgresError(error, this.#url);
+    }
+  }
+
+  async counts(): Promise<QueueCounts[]> {
+    const counts = new Map<string, QueueCounts>();
+    for (const row of [...((await this.#boss?.counts()) ?? []), ...(await this.#graphileCall((graphile) => graphile.graphileCounts(graphile.pool), []))]) {
+      const seen = counts.get(row.queue);
+      counts.set(row.queue, seen ? { queue: row.queue, queued: seen.queued + row.queued, active: seen.active + row.active, deadLetters: seen.deadLetters + row.deadLetters } : row);
+    }
+    return [...counts.values()].sort((a, b) => a.queue.localeCompare(b.queue));
+  }
+
+  async deadLetters(): Promise<DeadLetter[]> {
+    const letters = [...((await this.#boss?.deadLetters()) ?? []), ...(await this.#graphileCall((graphile) => graphile.graphileDeadLetters(graphile.pool), []))];
+    return letters.sort((a, b) => a.failedAt.getTime() - b.failedAt.getTime());
+  }
+
+  async retry(ids: readonly string[] | null): Promise<number> {
+    // pg-boss's ids are UUIDs, graphile-worker's numbers.
+    const uuids = ids?.filter((id) => !/^\d+$/.test(id)) ?? null;
+    const numbers = ids?.filter((id) => /^\d+$/.test(id)) ?? null;
+    let moved = 0;
+    if (this.#boss && (uuids === null || uuids.length > 0)) moved += await this.#boss.retry(uuids);
+    if (numbers === null || numbers.length > 0) moved += await this.#graphileCall((graphile) => graphile.graphileRetry(graphile.pool, numbers), 0);
+    return moved;
+  }
+
+  async close(): Promise<void> {
+    await this.#boss?.close();
+    await this.#pool.end();
+  }
 }
 
 class BossAdmin implements QueueAdmin {

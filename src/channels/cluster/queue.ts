@@ -20,40 +20,20 @@ import { BubError, describeError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
+import type { ClusterQueueOptions, InboundQueue, QueuedJob, Inbound } from "./inbound-queue.ts";
 import { RecordedReplies } from "./replies.ts";
 
+export type { ClusterQueueOptions, Inbound, QueuedJob } from "./inbound-queue.ts";
+
 const log = createLogger("bub:queue");
-
-/** Options of {@link ClusterQueue.open}. */
-export interface ClusterQueueOptions {
-  /** `BUB_DATABASE_URL`. */
-  url: string;
-  /** The inbound source, e.g. `telegram-<bot id>`: it names the queue. */
-  source: string;
-  /** `BUB_QUEUE_EXPIRE_SECONDS`: the longest a job may stay active. */
-  expireSeconds: number;
-  /** `BUB_QUEUE_HEARTBEAT_SECONDS`: a running job not touched for this long is retried elsewhere. */
-  heartbeatSeconds: number;
-}
-
-/** One message taken from the queue by this process. */
-export interface QueuedJob {
-  readonly id: string;
-  /** 0 on the first run; 1 when a process running it died (or its turn was cut off) and this is its retry. */
-  readonly retryCount: number;
-  readonly payload: JobPayload;
-}
-
-/** A message to queue, with its `order` in its source (Telegram's update id; see {@link jobIdOf}). */
-export type Inbound = JobPayload & { order: number };
 
 /** How often pg-boss's supervisor looks for expired jobs: a third of the shorter of the two limits, between 1 and 10 seconds. */
 function superviseSeconds(options: Pick<ClusterQueueOptions, "expireSeconds" | "heartbeatSeconds">): number {
   return Math.max(1, Math.min(10, Math.floor(Math.min(options.expireSeconds, options.heartbeatSeconds) / 3)));
 }
 
-/** See the module comment. */
-export class ClusterQueue {
+/** See the module comment: the pg-boss engine of {@link InboundQueue}. */
+export class ClusterQueue implements InboundQueue {
   readonly queue: string;
   readonly deadLetter: string;
   readonly replies: RecordedReplies;
@@ -260,6 +240,12 @@ export class ClusterQueue {
   /** Marks queued messages done without running them (they were answered by another turn). */
   async finishWaiting(ids: readonly string[]): Promise<void> {
     if (ids.length > 0) await this.#boss.complete(this.queue, [...ids], null, { includeQueued: true });
+  }
+
+  /** pg-boss completes the job itself when the handler resolves: the replies and the steered messages go first. */
+  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[]): Promise<void> {
+    for (const index of replies) await this.replies.record(job.payload.key, index);
+    await this.finishWaiting(consumed);
   }
 
   /** Stops working, waits up to `graceMs` for running handlers, then closes the connections. */

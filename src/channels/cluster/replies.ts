@@ -4,11 +4,10 @@
  * after its process died, or a dead letter retried by hand) skips the replies recorded. So a
  * reply is sent twice only when a process dies between sending it and recording it.
  *
- * pg-boss has nothing for this (a job's output is written only when the job ends), so it is
- * a table of our own, created on start under an advisory lock (two processes may start together).
+ * Neither queue library has this (a job's output is written only when the job ends), so it
+ * is a table of our own, created on start under an advisory lock (two processes may start together).
  */
 import { createHash } from "node:crypto";
-import type { Db } from "pg-boss";
 
 /** How long recorded replies are kept: longer than a message can wait in the queue or its dead letters. */
 const KEEP_DAYS = 30;
@@ -26,11 +25,16 @@ CREATE TABLE IF NOT EXISTS bub_queue_replies (
 );
 COMMIT;`;
 
-/** The recorded replies, through pg-boss's own connection pool. */
-export class RecordedReplies {
-  readonly #db: Db;
+/** What the replies need of a connection pool: one statement, its rows. */
+export interface SqlRunner {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+}
 
-  constructor(db: Db) {
+/** The recorded replies, through the queue engine's own connection pool. */
+export class RecordedReplies {
+  readonly #db: SqlRunner;
+
+  constructor(db: SqlRunner) {
     this.#db = db;
   }
 

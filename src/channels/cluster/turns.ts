@@ -1,8 +1,8 @@
 /**
  * The turns of queued messages in this process: a job's message is handed to the channel
  * manager like any other, and the job ends when its turn ended and its replies were sent.
- * Each reply of a queued turn is recorded right after it left, and a run of the same message
- * again skips the replies recorded. A message that arrives for a session whose turn runs
+ * Each reply of a queued turn is recorded once it left (before the turn's next reply leaves,
+ * or with the job's completion), and a run of the same message again skips the replies recorded. A message that arrives for a session whose turn runs
  * here may be steered into that turn (see {@link QueuedTurns.offerSteering}).
  *
  * Channel-agnostic: the channel hands its received item to its own handlers inside
@@ -16,7 +16,7 @@ import type { AdmitDecision, MessageHandler, SteeringInbox, SteeringTarget, Turn
 import { currentTurnMessage } from "../session-turns.ts";
 import { steeringTargetOf, steerMessage } from "../steering.ts";
 import type { SteerNotice } from "./job.ts";
-import type { ClusterQueue, QueuedJob } from "./queue.ts";
+import type { InboundQueue, QueuedJob } from "./inbound-queue.ts";
 
 const log = createLogger("bub:queue");
 
@@ -26,8 +26,8 @@ export interface SteeringFramework {
   admitMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null>;
 }
 
-/** The part of {@link ClusterQueue} the turns use. */
-export type TurnsQueue = Pick<ClusterQueue, "replies" | "waiting" | "finishWaiting">;
+/** The part of {@link InboundQueue} the turns use. */
+export type TurnsQueue = Pick<InboundQueue, "replies" | "waiting" | "finishWaiting" | "complete">;
 
 /** A message steered into a turn of this process. */
 interface Steered {
@@ -49,6 +49,10 @@ class JobRun {
   readonly outcome = Promise.withResolvers<"done" | "cancelled">();
   replies = 0;
   sent: Promise<Set<number>> | null = null;
+  /** This turn's replies go out one at a time, each recorded before the next leaves. */
+  replying: Promise<void> = Promise.resolve();
+  /** The reply sent last, while not recorded yet: recorded before the next leaves, or with the job's completion. */
+  unrecorded: number | null = null;
   readonly steered: Steered[] = [];
   /** Steered messages the turn read: their jobs end with this one. */
   consumed: string[] = [];
@@ -85,8 +89,6 @@ export class QueuedTurns {
   /** Per session, the job whose turn runs here now. */
   readonly #running = new Map<string, JobRun>();
   readonly #runs = new Set<JobRun>();
-  /** Replies of queued turns go out one at a time, each recorded before the next leaves. */
-  #replying: Promise<void> = Promise.resolve();
 
   constructor(options: QueuedTurnsOptions) {
     this.#queue = options.queue;
@@ -112,9 +114,15 @@ export class QueuedTurns {
       await this.#handing.run(run, handle);
       if (!run.handed) run.end("done");
       const outcome = await this.#waitForTurn(run);
-      if (outcome === "cancelled") throw new Error(`the turn of queued message ${job.payload.key} was cancelled; it will be run again`);
-      // The messages this turn read as steering were answered by it: their jobs end first.
-      if (run.consumed.length > 0) await this.#queue.finishWaiting(run.consumed);
+      await run.replying;
+      if (outcome === "cancelled") {
+        await this.#flush(run);
+        throw new Error(`the turn of queued message ${job.payload.key} was cancelled; it will be run again`);
+      }
+      // The reply sent last and the messages this turn read as steering (answered by it) end with its job.
+      const replies = run.unrecorded === null ? [] : [run.unrecorded];
+      run.unrecorded = null;
+      await this.#queue.complete(job, replies, run.consumed);
     } finally {
       this.#runs.delete(run);
       if (this.#running.get(job.payload.session) === run) this.#running.delete(job.payload.session);
@@ -197,8 +205,10 @@ export class QueuedTurns {
 
   /**
    * Sends a reply of a queued turn unless the same reply (by its index in the turn) was
-   * recorded by an earlier run of the message, and records it right after it left. Replies
-   * of queued turns go out one at a time, in order, so a kill -9 can cut at most one reply
+   * recorded by an earlier run of the message, and records it once it left: before the
+   * turn's next reply leaves, or with the job's completion (one statement then). The
+   * replies of one turn go out one at a time, in order; turns of different sessions send
+   * theirs concurrently. So a kill -9 can cut, per turn then running, at most the one reply
    * between leaving and being recorded (that one is sent again by the retry). Other sends go straight out.
    */
   sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
@@ -207,23 +217,34 @@ export class QueuedTurns {
     if (!run) return deliver(message);
     const index = run.replies++;
     const key = run.job.payload.key;
-    // Read what an earlier run sent before waiting for the replies ahead: only the send and
-    // its record need to take turns with the other queued turns' replies.
-    run.sent ??= this.#queue.replies.sent(key).catch((error: unknown) => {
-      log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
-      return new Set<number>();
-    });
+    // A first run has nothing recorded: no read then.
+    run.sent ??= run.job.fresh
+      ? Promise.resolve(new Set<number>())
+      : this.#queue.replies.sent(key).catch((error: unknown) => {
+          log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
+          return new Set<number>();
+        });
     const sent = run.sent;
-    const sending = Promise.all([this.#replying, sent]).then(async ([, earlier]) => {
+    const sending = Promise.all([run.replying, sent]).then(async ([, earlier]) => {
       if (earlier.has(index)) {
         log.info(`queue.replies reply ${index} of ${key} was sent by an earlier run; not sent again`);
         return;
       }
+      await this.#flush(run);
       await deliver(message);
-      await this.#queue.replies.record(key, index).catch((error: unknown) => log.error(`queue.replies could not record reply ${index} of ${key}`, error));
+      run.unrecorded = index;
     });
-    this.#replying = sending.catch(() => undefined);
+    run.replying = sending.catch(() => undefined);
     return sending;
+  }
+
+  /** Records the reply sent last by `run`, if not recorded yet. */
+  async #flush(run: JobRun): Promise<void> {
+    const index = run.unrecorded;
+    if (index === null) return;
+    run.unrecorded = null;
+    const key = run.job.payload.key;
+    await this.#queue.replies.record(key, index).catch((error: unknown) => log.error(`queue.replies could not record reply ${index} of ${key}`, error));
   }
 
   /**

@@ -14,7 +14,8 @@ import type { Envelope } from "../../kernel/envelope.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import type { SettingsStore } from "../../kernel/settings-contract.ts";
 import type { JobPayload } from "../cluster/job.ts";
-import { ClusterQueue, type Inbound } from "../cluster/queue.ts";
+import type { Inbound, InboundQueue } from "../cluster/inbound-queue.ts";
+import { openInboundQueue } from "../cluster/open.ts";
 import { queueSettings } from "../cluster/settings.ts";
 import { QueuedTurns, type SteeringFramework } from "../cluster/turns.ts";
 import { handlerError, isUpdate } from "./narrow.ts";
@@ -36,7 +37,7 @@ export async function openQueuedUpdates(
   options: { url: string; botId: string; settings: SettingsStore } & Omit<QueuedUpdatesOptions, "queue" | "botId">,
 ): Promise<{ queued: QueuedUpdates; concurrency: number }> {
   const settings = await options.settings.load(queueSettings);
-  const queue = await ClusterQueue.open({ url: options.url, source: `telegram_${options.botId}`, expireSeconds: settings.expire_seconds, heartbeatSeconds: settings.heartbeat_seconds });
+  const queue = await openInboundQueue(settings.engine, { url: options.url, source: `telegram_${options.botId}`, expireSeconds: settings.expire_seconds, heartbeatSeconds: settings.heartbeat_seconds });
   const configured = options.settings.getValue("max_concurrent_turns", UNBOUNDED_TURNS);
   const concurrency = typeof configured === "number" && Number.isInteger(configured) && configured > 0 ? configured : UNBOUNDED_TURNS;
   log.info(`telegram.queue serving bot ${options.botId} from the shared queue ${queue.queue} on ${queue.database} (${concurrency} turns at once here)`);
@@ -45,7 +46,7 @@ export async function openQueuedUpdates(
 
 /** Options of {@link QueuedUpdates}. */
 export interface QueuedUpdatesOptions {
-  queue: ClusterQueue;
+  queue: InboundQueue;
   /** The bot's id (the token's part before the colon): it names the messages' keys. */
   botId: string;
   /** For steering a turn that runs in this process with a message another process took. */
@@ -60,7 +61,7 @@ const APPROVAL_PREFIX = "bub_approval:";
 
 /** See the module comment. */
 export class QueuedUpdates {
-  readonly queue: ClusterQueue;
+  readonly queue: InboundQueue;
   readonly turns: QueuedTurns;
   readonly #botId: string;
   readonly #describeError: (error: unknown) => string;

@@ -118,7 +118,46 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
     const filter = compileFilter(query_);
     let lower = 0;
     let upper = Number.MAX_SAFE_INTEGER;
-    if (slice.mode === "last") {
+    const limit = filter.limit ?? Infinity;
+    const kinds = query_.kinds && query_.kinds.length > 0 ? [...new Set(query_.kinds)] : null;
+    const order = filter.newestFirst ? "DESC" : "ASC";
+    const sql = `SELECT id, kind, payload, meta, date FROM bub_tape_entries WHERE tape = $1 AND id > $2 AND id < $3${kinds ? " AND kind = ANY($5)" : ""} ORDER BY id ${order} LIMIT $4`;
+    const found: TapeEntry[] = [];
+    /** Keeps the page's matching entries; answers whether the fetch is done. */
+    const take = (rows: readonly EntryRow[], page: number): boolean => {
+      for (const row of rows) {
+        const entry = toEntry(row);
+        if (entry && filter.matches(entry)) found.push(entry);
+        if (found.length >= limit) return true;
+      }
+      if (rows.length < page) return true;
+      const last = Number(rows[rows.length - 1].id);
+      if (filter.newestFirst) upper = last;
+      else lower = last;
+      return false;
+    };
+    // Without filters the limit is the page; with them, pages until enough entries match.
+    const pageSize = () => (filter.passAll && limit < PAGE ? limit : PAGE);
+    if ((slice.mode === "last" || slice.mode === "after") && limit > 0 && filter.afterId === undefined) {
+      // The anchor and the first page in one statement (the turn's usual read).
+      const page = pageSize();
+      const where = slice.mode === "last" ? "kind = 'anchor'" : "anchor_name = $5";
+      const values: unknown[] = [query_.tape, upper, page, kinds ?? []];
+      if (slice.mode === "after") values.push(slice.name);
+      const rows = await query<EntryRow & { anchor: string }>(
+        `WITH a AS (SELECT id FROM bub_tape_entries WHERE tape = $1 AND ${where} ORDER BY id DESC LIMIT 1)
+         SELECT a.id AS anchor, e.id, e.kind, e.payload, e.meta, e.date FROM a LEFT JOIN LATERAL (
+           SELECT id, kind, payload, meta, date FROM bub_tape_entries
+            WHERE tape = $1 AND id > a.id AND id < $2 AND (cardinality($4::text[]) = 0 OR kind = ANY($4::text[])) ORDER BY id ${order} LIMIT $3
+         ) e ON true`,
+        values,
+      );
+      const [head] = rows;
+      if (head === undefined) throw slice.mode === "last" ? noAnchorsFound() : anchorNotFound(slice.name);
+      lower = Number(head.anchor);
+      const entries = head.id === null ? [] : rows;
+      if (take(entries, page)) return found;
+    } else if (slice.mode === "last") {
       const id = await anchorId(query_.tape, null);
       if (id === undefined) throw noAnchorsFound();
       lower = id;
@@ -135,25 +174,11 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
       upper = end;
     }
     if (filter.afterId !== undefined) lower = Math.max(lower, filter.afterId);
-    const limit = filter.limit ?? Infinity;
     if (limit === 0) return [];
-    const kinds = query_.kinds && query_.kinds.length > 0 ? [...new Set(query_.kinds)] : null;
-    const order = filter.newestFirst ? "DESC" : "ASC";
-    const sql = `SELECT id, kind, payload, meta, date FROM bub_tape_entries WHERE tape = $1 AND id > $2 AND id < $3${kinds ? " AND kind = ANY($5)" : ""} ORDER BY id ${order} LIMIT $4`;
-    const found: TapeEntry[] = [];
     for (;;) {
-      // Without filters the limit is the page; with them, pages until enough entries match.
-      const page = filter.passAll && limit < PAGE ? limit : PAGE;
+      const page = pageSize();
       const rows = await query<EntryRow>(sql, kinds ? [query_.tape, lower, upper, page, kinds] : [query_.tape, lower, upper, page]);
-      for (const row of rows) {
-        const entry = toEntry(row);
-        if (entry && filter.matches(entry)) found.push(entry);
-        if (found.length >= limit) return found;
-      }
-      if (rows.length < page) return found;
-      const last = Number(rows[rows.length - 1].id);
-      if (filter.newestFirst) upper = last;
-      else lower = last;
+      if (take(rows, page)) return found;
     }
   }
 

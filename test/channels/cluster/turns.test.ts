@@ -8,7 +8,8 @@ import { describe, it } from "node:test";
 import { ChannelMessage } from "../../../src/channels/message.ts";
 import { emptySessionTurns, runInTurn, TurnTask } from "../../../src/channels/session-turns.ts";
 import { createSteeringInbox } from "../../../src/channels/steering.ts";
-import { jobIdOf } from "../../../src/channels/cluster/job.ts";
+import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
+import type { QueueEngine } from "../../../src/channels/cluster/schema.ts";
 import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
 import { QueuedTurns, type SteeringFramework } from "../../../src/channels/cluster/turns.ts";
 import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
@@ -73,9 +74,10 @@ describe("queued turns", () => {
     }
   });
 
-  it("steers a turn running behind one queue with a message the other took; one the turn did not read, or that came after it, runs as the next turn", async () => {
+  for (const engine of ["pg-boss", "graphile"] satisfies QueueEngine[])
+  it(`steers a turn running behind one queue with a message the other took (${engine}); one the turn did not read, or that came after it, runs as the next turn`, async () => {
     const url = await (await postgres()).createDatabase();
-    const [runner, taker] = await Promise.all([ClusterQueue.open({ url, ...QUICK }), ClusterQueue.open({ url, ...QUICK })]);
+    const [runner, taker] = await Promise.all([openInboundQueue(engine, { url, ...QUICK }), openInboundQueue(engine, { url, ...QUICK })]);
     try {
       const inbox = createSteeringInbox();
       const framework: SteeringFramework = { steeringInbox: inbox, admitMessage: async () => ({ action: "steer", reason: "test" }) };
@@ -99,7 +101,11 @@ describe("queued turns", () => {
         const text = typeof item === "object" && item !== null && "text" in item ? String(item.text) : "";
         return turns.handOver(chatMessage("telegram:9", text), handler);
       };
-      await runner.listen((notice) => void turns.offerSteering(notice, parse));
+      const announced: string[] = [];
+      await runner.listen((notice) => {
+        announced.push(notice.id);
+        void turns.offerSteering(notice, parse);
+      });
       await runner.work(2, (job) => turns.run(job, () => parse(job.payload.item)), async () => undefined);
 
       await taker.accept([{ key: "k:1", session: "telegram:9", item: { text: "write a poem" }, order: 1 }]);
@@ -110,7 +116,8 @@ describe("queued turns", () => {
       release.resolve();
       // The steered message was answered by that turn: it never runs as a turn of its own.
       await eventually(() => (turns.size === 0 ? true : undefined), "the turn's job to end");
-      assert.equal(await runner.waiting(jobIdOf(runner.queue, "k:2", 2)), null);
+      assert.equal(announced.length, 2);
+      assert.equal(await runner.waiting(announced[1] ?? ""), null);
 
       // A message that arrives after the turn stopped reading runs next, as its own turn.
       release = Promise.withResolvers<void>();
@@ -138,6 +145,57 @@ describe("queued turns", () => {
       assert.deepEqual(read, ["make it rhyme"]);
     } finally {
       await Promise.all([runner.close(), taker.close()]);
+    }
+  });
+
+  it("sends the replies of turns of different sessions concurrently, one at a time and in order within a turn, and reads no record for a first run", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    try {
+      let reads = 0;
+      const replies = queue.replies;
+      const read = replies.sent.bind(replies);
+      replies.sent = (key) => {
+        reads++;
+        return read(key);
+      };
+      const turns = new QueuedTurns({ queue });
+      // Each delivery waits until it is released: a send held up in one session must not hold up another's.
+      const inFlight: string[] = [];
+      const delivered: string[] = [];
+      const gates = new Map<string, PromiseWithResolvers<void>>();
+      const deliver = async (message: Envelope) => {
+        inFlight.push(message.content);
+        const gate = Promise.withResolvers<void>();
+        gates.set(message.content, gate);
+        await gate.promise;
+        delivered.push(message.content);
+      };
+      const handler = turnRunner(async (message) => {
+        await Promise.all([turns.sendRecorded(reply(`${message.content} 1`), deliver), turns.sendRecorded(reply(`${message.content} 2`), deliver)]);
+      });
+      const runs = ["a", "b"].map((chat, n) =>
+        turns.run({ id: `00000000-0000-8000-8000-00000000000${n}`, retryCount: 0, fresh: true, payload: { key: `telegram:${chat}:1`, session: `telegram:${chat}`, item: {} } }, () =>
+          turns.handOver(chatMessage(`telegram:${chat}`, chat), handler),
+        ),
+      );
+      // Both sessions' first replies are on their way at once; neither turn's second reply left before its first.
+      await eventually(() => (inFlight.length === 2 ? true : undefined), "a reply of each session in flight");
+      assert.deepEqual(inFlight.sort(), ["a 1", "b 1"]);
+      gates.get("b 1")?.resolve();
+      await eventually(() => (inFlight.length === 3 ? true : undefined), "session b's second reply to leave");
+      assert.equal(inFlight[2], "b 2");
+      gates.get("b 2")?.resolve();
+      gates.get("a 1")?.resolve();
+      await eventually(() => (gates.has("a 2") ? true : undefined), "session a's second reply to leave");
+      gates.get("a 2")?.resolve();
+      await Promise.all(runs);
+      assert.deepEqual(delivered, ["b 1", "b 2", "a 1", "a 2"]);
+      // First runs: nothing read; every reply recorded.
+      assert.equal(reads, 0);
+      assert.deepEqual([...(await replies.sent("telegram:a:1"))].sort(), [0, 1]);
+    } finally {
+      await queue.close();
     }
   });
 });

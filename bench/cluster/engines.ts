@@ -1,0 +1,149 @@
+// The queue engines side by side, in one run, on the workload of throughput.ts: for each
+// engine (BUB_QUEUE_ENGINE: graphile-worker, pg-boss; "pg-boss-tuned", a few workers fetching
+// batches of 8, existed at commit 23e31db for the comparison in docs/benchmarks.md), N = 1 and 2
+// installed `bub gateway` processes on one embedded PostgreSQL (a fresh database each),
+// tapes in PostgreSQL; and, as the reference, one gateway without the queue (file tapes, no
+// database). Workload: the closed loop of bench/gateway (C chats x M messages, each chat
+// sending its next message once the previous one is answered), model answering in 20 ms,
+// BUB_DEBOUNCE_SECONDS=0.
+//
+// Per setup: messages/s (answered / first push to last answer), and against the reference;
+// per message: PostgreSQL CPU (its process tree, /proc), statements (query-count.ts in every
+// gateway), transactions (pg_stat_database); latency of each message after the first of
+// its chat (its push is the previous answer): update -> turn start (the model request) and
+// update -> reply, p50 and p99; the same for the reference, and the difference of the p99
+// to turn start (what the queue adds before the turn starts).
+//
+// Run: node bench/cluster/engines.ts [chats=1000] [messages=3] [max N=2] [engines=pg-boss,graphile]
+import { loadavg } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
+import { printMachine, quantile } from "../support/processes.ts";
+import { answerToken, cpuMs, intArg, MODEL_MS, onSendMessage, startGateway } from "../gateway/support/gateway.ts";
+import { burstSummary, closedLoop, type BurstResult, type BurstTarget } from "../gateway/support/workload.ts";
+import { counterDelta, startCluster, startDatabase } from "./support/cluster.ts";
+
+const CHATS = intArg(2, 1000, 10_000);
+const MESSAGES = intArg(3, 3, 100);
+const MAX_N = intArg(4, 2, 8);
+const ENGINES = (process.argv[5] ?? "pg-boss,graphile").split(",");
+const DEADLINE_MS = 900_000;
+
+interface Figures {
+  label: string;
+  burst: BurstResult;
+  throughput: number;
+  gatewayCpuMs: number;
+  db?: { cpuMs: number; xacts: number; queries: number };
+  toTurn: number[];
+  toReply: number[];
+}
+
+/** Per-message latencies from the model requests and answers seen during a closed loop. */
+function latencyRecorder() {
+  const answers = new Map<string, number>();
+  const turns = new Map<string, number>();
+  return {
+    onTurn(token: string | undefined, at: number) {
+      if (token && !turns.has(token)) turns.set(token, at);
+    },
+    onAnswer(payload: Record<string, unknown>, at: number) {
+      const token = answerToken(payload);
+      if (token && !answers.has(token.key)) answers.set(token.key, at);
+    },
+    clear() {
+      answers.clear();
+      turns.clear();
+    },
+    /** For every message but a chat's first: pushed when its predecessor was answered. */
+    figures() {
+      const toTurn: number[] = [];
+      const toReply: number[] = [];
+      for (const [key, answered] of answers) {
+        const match = /q(\d+)x(\d+)/.exec(key);
+        if (!match || Number(match[2]) === 1) continue;
+        const pushed = answers.get(`q${match[1]}x${Number(match[2]) - 1}`);
+        const turn = turns.get(key);
+        if (pushed === undefined) continue;
+        toReply.push(answered - pushed);
+        if (turn !== undefined) toTurn.push(turn - pushed);
+      }
+      return { toTurn: toTurn.sort((a, b) => a - b), toReply: toReply.sort((a, b) => a - b) };
+    },
+  };
+}
+
+async function reference(): Promise<Figures> {
+  const recorder = latencyRecorder();
+  const gateway = await startGateway("bub", { modelReplies: CHATS * MESSAGES + 200, env: { BUB_DEBOUNCE_SECONDS: "0" }, onModelRequest: (token, at) => recorder.onTurn(token, at) });
+  try {
+    onSendMessage(gateway.telegram, (payload, at) => recorder.onAnswer(payload, at));
+    await closedLoop(gateway, 20, 1, 60_000, 900_000); // warm-up, other chats
+    recorder.clear();
+    const before = cpuMs(gateway.pid);
+    const burst = await closedLoop(gateway, CHATS, MESSAGES, DEADLINE_MS);
+    return { label: "one gateway, no queue (file tapes)", burst, throughput: burst.answered / (burst.wallMs / 1000), gatewayCpuMs: cpuMs(gateway.pid) - before, ...recorder.figures() };
+  } finally {
+    await gateway.stop();
+  }
+}
+
+async function onQueue(database: Awaited<ReturnType<typeof startDatabase>>, engine: string, n: number): Promise<Figures> {
+  const recorder = latencyRecorder();
+  let counting = false;
+  const cluster = await startCluster(database, n, {
+    modelReplies: CHATS * MESSAGES + 40 * n + 100,
+    env: { BUB_QUEUE_ENGINE: engine },
+    onModelRequest: (_index, token, at) => counting && recorder.onTurn(token, at),
+  });
+  try {
+    onSendMessage(cluster.telegram, (payload, at) => counting && recorder.onAnswer(payload, at));
+    await sleep(1_000);
+    const dbBefore = await database.counters();
+    const cpuBefore = cluster.gateways.map((gateway) => cpuMs(gateway.pid));
+    cluster.resetQueryCounts();
+    counting = true;
+    const target: BurstTarget = cluster.target;
+    const burst = await closedLoop(target, CHATS, MESSAGES, DEADLINE_MS);
+    counting = false;
+    const gatewayCpuMs = cluster.gateways.reduce((sum, gateway, index) => sum + cpuMs(gateway.pid) - cpuBefore[index]!, 0);
+    await cluster.stop();
+    await sleep(1_000);
+    const db = counterDelta(dbBefore, await database.counters());
+    const counts = cluster.queryCounts();
+    if (counts.some((count) => count === null)) throw new Error("a gateway wrote no query count (did it exit cleanly?)");
+    const queries = counts.reduce<number>((sum, count) => sum + count!, 0);
+    console.log(`  ${engine} N=${n}: statements per message answered (the most frequent):`);
+    for (const [text, count] of cluster.topStatements().slice(0, 10)) console.log(`    ${(count / Math.max(burst.answered, 1)).toFixed(2).padStart(6)}  ${text}`);
+    return { label: `${engine}, N=${n}`, burst, throughput: burst.answered / (burst.wallMs / 1000), gatewayCpuMs, db: { cpuMs: db.cpuMs, xacts: db.xacts, queries }, ...recorder.figures() };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+printMachine();
+console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(" ")}; ${CHATS} private chats x ${MESSAGES} messages (closed loop), model ${MODEL_MS} ms; engines ${ENGINES.join(", ")}; N = 1..${MAX_N}`);
+const results: Figures[] = [];
+const print = (figures: Figures) => {
+  const per = (value: number) => (value / Math.max(figures.burst.answered, 1)).toFixed(2);
+  const base = results[0];
+  const ratio = base ? ` = ${(figures.throughput / base.throughput).toFixed(2)} x the reference` : "";
+  const ms = (values: number[], q: number) => (values.length ? quantile(values, q).toFixed(0) : "-");
+  console.log(`${figures.label} | ${burstSummary(figures.burst, CHATS * MESSAGES)}`);
+  console.log(`    | ${figures.throughput.toFixed(1)} messages/s${ratio} | gateways CPU ${per(figures.gatewayCpuMs)} ms/msg${figures.db ? ` | PostgreSQL CPU ${per(figures.db.cpuMs)} ms, ${per(figures.db.queries)} statements, ${per(figures.db.xacts)} transactions per message` : ""}`);
+  const addedP99 = base && figures !== base ? ` | p99 to turn start minus the reference's: ${(quantile(figures.toTurn, 0.99) - quantile(base.toTurn, 0.99)).toFixed(0)} ms` : "";
+  console.log(`    | update -> turn start p50 ${ms(figures.toTurn, 0.5)} ms, p99 ${ms(figures.toTurn, 0.99)} ms; update -> reply p50 ${ms(figures.toReply, 0.5)} ms, p99 ${ms(figures.toReply, 0.99)} ms${addedP99}`);
+};
+results.push(await reference());
+print(results[0]!);
+const database = await startDatabase();
+try {
+  for (let n = 1; n <= MAX_N; n++) {
+    for (const engine of ENGINES) {
+      const figures = await onQueue(database, engine, n);
+      results.push(figures);
+      print(figures);
+    }
+  }
+} finally {
+  await database.stop();
+}
