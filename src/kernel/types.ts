@@ -111,7 +111,12 @@ export interface Channel {
   askApproval?(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer>;
 }
 
-/** What the channel manager offers the framework once bound. */
+/**
+ * What a channel manager offered the framework when the kernel kept a router.
+ * @deprecated Since plugin API 2.2 the kernel keeps no router: a channel manager is a plugin
+ * (`dispatchOutbound`, `admitMessage`, `runModelStream`, `askApproval`, `quitSession`). The
+ * type stays for plugins that name it; nothing in bub uses it.
+ */
 export interface ChannelRouter {
   dispatchOutput(message: Envelope): Promise<boolean>;
   wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents;
