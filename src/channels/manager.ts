@@ -129,14 +129,9 @@ export class ChannelManager {
   }
 
   /**
-   * The manager's hooks, registered (as `channels`, above every other plugin) while it runs:
-   * `dispatchOutbound` sends an outbound to its `output_channel` (else `channel`);
-   * `runModelStream` (only when the manager streams: its `streamOutput` option, else the
-   * `stream_output` setting as it starts) lets the target channel render the stream of a turn
-   * it runs with streaming output; `admitMessage` takes the plugins' answer, else the message's
-   * channel's own policy, else `BUB_ADMISSION`; `askApproval` asks through the channel the
-   * request's turn came from; `quitSession` forgets a session's pending messages and cancels
-   * its running turns (except the caller's own).
+   * The manager's hooks, registered as `channels` (above every other plugin) while it runs;
+   * `runModelStream` only when it streams (its `streamOutput` option, else the
+   * `stream_output` setting as it starts). See docs/hooks.md, "Channels are plugins".
    */
   plugin(): BubPlugin {
     // A manager that never streams (a gateway, by default) stays out of the model hook's way.

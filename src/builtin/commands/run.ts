@@ -144,7 +144,8 @@ export async function runOnce(
     for (const outbound of [...result.outbounds.filter((each) => each.kind === "error"), ...failed]) {
       if (outbound.content !== "") err.write(errorLine(errorOf(outbound) ?? outbound.content, { verbose: options.verbose === true, kind: "tool" }));
     }
-    return errors.length > 0 || result.outbounds.some((outbound) => outbound.kind === "error") ? 1 : 0;
+    // Every error outbound, the turn's own too, was dispatched to this channel.
+    return errors.length > 0 ? 1 : 0;
   } finally {
     signal?.removeEventListener("abort", forward);
     unregister();
