@@ -68,11 +68,8 @@ export function commandFromArgs(argv: readonly string[]): string | undefined {
 
 /** Whether `argv` asks for help (`-h`/`--help` before any `--`): no command runs then. */
 function asksForHelp(argv: readonly string[]): boolean {
-  for (const arg of argv) {
-    if (arg === "--") return false;
-    if (arg === "--help" || arg === "-h") return true;
-  }
-  return false;
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).some((arg) => arg === "--help" || arg === "-h");
 }
 
 /**

@@ -112,10 +112,8 @@ export interface Channel {
 }
 
 /**
- * What a channel manager offered the framework when the kernel kept a router.
- * @deprecated Since plugin API 2.2 the kernel keeps no router: a channel manager is a plugin
- * (`dispatchOutbound`, `admitMessage`, `runModelStream`, `askApproval`, `quitSession`). The
- * type stays for plugins that name it; nothing in bub uses it.
+ * @deprecated Since plugin API 2.2 the kernel keeps no router; a channel is a plugin (`dispatchOutbound`,
+ * `runModelStream`, `admitMessage`, `askApproval`, `quitSession`). Kept for plugins that name the type.
  */
 export interface ChannelRouter {
   dispatchOutput(message: Envelope): Promise<boolean>;
