@@ -1,6 +1,6 @@
 // Gateway admission and scheduling: an in-process channel feeds 1,000 sessions x 5 messages
 // (interleaved, as fast as possible) through a ChannelManager on a kernel BubFramework with
-// BUB_ADMISSION=follow_up (the builtin admission hook, builtinAdmission) and a model that
+// BUB_ADMISSION=follow_up (the channel manager's admission default) and a model that
 // answers in 20 ms. Measures the wall time from the first message to the last outbound
 // against the ideal (5 x 20 ms, sessions in parallel), checks that every session got its 5
 // answers in order, and the heap left per idle session once the run is over.
@@ -19,7 +19,6 @@ if (typeof globalThis.gc !== "function") {
 const { BubFramework } = await import("../../src/kernel/framework.ts");
 const { ChannelManager } = await import("../../src/channels/manager.ts");
 const { ChannelMessage } = await import("../../src/channels/message.ts");
-const { builtinAdmission } = await import("../../src/channels/admission.ts");
 const { createSteeringInbox } = await import("../../src/channels/steering.ts");
 const { channelSettings } = await import("../../src/builtin/settings.ts");
 type Envelope = import("../../src/kernel/envelope.ts").Envelope;
@@ -69,19 +68,17 @@ interface Setup {
 async function setup(): Promise<Setup> {
   const bub = kernelFramework({ env: { BUB_ADMISSION: "follow_up" } });
   bub.settings.register(channelSettings);
-  // What the builtin plugin contributes to a gateway turn, minus the agent: admission from
-  // BUB_ADMISSION, the in-memory steering inbox, and outbounds routed to their channel.
+  // What the builtin plugin contributes to a gateway turn, minus the agent: the in-memory
+  // steering inbox (admission from BUB_ADMISSION and routing are the channel manager's own).
   bub.runtime.register(
     {
       name: "bench",
       provideSteeringInbox: () => createSteeringInbox(),
-      admitMessage: (args) => builtinAdmission(bub, args),
       loadState: ({ sessionId }) => ({ session_id: sessionId }),
       runModel: async ({ prompt }) => {
         await sleep(MODEL_MS);
         return `re:${String(prompt)}`;
       },
-      dispatchOutbound: ({ message }) => bub.dispatchViaChannelRouter(message),
     },
     "bench",
   );

@@ -67,7 +67,6 @@ try {
         await sleep(20);
         return "ok";
       },
-      dispatchOutbound: ({ message }) => bub.dispatchViaChannelRouter(message),
     },
     "bench",
   );

@@ -16,7 +16,7 @@ import { describeError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, type StreamEvent } from "../kernel/stream.ts";
-import type { ChannelRouter } from "../kernel/types.ts";
+import type { BubPlugin } from "../kernel/hooks.ts";
 import { MODEL_OPTION_ID, modelConfigOptions } from "./models.ts";
 import { promptText, toolKind, toolLocations, toolTitle, updatesFor, type StreamedCall } from "./updates.ts";
 
@@ -68,7 +68,8 @@ function callFor(session: Session, request: ApprovalRequest): StreamedCall | nul
  */
 export async function serveAcp(options: AcpServerOptions): Promise<void> {
   const sessions = new Map<string, Session>();
-  const bound = new Set<BubFramework>();
+  /** The frameworks the server's plugin is registered on, and how to take it off again. */
+  const bound = new Map<BubFramework, () => void>();
   /** Turns still running, waited for when the connection closes (their tapes are written). */
   const running = new Set<Promise<unknown>>();
   let client: acp.AgentContext | null = null;
@@ -82,17 +83,21 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
     }
   };
 
-  const router: ChannelRouter = {
-    async dispatchOutput(message) {
+  // The server is the channel of its sessions' turns: a plugin on each framework it runs them in.
+  const plugin: BubPlugin = {
+    name: "acp",
+    async dispatchOutbound({ message }) {
       const session = sessionOf(message);
       if (!session) return false;
       // Errors a turn failed with come from onError, which puts the error in the context.
       if (message.kind === "error" && "_error" in message.context) session.errors.push(message.content);
       return true;
     },
-    wrapStream(message, stream) {
-      const session = sessionOf(message);
-      if (!session) return stream;
+    // A prompt's stream becomes session/update notifications (not the streams of model-option turns).
+    async runModelStream({ sessionId, signal }, next) {
+      const stream = await next();
+      const session = sessions.get(sessionId);
+      if (!stream || !session || session.task?.signal !== signal) return stream;
       const forwarded = async function* (): AsyncGenerator<StreamEvent> {
         for await (const event of stream) {
           if (event.kind === "tool_call") session.asked.clear();
@@ -102,11 +107,7 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
       };
       return new AsyncStreamEvents(forwarded(), stream.state);
     },
-    async quit() {},
-    async admitChannelMessage() {
-      return null;
-    },
-    async askApproval(request, signal): Promise<ApprovalAnswer | null> {
+    async askApproval({ request, signal }): Promise<ApprovalAnswer | null> {
       const session = sessions.get(request.sessionId);
       if (!session || !client) return null;
       const call = callFor(session, request);
@@ -151,10 +152,7 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
       if (!isAbsolute(params.cwd)) throw acp.RequestError.invalidParams({ cwd: params.cwd }, "cwd must be an absolute path");
       const framework = await options.frameworkFor(params.cwd);
-      if (!bound.has(framework)) {
-        framework.bindChannelRouter(router);
-        bound.add(framework);
-      }
+      if (!bound.has(framework)) bound.set(framework, framework.runtime.register(plugin, "acp"));
       const id = `acp:${randomUUID()}`;
       sessions.set(id, { id, cwd: framework.workspace, framework, task: null, calls: { current: [] }, asked: new Set(), errors: [], model: null });
       log.info(`acp.session.new session_id=${id} cwd=${framework.workspace}`);
@@ -183,7 +181,7 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
       session.task = task;
       session.errors = [];
       const framework = session.framework;
-      const turn = framework.running(() => runInTurn(task, () => framework.processInbound(inbound, { streamOutput: true, signal: task.signal })));
+      const turn = framework.running(() => runInTurn(task, () => framework.processInbound(inbound, { signal: task.signal })));
       const settled = turn.then(() => undefined, () => undefined);
       running.add(settled);
       void settled.then(() => running.delete(settled));
@@ -215,6 +213,6 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
   } finally {
     for (const session of sessions.values()) session.task?.abort(cancelledByEditor());
     await Promise.all(running);
-    for (const framework of bound) framework.bindChannelRouter(null);
+    for (const unregister of bound.values()) unregister();
   }
 }

@@ -131,7 +131,7 @@ export class Agent implements RuntimeAgent {
   }
 
   async quitSession(sessionId: string): Promise<void> {
-    await this.framework.quitViaChannelRouter(sessionId);
+    await this.framework.runtime.call("quitSession", { sessionId });
   }
 
   /** The session tape as persisted (not a fork), read through the given state's context. */

@@ -1,8 +1,8 @@
 /**
  * The approval policy as a plugin: a `beforeToolCall` interceptor that holds `bash` calls
  * and file writes outside the workspace (./policy.ts) until the user says yes, asked
- * through the channel the turn came from ({@link ApprovalAsker}, routed by the channel
- * manager). A no, no answer within `approval_timeout_seconds`, or nobody to ask becomes a
+ * through the channel the turn came from (the `askApproval` hook, which the running
+ * channel manager answers through the turn's channel). A no, no answer within `approval_timeout_seconds`, or nobody to ask becomes a
  * tool error the model reads; the turn goes on. `createBub` registers it only with
  * `approval: ask`; a plugin registered later runs before it and may decide first.
  */
@@ -19,8 +19,8 @@ import { approvalSettings } from "./settings.ts";
 
 const log = createLogger("bub:approval");
 
-/** What the policy uses of the framework: its settings, workspace and channel router. */
-export type ApprovalFramework = Pick<BubFramework, "settings" | "workspace" | "router">;
+/** What the policy uses of the framework: its settings, workspace and hooks (`askApproval`, answered by the running channel). */
+export type ApprovalFramework = Pick<BubFramework, "settings" | "workspace" | "runtime">;
 
 /** How to let such calls run without a question, said in every "could not ask" error. */
 const HOW_TO_ALLOW = "set BUB_APPROVAL=off (or `approval: off` in config.yml) to run such calls without asking";
@@ -48,16 +48,15 @@ function untilAborted<T>(asking: Promise<T>, signal: AbortSignal): Promise<T> {
 /** Asks through the turn's channel, giving up when `turnSignal` aborts; the decision for the call. */
 async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<ApprovalRequest, "message">, timeoutSeconds: number, turnSignal: AbortSignal): Promise<ToolCallDecision | null> {
   const message = currentTurnMessage();
-  const router = framework.router;
-  const askApproval = router?.askApproval?.bind(router);
-  const channel = message ? message.channel || "?" : null;
-  if (!message || !askApproval) return deny(approvalErrors.nobody(call.tool, channel ? `the ${channel} channel cannot ask, as in \`bub run\`` : "no channel runs this turn"));
+  if (!message) return deny(approvalErrors.nobody(call.tool, "no channel runs this turn"));
+  const channel = message.channel || "?";
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
   const signal = AbortSignal.any([turnSignal, timeout]);
   log.info(`approval.ask tool=${call.tool} session_id=${request.sessionId} channel=${channel}: ${request.reason}`);
   let answer: ApprovalAnswer | null;
   try {
-    answer = await untilAborted(askApproval({ ...request, message }, signal), signal);
+    // The running channel's answer (a channel manager's, the ACP server's); none where nobody can ask, as in `bub run`.
+    answer = (await untilAborted(framework.runtime.call("askApproval", { request: { ...request, message }, signal }), signal)) ?? null;
   } catch (error) {
     if (timeout.aborted) answer = { approved: false };
     else if (turnSignal.aborted) return deny(approvalErrors.cancelled(call.tool));

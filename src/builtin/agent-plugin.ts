@@ -18,6 +18,8 @@ import { codexSettings, type CodexSettings } from "../llm/codex/settings.ts";
 import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_TOOL_NAME } from "../tape/spill.ts";
 import type { Tape } from "../tape/tape.ts";
 import type { TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
+import { toolsOf } from "../tools/global.ts";
+import { registerScheduleTools } from "../schedule/tools.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 import { turnUser } from "../cost/user.ts";
 import { contextSettings, costSettings } from "../cost/settings.ts";
@@ -212,4 +214,24 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
     },
   };
   return { agent, hooks };
+}
+
+/**
+ * The agent as the builtin plugin answers it: its hooks over the framework's tools (the
+ * schedule tools added), comma commands whose parser loads with the first command, and the
+ * skills block whose discovery (and YAML parser) loads with the first model call.
+ */
+export function createBuiltinAgent(framework: BubFramework): AgentHooks {
+  registerScheduleTools(framework);
+  const config = (path: string) => framework.settings.getValue(path, undefined);
+  const maxBytes = () => {
+    const value = config("skill_max_bytes");
+    return typeof value === "number" ? value : undefined;
+  };
+  return createAgentHooks(framework, {
+    tools: toolsOf(framework),
+    runCommand: async (line, options) => (await import("../tools/commands.ts")).runCommaCommand(line, options),
+    skillsPrompt: async ({ promptText, workspace, allowedSkills }) =>
+      await (await import("../skills/prompt.ts")).buildSkillsPrompt(promptText, { workspace, allowedSkills, config, maxBytes: maxBytes() }),
+  }).hooks;
 }

@@ -22,6 +22,12 @@ export interface CreateBubOptions {
   /** The plugin registered first; default the builtin plugin (agent, tools, tapes, channels). */
   builtin?: PluginExport;
   /**
+   * Whether the default builtin plugin answers the agent's hooks (the model loop, tools,
+   * model options); default true. Without it a turn only echoes its prompt: `bub` leaves
+   * the agent out of the commands that run no turn, so they never load the model layer.
+   */
+  agent?: boolean;
+  /**
    * Whether the workspace's own code loads: the plugins its package.json (and its
    * dependencies') declare, and `BUB_PLUGINS` / `plugins:` paths inside it. `true` trusts it
    * (an embedder that chose the folder, a test), `false` never does; by default it is trusted
@@ -62,7 +68,7 @@ export async function createBub(options: CreateBubOptions = {}): Promise<BubFram
   const settings = new Settings(file, env);
   const framework = new BubFramework({ workspace, home, env, settings });
   try {
-    await framework.registerPlugin(options.builtin ?? createBuiltinPlugin, "builtin", { origin: "builtin" });
+    await framework.registerPlugin(options.builtin ?? ((made: BubFramework) => createBuiltinPlugin(made, { agent: options.agent !== false })), "builtin", { origin: "builtin" });
   } catch (error) {
     framework.pluginFailed("builtin", "builtin", error, "initialize");
   }

@@ -6,10 +6,13 @@ import { replyChannelOf } from "../kernel/envelope.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { ChannelMessage } from "../channels/message.ts";
-import { createChannelHooks } from "../channels/builtin-hooks.ts";
+import { createSteeringInbox } from "../channels/steering.ts";
+import { DeferredTelegramChannel } from "../channels/telegram/deferred.ts";
+import { telegramSettings } from "../channels/telegram/settings.ts";
+import { queueSettings } from "../channels/cluster/settings.ts";
+import { createDefaultTapeContext } from "../tape/context.ts";
 import { AgentsFiles, agentsMaxBytes, builtinSystemPrompt } from "./system-prompt.ts";
 import { registerBuiltinCommands } from "./commands/index.ts";
-import { createLazyAgentHooks } from "./lazy-agent.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 import { codexSettings } from "../llm/codex/settings.ts";
 import { cliSettings } from "../channels/links/settings.ts";
@@ -22,26 +25,54 @@ const log = createLogger("bub:builtin");
 /** onError stages the framework has logged before telling the observers. */
 const LOGGED_STAGES = new Set(["turn", "save_state", "dispatch_outbound"]);
 
+/** Options of {@link createBuiltinPlugin}. */
+export interface BuiltinPluginOptions {
+  /**
+   * With the agent's hooks (state, prompt, the model loop, tools, model options, tape
+   * sidecars: ./agent-plugin.ts, imported here); default true. `bub` leaves them out of the
+   * commands that run no turn, so `bub --help` never loads the model layer.
+   */
+  agent?: boolean;
+}
+
 /**
  * The builtin plugin: registered first, so every other plugin can replace any of its hooks.
- * It registers the builtin settings sections when created.
+ * It registers the builtin settings sections when created; with the agent (the default) it
+ * imports the agent's module once, here, and answers the agent's hooks itself.
  */
-export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
-  for (const section of [agentSettings, channelSettings, spillSettings, codexSettings, cliSettings]) framework.settings.register(section);
+export async function createBuiltinPlugin(framework: BubFramework, options: BuiltinPluginOptions = {}): Promise<BubPlugin> {
+  for (const section of [agentSettings, channelSettings, spillSettings, codexSettings, cliSettings, telegramSettings, queueSettings]) framework.settings.register(section);
   registerTool(framework, linkTool(framework));
-  const agentHooks = createLazyAgentHooks(framework);
+  const agent = options.agent === false ? null : (await import("./agent-plugin.ts")).createBuiltinAgent(framework);
   const agentsFiles = new AgentsFiles({ maxBytes: () => agentsMaxBytes(framework.settings.getValue("agents_max_bytes", undefined)) });
 
   return {
     name: "builtin",
-    ...agentHooks,
-    ...createChannelHooks(framework),
+    ...agent,
 
     async loadState(args) {
       // AGENTS.md is read here, off the event loop, for the synchronous systemPrompt hook below.
       await agentsFiles.refresh(framework.workspace);
-      return agentHooks.loadState(args);
+      return agent?.loadState(args);
     },
+
+    provideTapeStore() {
+      return (async function* () {
+        const { createTapeStoreFromSettings } = await import("../tape/store-from-settings.ts");
+        const settings = await framework.settings.load(channelSettings);
+        const store = createTapeStoreFromSettings({ kind: settings.tape_store, home: framework.home, dsn: settings.tape_dsn, databaseUrl: settings.database_url });
+        try {
+          yield store;
+        } finally {
+          await store.close?.();
+        }
+      })();
+    },
+
+    buildTapeContext: () => createDefaultTapeContext(),
+    // Telegram's code (grammY among it) loads when the channel starts.
+    provideChannels: ({ messageHandler }) => [new DeferredTelegramChannel(framework, { messageHandler })],
+    provideSteeringInbox: () => createSteeringInbox(),
 
     async resolveSession({ message }) {
       // A linked person's private chats share one session where the channel allows it (issue 36).
@@ -64,12 +95,11 @@ export function createBuiltinPlugin(framework: BubFramework): BubPlugin {
       });
     },
 
-    async dispatchOutbound({ message }) {
-      if (message.outputChannel !== "cli") {
-        // At debug: the reply's text does not belong in a log file kept at the default level.
-        log.debug(`session.run.outbound session_id=${message.sessionId ?? "?"} content=${JSON.stringify(message.content)}`);
-      }
-      return framework.dispatchViaChannelRouter(message);
+    // Delivery is the running channel's (a channel manager's, `bub run`'s): the builtin only logs.
+    dispatchOutbound({ message }) {
+      // At debug: the reply's text does not belong in a log file kept at the default level.
+      if (message.outputChannel !== "cli") log.debug(`session.run.outbound session_id=${message.sessionId ?? "?"} content=${JSON.stringify(message.content)}`);
+      return undefined;
     },
 
     async onError({ stage, error, message }) {

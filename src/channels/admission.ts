@@ -1,6 +1,6 @@
 /**
- * The builtin turn-admission policy: a channel's own `admitMessage` answer when it has one,
- * else the `BUB_ADMISSION` setting (`concurrent`, `follow_up` or `steer`).
+ * The channel manager's turn-admission default: a channel's own `admitMessage` answer when
+ * it has one, else the `BUB_ADMISSION` setting (`concurrent`, `follow_up` or `steer`).
  */
 import type { BubFramework } from "../kernel/framework.ts";
 import type { Envelope } from "../kernel/envelope.ts";
@@ -18,7 +18,7 @@ export async function channelOwnAdmission(channel: Channel | undefined, sessionI
 }
 
 /** The configured `BUB_ADMISSION` policy (`concurrent` when the setting is not loaded or unknown). */
-export function admissionPolicy(framework: BubFramework): AdmissionPolicy {
+export function admissionPolicy(framework: Pick<BubFramework, "settings">): AdmissionPolicy {
   const value = framework.settings.getValue("admission", "concurrent");
   return value === "follow_up" || value === "steer" ? value : "concurrent";
 }
@@ -36,10 +36,9 @@ export function decisionForPolicy(policy: AdmissionPolicy): AdmitDecision | null
 }
 
 /**
- * What the builtin `admitMessage` hook answers: the bound channel router's (the channel's
- * own policy) when it has one, else the `BUB_ADMISSION` default.
+ * What the channel manager's `admitMessage` hook answers when no plugin above it decided:
+ * the message's channel's own policy when it has one, else the `BUB_ADMISSION` default.
  */
-export async function builtinAdmission(framework: BubFramework, args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): Promise<AdmitDecision | null> {
-  const own = await framework.router?.admitChannelMessage(args.sessionId, args.message, args.turn);
-  return own ?? decisionForPolicy(admissionPolicy(framework));
+export async function channelAdmission(framework: Pick<BubFramework, "settings">, channel: Channel | undefined, args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): Promise<AdmitDecision | null> {
+  return (await channelOwnAdmission(channel, args.sessionId, args.message, args.turn)) ?? decisionForPolicy(admissionPolicy(framework));
 }

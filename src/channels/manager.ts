@@ -2,15 +2,15 @@
  * The channel manager: starts the enabled channels, turns what they receive into turns
  * (debounce, admission, scheduling), routes outbound messages and streams back to the
  * right channel, and shuts everything down gracefully. Each of those lives in its own
- * module; this one wires them into the framework's {@link ChannelRouter}.
+ * module; this one wires them together and into the framework as a plugin (`channels`).
  */
 import { createLogger } from "../kernel/log.ts";
 import { toEnvelope, type Envelope, type EnvelopeInput } from "../kernel/envelope.ts";
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
-import type { AdmitDecision, Channel, ChannelRouter, MessageHandler, TurnSnapshot } from "../kernel/types.ts";
-import { channelOwnAdmission } from "./admission.ts";
+import type { BubPlugin, HookArgs, NextHook } from "../kernel/hooks.ts";
+import type { Channel, MessageHandler, TurnSnapshot } from "../kernel/types.ts";
+import { channelAdmission } from "./admission.ts";
 import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
 import { InboundQueue } from "./inbound-queue.ts";
 import { OutboundRouter } from "./outbound.ts";
@@ -27,8 +27,9 @@ export type { ChannelManagerOptions } from "./manager-options.ts";
 const log = createLogger("bub:channels");
 
 /**
- * Runs channels and schedules their messages as turns. It is the framework's
- * {@link ChannelRouter} while it runs.
+ * Runs channels and schedules their messages as turns. While it runs it is registered as
+ * the plugin `channels` ({@link plugin}): it delivers outbounds, shows streams, admits
+ * messages, asks for approvals and stops sessions for the channels it runs.
  *
  * Each received message goes through (in arrival order): debounce (channels with
  * `needsDebounce`), `resolveSession`, then admission — the `admitMessage` hook decides
@@ -52,7 +53,7 @@ const log = createLogger("bub:channels");
  *
  * A gateway: `await new ChannelManager(framework, { enabledChannels: ["telegram"] }).run(signal)`.
  */
-export class ChannelManager implements ChannelRouter {
+export class ChannelManager {
   readonly framework: BubFramework;
   /** Every known channel by name (plugins' and the given ones). */
   readonly channels: Map<string, Channel>;
@@ -127,7 +128,29 @@ export class ChannelManager implements ChannelRouter {
     return this.#runner.snapshotOf(sessionId);
   }
 
-  // ---- ChannelRouter ------------------------------------------------------------------
+  /**
+   * The manager's hooks, registered as `channels` (above every other plugin) while it runs;
+   * `runModelStream` only when it streams (its `streamOutput` option, else the
+   * `stream_output` setting as it starts). See docs/hooks.md, "Channels are plugins".
+   */
+  plugin(): BubPlugin {
+    // A manager that never streams (a gateway, by default) stays out of the model hook's way.
+    const streams = this.#options.streamOutput ?? this.framework.settings.getValue("stream_output", false) === true;
+    return {
+      name: "channels",
+      dispatchOutbound: ({ message }) => this.dispatchOutput(message),
+      ...(streams && {
+        runModelStream: async (args: HookArgs<"runModelStream">, next: NextHook<"runModelStream">) => {
+          const stream = await next();
+          const message = this.#runner.streamingMessage(args.signal);
+          return stream && message ? this.wrapStream(message, stream) : stream;
+        },
+      }),
+      admitMessage: async (args, next) => (await next()) ?? channelAdmission(this.framework, this.channels.get(args.message.channel), args),
+      askApproval: ({ request, signal }) => this.#outbound.askApproval(request, signal),
+      quitSession: ({ sessionId }) => this.quit(sessionId),
+    };
+  }
 
   /** Sends an outbound to its `output_channel` (else `channel`); false when there is no such running channel. */
   dispatchOutput(message: Envelope): Promise<boolean> {
@@ -137,16 +160,6 @@ export class ChannelManager implements ChannelRouter {
   /** Lets the message's channel render or transform a turn's stream. */
   wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents {
     return this.#outbound.wrapStream(message, stream);
-  }
-
-  /** The admission policy of the message's own channel, if it has one. */
-  admitChannelMessage(sessionId: string, message: Envelope, turn: TurnSnapshot): Promise<AdmitDecision | null> {
-    return channelOwnAdmission(this.channels.get(message.channel), sessionId, message, turn);
-  }
-
-  /** Asks the person behind the request's turn, through the channel it came from (docs/security.md, "Approval for dangerous tools"). */
-  askApproval(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | null> {
-    return this.#outbound.askApproval(request, signal);
   }
 
   /** Stops a session: forgets its pending messages and cancels its running turns (except the caller's own). */
@@ -168,7 +181,7 @@ export class ChannelManager implements ChannelRouter {
   // ---- lifecycle ----------------------------------------------------------------------
 
   /**
-   * Binds the manager as the framework's router, enters `framework.running()`, starts the
+   * Registers the manager's {@link plugin}, enters `framework.running()`, starts the
    * enabled channels and processes messages until `signal` aborts or {@link shutdown} is
    * called; then shuts down gracefully and resolves.
    */
@@ -186,7 +199,7 @@ export class ChannelManager implements ChannelRouter {
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted) onAbort();
     await this.framework.settings.prepare();
-    this.framework.bindChannelRouter(this);
+    const unregister = this.framework.runtime.register(this.plugin(), "channels");
     try {
       await this.framework.running(async () => {
         try {
@@ -208,7 +221,7 @@ export class ChannelManager implements ChannelRouter {
       });
     } finally {
       signal?.removeEventListener("abort", onAbort);
-      if (this.framework.router === this) this.framework.bindChannelRouter(null);
+      unregister();
     }
   }
 

@@ -54,6 +54,8 @@ export class TurnRunner {
   readonly #framework: BubFramework;
   readonly #options: TurnRunnerOptions;
   readonly #sessions = new Map<string, SessionTurns>();
+  /** The message of each running turn that streams its output, by the turn's signal. */
+  readonly #streaming = new WeakMap<AbortSignal, Envelope>();
   #slots: TurnSlots | null = null;
 
   constructor(framework: BubFramework, options: TurnRunnerOptions = {}) {
@@ -99,6 +101,11 @@ export class TurnRunner {
     return this.snapshot(this.#sessions.get(sessionId) ?? emptySessionTurns(sessionId), { sessionId });
   }
 
+  /** The message of the turn `signal` belongs to, when the runner started it with streaming output; else null. */
+  streamingMessage(signal: AbortSignal): Envelope | null {
+    return this.#streaming.get(signal) ?? null;
+  }
+
   /** Starts a turn for the message, inside its turn scope. */
   schedule(turns: SessionTurns, message: Envelope): void {
     // The session may have gone idle (and been forgotten) since admission: re-register it.
@@ -127,7 +134,8 @@ export class TurnRunner {
     }
     let turn: Promise<TurnResult>;
     try {
-      turn = runner.#framework.processInbound(task.message, { streamOutput: runner.#streamOutput(), signal: task.signal });
+      if (runner.#streamOutput()) runner.#streaming.set(task.signal, task.message);
+      turn = runner.#framework.processInbound(task.message, { signal: task.signal });
     } catch (error) {
       turn = Promise.reject(error);
     }

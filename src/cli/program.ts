@@ -8,6 +8,7 @@ import { loadDotEnv } from "../config/settings.ts";
 import { homeProblem } from "../config/home-dir.ts";
 import { bubHome, expandHome } from "../config/paths.ts";
 import { errorLine } from "../builtin/error-line.ts";
+import { AGENT_COMMANDS } from "../builtin/commands/index.ts";
 import { installCliLogging } from "./logging.ts";
 import { stderrBatch } from "./stderr-batch.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
@@ -63,6 +64,12 @@ export function commandFromArgs(argv: readonly string[]): string | undefined {
     else return arg === "help" || arg === "completion" ? undefined : arg;
   }
   return undefined;
+}
+
+/** Whether `argv` asks for help (`-h`/`--help` before any `--`): no command runs then. */
+function asksForHelp(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).some((arg) => arg === "--help" || arg === "-h");
 }
 
 /**
@@ -236,7 +243,9 @@ async function runProgram(argv: readonly string[], io: CliIO, facts: StartFacts)
   let framework: BubFramework;
   try {
     const skipped: UntrustedWorkspace[] = [];
-    framework = await createBub({ workspace, trustWorkspace: workspaceTrusted, onUntrustedWorkspace: (found) => skipped.push(found) });
+    // The agent (model layer, tools) is loaded only for the commands that run turns, not for their help.
+    const agent = command !== undefined && AGENT_COMMANDS.has(command) && !asksForHelp(argv);
+    framework = await createBub({ workspace, agent, trustWorkspace: workspaceTrusted, onUntrustedWorkspace: (found) => skipped.push(found) });
     if (turnSink) framework.setLogSink(turnSink);
     const notice = command === "trust" ? null : untrustedNotice(workspace, skipped[0] ?? null, cwdTrusted ? null : cwd);
     if (notice) io.stderr.write(notice);

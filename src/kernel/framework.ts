@@ -7,7 +7,7 @@ import { createTurnContext, createTurnState, type TurnContext } from "./turn-con
 import type { SettingsStore } from "./settings-contract.ts";
 import { RunningScopes, enterProvided, type RunningScope } from "./scope.ts";
 import type { TapeStore } from "./tape-contract.ts";
-import type { AdmitDecision, ChannelRouter, ModelOptions, SteeringInbox, TurnResult, TurnSnapshot } from "./types.ts";
+import type { AdmitDecision, ModelOptions, SteeringInbox, TurnResult, TurnSnapshot } from "./types.ts";
 import type { HookArgs } from "./hooks.ts";
 import { instantiatePlugin, type PluginExport, type PluginOrigin, type PluginStatus } from "./plugin-export.ts";
 
@@ -31,8 +31,6 @@ export interface BubFrameworkOptions {
 
 /** What {@link BubFramework.processInbound} takes beside the message. */
 export interface ProcessInboundOptions {
-  /** Stream the model's output through the bound channel router. */
-  streamOutput?: boolean;
   /**
    * Cancels the turn: every hook of the turn gets it as `signal` (the builtin agent hands it
    * to the model call and every tool call). Without one the turn cannot be cancelled.
@@ -66,7 +64,6 @@ export class BubFramework {
   readonly #scopes: RunningScopes;
   readonly #cleanups: (() => unknown)[] = [];
   readonly #turnWrappers: TurnWrapper[] = [];
-  #router: ChannelRouter | null = null;
   #registering: { name: string } | null = null;
 
   constructor(options: BubFrameworkOptions) {
@@ -221,7 +218,7 @@ export class BubFramework {
     return withCorrelation({ turnId }, () => {
       // A turn nobody can cancel still hands its hooks a signal (one that never aborts).
       const signal = options.signal ?? new AbortController().signal;
-      let run = () => this.#processInbound(inbound, options.streamOutput === true, signal, turnId);
+      let run = () => this.#processInbound(inbound, signal, turnId);
       for (const wrapper of this.#turnWrappers) {
         const inner = run;
         run = () => wrapper(inbound, inner);
@@ -244,7 +241,7 @@ export class BubFramework {
     };
   }
 
-  async #processInbound(inbound: Envelope, streamOutput: boolean, signal: AbortSignal, turnId: string): Promise<TurnResult> {
+  async #processInbound(inbound: Envelope, signal: AbortSignal, turnId: string): Promise<TurnResult> {
     const runtime = this.runtime;
     try {
       const sessionId = await this.resolveSession(inbound, signal);
@@ -261,7 +258,7 @@ export class BubFramework {
       let failure: unknown;
       let saveErrors: unknown[] = [];
       try {
-        modelOutput = await turnModelOutput(runtime, inbound, { prompt, sessionId, state, context, signal }, streamOutput ? this.#router : null);
+        modelOutput = await turnModelOutput(runtime, inbound, { prompt, sessionId, state, context, signal });
       } catch (error) {
         failure = error;
         throw error;
@@ -347,26 +344,6 @@ export class BubFramework {
    */
   modelOptions(sessionId: string, workspace: string = this.workspace): Promise<ModelOptions> {
     return this.runtime.call("provideModelOptions", { sessionId, workspace });
-  }
-
-  /** Binds (or unbinds, with null) the channel manager that routes outbounds and streams. */
-  bindChannelRouter(router: ChannelRouter | null): void {
-    this.#router = router;
-  }
-
-  /** The bound channel router, if any. */
-  get router(): ChannelRouter | null {
-    return this.#router;
-  }
-
-  /** Sends an outbound through the bound router; false without one. */
-  async dispatchViaChannelRouter(message: Envelope): Promise<boolean> {
-    return this.#router ? this.#router.dispatchOutput(message) : false;
-  }
-
-  /** Asks the bound router to stop a session's work; no-op without one. */
-  async quitViaChannelRouter(sessionId: string): Promise<void> {
-    if (this.#router) await this.#router.quit(sessionId);
   }
 
   /** Tells every `onError` observer of a failure at `stage`. */

@@ -130,6 +130,8 @@ export const HOOK_TABLE = {
   admitMessage: { combine: "chain", failsTurn: true, check: orNone(isAdmitDecision, "AdmitDecision") },
   provideSteeringInbox: { combine: "first", sync: true, failsTurn: true },
   provideSandbox: { combine: "first", failsTurn: true, check: { ...orNone(isSandbox, "Sandbox"), expected: "a Sandbox or null" } },
+  askApproval: { combine: "first", failsTurn: true },
+  quitSession: { combine: "observe", failsTurn: true },
 } satisfies { [K in HookName]: HookSpec<K> };
 
 /** A hook of the table. */

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { Envelope, Prompt } from "./envelope.ts";
 import type { TurnContext } from "./turn-context.ts";
 import type { Sandbox } from "./sandbox.ts";
+import type { ApprovalAnswer, ApprovalRequest } from "./approval.ts";
 import type { AsyncStreamEvents, StreamState } from "./stream.ts";
 import type { TurnState, ModelOptions, AdmitDecision, TurnSnapshot, SteeringInbox, Channel, MessageHandler } from "./types.ts";
 import type { TapeStore, TapeContext, TapeSidecar, TapeHandle } from "./tape-contract.ts";
@@ -124,6 +125,13 @@ export interface BubHooks {
   admitMessage(args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): MaybePromise<AdmitDecision | NoResult>;
   /** firstresult, **sync-only** — the steering inbox for a `running()` scope. */
   provideSteeringInbox(args: Record<string, never>): Provided<SteeringInbox> | NoResult;
+  /**
+   * firstresult — ask the person behind the request's turn about a tool call (the approval
+   * policy calls it; a channel that can ask answers for the turns it runs); nothing: nobody can be asked.
+   */
+  askApproval(args: { request: ApprovalRequest; signal: AbortSignal }): MaybePromise<ApprovalAnswer | NoResult>;
+  /** broadcast — stop a session's work: its running turns (except the caller's own) and its waiting messages (`,quit`). */
+  quitSession(args: { sessionId: string }): MaybePromise<void>;
   /** firstresult — where a session's shell and file tools run, asked once per turn; nothing: the host. */
   provideSandbox(args: { sessionId: string; workspace: string }): MaybePromise<Sandbox | NoResult>;
 }

@@ -2,20 +2,18 @@ import { BubError, toErrorKind } from "./errors.ts";
 import type { HookRuntime } from "./runtime.ts";
 import type { HookArgs } from "./hooks.ts";
 import type { Envelope } from "./envelope.ts";
-import type { ChannelRouter } from "./types.ts";
 
 /**
- * A turn's model output: the model hook's stream (a `runModel` plugin's text is one event),
- * through `wrap`'s `wrapStream` when the turn streams to a channel; text deltas joined, error
- * events told to `onError`. The prompt echoed (and `onError` told) when no model answers.
+ * A turn's model output: the model hook's stream (a `runModel` plugin's text is one event;
+ * a channel that shows the stream wraps it in its own `runModelStream`); text deltas joined,
+ * error events told to `onError`. The prompt echoed (and `onError` told) when no model answers.
  */
-export async function turnModelOutput(runtime: HookRuntime, inbound: Envelope, args: HookArgs<"runModelStream">, wrap: Pick<ChannelRouter, "wrapStream"> | null): Promise<string> {
-  let stream = await runtime.call("runModelStream", args);
+export async function turnModelOutput(runtime: HookRuntime, inbound: Envelope, args: HookArgs<"runModelStream">): Promise<string> {
+  const stream = await runtime.call("runModelStream", args);
   if (!stream) {
     await runtime.call("onError", { stage: "run_model", error: new Error("no model skill returned output"), message: inbound });
     return typeof args.prompt === "string" ? args.prompt : inbound.content;
   }
-  if (wrap) stream = wrap.wrapStream(inbound, stream);
   let output = "";
   for await (const event of stream) {
     if (event.kind === "text") output += String(event.data.delta);

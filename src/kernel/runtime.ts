@@ -7,6 +7,10 @@ import { isThenable } from "./guards.ts";
 
 const log = createLogger("bub:hooks");
 
+/** The table's entries by name: a map lookup per call stays cheap however many hooks the table has. */
+const SPECS: ReadonlyMap<string, RunSpec> = new Map(Object.entries(HOOK_TABLE));
+const specOf = (name: TableHook): RunSpec => SPECS.get(name) ?? HOOK_TABLE[name];
+
 /**
  * The one place the runtime takes a plugin's answer as its hook's declared type: TypeScript
  * checks a plugin's hooks when it is compiled; the hook table checks what callers rely on.
@@ -40,13 +44,14 @@ export class HookRuntime extends HookRegistry {
    * checks them (`TypeError: hook.<name> must return …`), fails or goes on when one throws.
    */
   call<K extends AsyncHook>(name: K, args: HookArgs<K>): Promise<HookResult<K>> {
-    return dispatch(this.#run(name, HOOK_TABLE[name], args));
+    return dispatch(this.#run(name, specOf(name), args));
   }
 
   /** {@link call} for the sync-only hooks: a Promise answer is skipped with `hook.async_not_supported`. */
   callSync<K extends SyncHook>(name: K, args: HookArgs<K>): HookResult<K> {
-    const combination = new Combination(name, HOOK_TABLE[name], args);
-    for (const impl of this.#ordered(name, HOOK_TABLE[name])) {
+    const spec = specOf(name);
+    const combination = new Combination(name, spec, args);
+    for (const impl of this.#ordered(name, spec)) {
       let value = this.#invoke(impl, combination.args);
       if (isThenable(value)) {
         // Swallow a late rejection: the answer is discarded, it must not crash the process.

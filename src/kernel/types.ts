@@ -111,7 +111,10 @@ export interface Channel {
   askApproval?(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer>;
 }
 
-/** What the channel manager offers the framework once bound. */
+/**
+ * @deprecated Since plugin API 2.2 the kernel keeps no router; a channel is a plugin (`dispatchOutbound`,
+ * `runModelStream`, `admitMessage`, `askApproval`, `quitSession`). Kept for plugins that name the type.
+ */
 export interface ChannelRouter {
   dispatchOutput(message: Envelope): Promise<boolean>;
   wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents;

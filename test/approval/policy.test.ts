@@ -12,7 +12,7 @@ import { AgentHooks } from "../../src/agent/interceptors.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../src/kernel/approval.ts";
 import { deny, proceed, replace, type ToolCall } from "../../src/kernel/interception.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
-import type { ChannelRouter } from "../../src/kernel/types.ts";
+import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { tempDir } from "../support/temp.ts";
 
 const call = (tool: string, args: Record<string, unknown>): ToolCall => ({ runId: "run-1", tool, arguments: args });
@@ -62,23 +62,26 @@ describe("what needs approval", () => {
   });
 });
 
-/** A router that answers every question with `answer` (or never, for null), recording the questions. */
+/** A channel that answers every question with `answer` (or never, for null), recording the questions; "no-capability" cannot ask. */
 function askingRouter(answer: ApprovalAnswer | null | "never" | "no-capability") {
   const asked: { request: ApprovalRequest; signal: AbortSignal }[] = [];
-  const router: ChannelRouter = {
-    dispatchOutput: async () => false,
-    wrapStream: (_message, stream) => stream,
-    quit: async () => {},
-    admitChannelMessage: async () => null,
-  };
+  const router: BubPlugin = { name: "asker" };
   if (answer !== "no-capability") {
-    router.askApproval = (request, signal) => {
+    router.askApproval = ({ request, signal }) => {
       asked.push({ request, signal });
       if (answer !== "never") return Promise.resolve(answer);
       return new Promise(() => {});
     };
   }
   return { router, asked };
+}
+
+const boundAskers = new WeakMap<BubFramework, () => void>();
+
+/** Makes `router` the framework's running channel (the one before it taken off). */
+function bindAsker(framework: BubFramework, router: BubPlugin): void {
+  boundAskers.get(framework)?.();
+  boundAskers.set(framework, framework.runtime.register(router, "asker"));
 }
 
 async function frameworkWith(env: NodeJS.ProcessEnv, home: string, workspace: string): Promise<BubFramework> {
@@ -131,7 +134,7 @@ describe("links whose target does not exist yet", () => {
       await assert.rejects(approvalNeed(call("fs_write", { path: "loopA" }), dir.path), /too many levels of symbolic links/);
       const framework = await frameworkWith({ BUB_APPROVAL: "ask" }, dir.path, dir.path);
       const { router, asked } = askingRouter({ approved: true });
-      framework.bindChannelRouter(router);
+      bindAsker(framework, router);
       const { decision } = await beforeToolCall(framework, call("fs_write", { path: "loopA", content: "x" }));
       assert.deepEqual(decision, deny(`fs_write: not run: ${join(dir.path, "loopA")}: too many levels of symbolic links (more than 40, a loop?); fix the links or use the file's real path`));
       assert.equal(asked.length, 0);
@@ -156,7 +159,7 @@ describe("the approval plugin", () => {
 
       const { router, asked } = askingRouter({ approved: false });
       const off = await frameworkWith({ BUB_APPROVAL: "off" }, dir.path, dir.path);
-      off.bindChannelRouter(router);
+      bindAsker(off, router);
       assert.deepEqual((await beforeToolCall(off, call("bash", { cmd: "rm -rf /" }))).decision, proceed());
       assert.equal(asked.length, 0);
     } finally {
@@ -169,7 +172,7 @@ describe("the approval plugin", () => {
     try {
       const framework = await frameworkWith({ BUB_APPROVAL: "ask" }, dir.path, dir.path);
       const yes = askingRouter({ approved: true, by: "@user7" });
-      framework.bindChannelRouter(yes.router);
+      bindAsker(framework, yes.router);
       assert.deepEqual((await beforeToolCall(framework, call("bash", { cmd: "ls -la" }))).decision, proceed());
       assert.equal(yes.asked.length, 1);
       const request = yes.asked[0]!.request;
@@ -180,7 +183,7 @@ describe("the approval plugin", () => {
       assert.equal(yes.asked.length, 1);
 
       const no = askingRouter({ approved: false, by: "@user7" });
-      framework.bindChannelRouter(no.router);
+      bindAsker(framework, no.router);
       assert.deepEqual((await beforeToolCall(framework, call("fs_write", { path: "/etc/motd", content: "x" }))).decision, deny(approvalErrors.denied("fs_write")));
       assert.equal(approvalErrors.denied("bash"), "bash: the user denied this call");
     } finally {
@@ -192,17 +195,17 @@ describe("the approval plugin", () => {
     const dir = await tempDir();
     try {
       const framework = await frameworkWith({ BUB_APPROVAL: "ask", BUB_APPROVAL_TIMEOUT_SECONDS: "0.05" }, dir.path, dir.path);
-      framework.bindChannelRouter(askingRouter("no-capability").router);
+      bindAsker(framework, askingRouter("no-capability").router);
       const { decision } = await beforeToolCall(framework, call("bash", { cmd: "ls" }));
       assert.equal(decision.action, "deny");
       assert.match((decision as { message: string }).message, /^bash: not run: .*nobody can be asked here.*BUB_APPROVAL=off/);
 
-      framework.bindChannelRouter(askingRouter({ approved: false, unavailable: "the chat's input is not a terminal" }).router);
+      bindAsker(framework, askingRouter({ approved: false, unavailable: "the chat's input is not a terminal" }).router);
       const piped = (await beforeToolCall(framework, call("bash", { cmd: "ls" }))).decision as { message: string };
       assert.match(piped.message, /nobody can be asked here \(the chat's input is not a terminal\); set BUB_APPROVAL=off/);
 
       const never = askingRouter("never");
-      framework.bindChannelRouter(never.router);
+      bindAsker(framework, never.router);
       const started = Date.now();
       assert.deepEqual((await beforeToolCall(framework, call("bash", { cmd: "ls" }))).decision, deny(approvalErrors.timeout("bash", 0.05)));
       assert.ok(Date.now() - started < 2000);
@@ -222,7 +225,7 @@ describe("the approval plugin", () => {
     try {
       const framework = await frameworkWith({ BUB_APPROVAL: "ask", BUB_APPROVAL_TIMEOUT_SECONDS: "60" }, dir.path, dir.path);
       const never = askingRouter("never");
-      framework.bindChannelRouter(never.router);
+      bindAsker(framework, never.router);
       const turn = new AbortController();
       const answer = beforeToolCall(framework, call("bash", { cmd: "ls" }), turn.signal);
       while (never.asked.length === 0) await new Promise((resolve) => setImmediate(resolve));
@@ -239,7 +242,7 @@ describe("the approval plugin", () => {
     try {
       const framework = await frameworkWith({ BUB_APPROVAL: "ask" }, dir.path, dir.path);
       const { router, asked } = askingRouter({ approved: false });
-      framework.bindChannelRouter(router);
+      bindAsker(framework, router);
       await framework.registerPlugin({ name: "allow-ls", beforeToolCall: ({ call: toolCall }) => (toolCall.arguments.cmd === "ls" ? replace("a.txt") : null) });
       assert.deepEqual((await beforeToolCall(framework, call("bash", { cmd: "ls" }))).decision, replace("a.txt"));
       assert.equal(asked.length, 0);

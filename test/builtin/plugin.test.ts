@@ -15,6 +15,21 @@ async function builtinOnly(workspace = "/tmp"): Promise<BubFramework> {
 }
 
 describe("builtin plugin (kernel-level hooks)", () => {
+  it("provides the Telegram channel and a steering inbox keyed by target; the agent's hooks only with the agent", async () => {
+    const bub = await createBub({ workspace: "/tmp", home: "/nonexistent-bub-home", env: {}, agent: false });
+    const channels = bub.runtime.callSync("provideChannels", { messageHandler: async () => undefined });
+    assert.deepEqual([...channels.keys()], ["telegram"]);
+    const inbox = bub.runtime.callSync("provideSteeringInbox", {});
+    assert.ok(inbox && "enqueueMessage" in inbox);
+    inbox.enqueueMessage(toEnvelope("more"), { sessionId: "t:1" });
+    assert.equal(inbox.messageCount({ sessionId: "t:1" }), 1);
+    assert.equal(inbox.messageCount({ sessionId: "t:1", threadId: "x" }), 0);
+    const turn = { sessionId: "t:1", isRunning: false, runningCount: 0, pendingCount: 0, steeringCount: 0 };
+    assert.equal(await bub.admitMessage("t:1", toEnvelope("hi"), turn), null, "admission defaults are the channel manager's");
+    assert.equal(bub.hookReport().runModelStream, undefined, "no agent: no model hook");
+    assert.deepEqual((await builtinOnly()).hookReport().runModelStream, ["builtin"], "the agent answers as the builtin plugin itself");
+  });
+
   it("resolves the session from session_id (unstripped) or channel:chat_id", async () => {
     const bub = await builtinOnly();
     assert.equal(await bub.resolveSession(toEnvelope({ session_id: " s1 " })), " s1 ");
@@ -45,11 +60,11 @@ describe("builtin plugin (kernel-level hooks)", () => {
     assert.equal(outbound.channel, "webhook");
   });
 
-  it("dispatches outbounds through the bound channel router", async () => {
+  it("leaves delivery to the running channel: its dispatchOutbound gets the outbounds", async () => {
     const bub = await builtinOnly();
     bub.runtime.register({ runModel: () => "answer" }, "model");
     const sent: unknown[] = [];
-    bub.bindChannelRouter({ dispatchOutput: async (m) => (sent.push(m), true), wrapStream: (_m, s) => s, quit: async () => {}, admitChannelMessage: async () => null });
+    bub.runtime.register({ name: "channel", dispatchOutbound: ({ message: m }) => (sent.push(m), true) }, "channel");
     await bub.processInbound({ channel: "cli", chat_id: "local", output_channel: "cli", content: "q" });
     assert.equal((sent[0] as ChannelMessage).content, "answer");
   });
@@ -58,7 +73,7 @@ describe("builtin plugin (kernel-level hooks)", () => {
     const bub = await builtinOnly();
     bub.runtime.register({ runModel: () => { throw new Error("provider exploded"); } }, "model");
     const sent: ChannelMessage[] = [];
-    bub.bindChannelRouter({ dispatchOutput: async (m) => (sent.push(m as ChannelMessage), true), wrapStream: (_m, s) => s, quit: async () => {}, admitChannelMessage: async () => null });
+    bub.runtime.register({ name: "channel", dispatchOutbound: ({ message: m }) => (sent.push(m as ChannelMessage), true) }, "channel");
     await captureLogs(() => assert.rejects(bub.processInbound({ session_id: "s", channel: "telegram", chat_id: "3", content: "q" }), /provider exploded/));
     assert.equal(sent.length, 1);
     assert.equal(sent[0]!.kind, "error");

@@ -1,35 +1,34 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { builtinAdmission, channelOwnAdmission, decisionForPolicy } from "../../src/channels/admission.ts";
+import { channelAdmission, channelOwnAdmission, decisionForPolicy } from "../../src/channels/admission.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
-import type { AdmitDecision, ChannelRouter } from "../../src/kernel/types.ts";
+import type { AdmitDecision, Channel } from "../../src/kernel/types.ts";
 import { toEnvelope } from "../../src/kernel/envelope.ts";
 import { RecordingChannel, testFramework } from "./support.ts";
 
 const turn = { sessionId: "t:1", isRunning: true, runningCount: 1, pendingCount: 0, steeringCount: 0 };
 const args = { sessionId: "t:1", message: toEnvelope({ channel: "t", content: "x" }), turn };
 
-function router(answer: () => Promise<AdmitDecision | null>): ChannelRouter {
-  return { dispatchOutput: async () => true, wrapStream: (_message, stream) => stream, quit: async () => {}, admitChannelMessage: answer };
+function router(answer: () => Promise<AdmitDecision | null>): Channel {
+  const channel = new RecordingChannel("t");
+  return Object.assign(channel, { admitMessage: answer });
 }
 
-describe("builtinAdmission", () => {
-  it("answers the BUB_ADMISSION policy without a router", async () => {
+describe("channelAdmission", () => {
+  it("answers the BUB_ADMISSION policy without a channel", async () => {
     const bub = testFramework([], { BUB_ADMISSION: "steer" });
-    assert.equal(await builtinAdmission(bub, args), null, "no channels section loaded: concurrent");
+    assert.equal(await channelAdmission(bub, undefined, args), null, "no channels section loaded: concurrent");
     bub.settings.register(channelSettings);
     await bub.settings.prepare();
-    assert.deepEqual(await builtinAdmission(bub, args), { action: "steer", reason: "BUB_ADMISSION=steer" });
+    assert.deepEqual(await channelAdmission(bub, undefined, args), { action: "steer", reason: "BUB_ADMISSION=steer" });
   });
 
-  it("asks the bound router, and falls back to the policy when it has no answer", async () => {
+  it("asks the message's channel, and falls back to the policy when it has no answer", async () => {
     const bub = testFramework([], { BUB_ADMISSION: "follow_up" });
     bub.settings.register(channelSettings);
     await bub.settings.prepare();
-    bub.bindChannelRouter(router(async () => null));
-    assert.deepEqual(await builtinAdmission(bub, args), { action: "follow_up", reason: "BUB_ADMISSION=follow_up" });
-    bub.bindChannelRouter(router(async () => ({ action: "drop", reason: "muted" })));
-    assert.deepEqual(await builtinAdmission(bub, args), { action: "drop", reason: "muted" });
+    assert.deepEqual(await channelAdmission(bub, router(async () => null), args), { action: "follow_up", reason: "BUB_ADMISSION=follow_up" });
+    assert.deepEqual(await channelAdmission(bub, router(async () => ({ action: "drop", reason: "muted" })), args), { action: "drop", reason: "muted" });
   });
 
   it("has one decision per policy", () => {

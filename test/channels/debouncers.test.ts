@@ -8,13 +8,13 @@ import { channelSettings } from "../../src/builtin/settings.ts";
 import { toEnvelope, type Envelope } from "../../src/kernel/envelope.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import { captureLogs } from "../support/temp.ts";
-import { gatedModel, RecordingChannel, routerDispatch, testFramework } from "./support.ts";
+import { gatedModel, RecordingChannel, testFramework } from "./support.ts";
 
 describe("ChannelManager debounce", () => {
   it("turns a burst on a debounced channel into one turn, and flushes buffers at shutdown", async () => {
     const model = gatedModel();
     let bub!: BubFramework;
-    bub = testFramework([routerDispatch(() => bub), model.plugin]);
+    bub = testFramework([model.plugin]);
     const channel = new RecordingChannel("chatty", { needsDebounce: true });
     let fire: (() => void) | null = null;
     const clock = { now: () => 0, setTimer: (_ms: number, callback: () => void) => ((fire = callback), () => (fire = null)) };

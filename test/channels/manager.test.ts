@@ -1,12 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ChannelMessage } from "../../src/channels/message.ts";
-import { builtinAdmission } from "../../src/channels/admission.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { captureLogs } from "../support/temp.ts";
-import { admissionPlugin, gatedModel, instantModel, message, RecordingChannel, running, steeringPlugin } from "./support.ts";
+import { ChannelManager } from "../../src/channels/manager.ts";
+import { admissionPlugin, gatedModel, instantModel, message, RecordingChannel, running, steeringPlugin, testFramework } from "./support.ts";
 
 describe("ChannelManager turns and admission", () => {
   it("runs messages of one session concurrently when nothing decides otherwise", async () => {
@@ -174,11 +174,9 @@ describe("ChannelManager turns and admission", () => {
 
   it("applies the channel's own policy first, then the BUB_ADMISSION setting", async () => {
     const model = gatedModel();
-    let bub!: BubFramework;
-    const builtin: BubPlugin = { name: "builtin-admission", admitMessage: (args) => builtinAdmission(bub, args) };
     const channel = new RecordingChannel("test");
-    const started = await running([model.plugin, builtin], { env: { BUB_ADMISSION: "follow_up" }, channel });
-    bub = started.bub;
+    const started = await running([model.plugin], { env: { BUB_ADMISSION: "follow_up" }, channel });
+    const bub = started.bub;
     bub.settings.register(channelSettings);
     await bub.settings.prepare();
     const { manager, stop, done } = started;
@@ -247,6 +245,70 @@ describe("ChannelManager bound on concurrent turns", () => {
     model.calls[1]!.finish();
     await manager.idle();
     assert.deepEqual(model.prompts(), ["m1", "m3"]);
+    stop.abort();
+    await done;
+  });
+});
+
+describe("ChannelManager as a plugin", () => {
+  it("is registered as `channels` only while it runs, and delivers, stops sessions and asks approvals through hooks", async () => {
+    const model = gatedModel();
+    const channel = new RecordingChannel("test");
+    const asked: string[] = [];
+    Object.assign(channel, { askApproval: async (request: { tool: string }) => (asked.push(request.tool), { approved: true, by: "test" }) });
+    const { bub, manager, stop, done } = await running([model.plugin], { channel });
+    assert.deepEqual(bub.hookReport().dispatchOutbound, ["channels"]);
+    assert.equal(bub.hookReport().runModelStream, undefined, "a manager that does not stream stays out of the model hook");
+
+    // An outbound sent outside a turn reaches the running channel through the hook.
+    assert.deepEqual(await bub.runtime.call("dispatchOutbound", { message: message("notice") }), []);
+    assert.deepEqual(channel.sent.map((sent) => sent.content), ["notice"]);
+
+    // askApproval goes to the channel the request's turn came from; another channel's turn finds nobody.
+    const request = { tool: "bash", arguments: {}, summary: "ls", reason: "runs a shell command", sessionId: "test:1", message: message("x") };
+    assert.deepEqual(await bub.runtime.call("askApproval", { request, signal: new AbortController().signal }), { approved: true, by: "test" });
+    assert.equal((await bub.runtime.call("askApproval", { request: { ...request, message: message("x", { channel: "other" }) }, signal: new AbortController().signal })) ?? null, null);
+    assert.deepEqual(asked, ["bash"]);
+
+    // quitSession cancels the session's running turn and drops what waits.
+    await manager.handleMessage(message("a"));
+    await model.callCount(1);
+    await captureLogs(async () => {
+      await bub.runtime.call("quitSession", { sessionId: "test:1" });
+      await manager.idle();
+    });
+    assert.equal(model.calls[0]!.signal?.aborted, true);
+    assert.equal(manager.snapshot("test:1").isRunning, false);
+
+    stop.abort();
+    await done;
+    assert.equal(bub.hookReport().dispatchOutbound, undefined, "taken off when it stops");
+  });
+
+  it("shows a streaming turn's stream through its channel (runModelStream around the model's)", async () => {
+    const { model } = instantModel();
+    const bub = testFramework([model]);
+    const channel = new RecordingChannel("test");
+    const seen: string[] = [];
+    Object.assign(channel, {
+      async *streamEvents(_message: unknown, stream: AsyncIterable<{ kind: string }>) {
+        for await (const event of stream) {
+          seen.push(event.kind);
+          yield event;
+        }
+      },
+    });
+    const manager = new ChannelManager(bub, { channels: [channel], enabledChannels: ["test"], streamOutput: true });
+    const stop = new AbortController();
+    const done = manager.run(stop.signal);
+    await manager.ready();
+    assert.deepEqual(bub.hookReport().runModelStream, ["channels"]);
+    await manager.handleMessage(message("hello"));
+    await manager.idle();
+    assert.deepEqual(seen, ["text"]);
+    // The same hook leaves a turn the manager did not start alone.
+    await bub.processInbound(message("direct"));
+    assert.deepEqual(seen, ["text"]);
     stop.abort();
     await done;
   });

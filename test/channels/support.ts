@@ -162,11 +162,6 @@ export class RecordingChannel implements Channel {
   }
 }
 
-/** Routes every outbound through the framework's bound router (what the builtin plugin does). */
-export function routerDispatch(framework: () => BubFramework): BubPlugin {
-  return { name: "dispatch", dispatchOutbound: async ({ message }) => framework().dispatchViaChannelRouter(message) };
-}
-
 /** A message of session `<channel>:<chat>` (default `test:1`), filed under `thread` when given. */
 export function message(content: string, options: { chat?: string; channel?: string; thread?: string } = {}): ChannelMessage {
   const channel = options.channel ?? "test";
@@ -193,7 +188,7 @@ export function instantModel(): { seen: Map<string, string[]>; model: BubPlugin 
 /** A manager over one recording channel (default `test`), already running; `stop.abort()` then `await done` ends it. */
 export async function running(plugins: BubPlugin[], options: { env?: NodeJS.ProcessEnv; graceSeconds?: number; channel?: RecordingChannel } = {}) {
   let bub!: BubFramework;
-  bub = testFramework([routerDispatch(() => bub), ...plugins], options.env);
+  bub = testFramework(plugins, options.env);
   const channel = options.channel ?? new RecordingChannel("test");
   const manager = new ChannelManager(bub, { channels: [channel], enabledChannels: [channel.name], graceSeconds: options.graceSeconds ?? 30 });
   const stop = new AbortController();

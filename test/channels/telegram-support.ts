@@ -12,7 +12,7 @@ import type { BubFramework } from "../../src/kernel/framework.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
 import { setLogSink, type LogLevel } from "../../src/kernel/log.ts";
 import { startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
-import { deferred, routerDispatch, testFramework, type Deferred } from "./support.ts";
+import { deferred, testFramework, type Deferred } from "./support.ts";
 
 export const TOKEN = "123:TEST";
 
@@ -97,7 +97,7 @@ export const TEST_RETRY: TelegramRetryOptions = { maxRetryAttempts: 3, maxDelayS
 /** A running gateway (manager + Telegram channel) against the fake Bot API. */
 export async function gateway(env: Record<string, string>, model = recordingModel(), retry = TEST_RETRY) {
   let bub!: BubFramework;
-  bub = testFramework([routerDispatch(() => bub), model.plugin], { BUB_TELEGRAM_TOKEN: TOKEN, BUB_TELEGRAM_API_ROOT: telegram.apiRoot, ...env });
+  bub = testFramework([model.plugin], { BUB_TELEGRAM_TOKEN: TOKEN, BUB_TELEGRAM_API_ROOT: telegram.apiRoot, ...env });
   bub.settings.register(telegramSettings);
   const manager = new ChannelManager(bub, {
     enabledChannels: ["telegram"],

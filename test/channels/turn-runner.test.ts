@@ -5,7 +5,6 @@ import { steeringTargetOf } from "../../src/channels/steering.ts";
 import { channelSettings } from "../../src/builtin/settings.ts";
 import { TurnInterrupted } from "../../src/agent/interrupt.ts";
 import type { BubFramework } from "../../src/kernel/framework.ts";
-import type { ChannelRouter } from "../../src/kernel/types.ts";
 import { captureLogs } from "../support/temp.ts";
 import { deferred, gatedModel, message, steeringPlugin, testFramework } from "./support.ts";
 
@@ -25,16 +24,20 @@ function setup(options: { steering?: boolean; streamOutput?: boolean; env?: Node
   return { bub, model, runner, settled };
 }
 
-/** A router counting the streams it is asked to wrap. */
-function countingRouter(bub: BubFramework): { wrapped: () => number } {
+/** A channel counting the streams it is handed to show: those of the turns the runner started streaming (as the channel manager's plugin does). */
+function countingRouter(bub: BubFramework, runner: TurnRunner): { wrapped: () => number } {
   let wrapped = 0;
-  const router: ChannelRouter = {
-    dispatchOutput: async () => true,
-    wrapStream: (_message, stream) => (wrapped++, stream),
-    quit: async () => {},
-    admitChannelMessage: async () => null,
-  };
-  bub.bindChannelRouter(router);
+  bub.runtime.register(
+    {
+      name: "counting",
+      async runModelStream(args, next) {
+        const stream = await next();
+        if (stream && runner.streamingMessage(args.signal)) wrapped++;
+        return stream;
+      },
+    },
+    "counting",
+  );
   return { wrapped: () => wrapped };
 }
 
@@ -179,7 +182,7 @@ describe("TurnRunner", () => {
       [{}, 0],
     ] as const) {
       const { bub, model, runner, settled } = setup(options);
-      const router = countingRouter(bub);
+      const router = countingRouter(bub, runner);
       bub.settings.register(channelSettings);
       await bub.settings.prepare();
       runner.schedule(runner.sessionTurns("test:1"), message("x"));

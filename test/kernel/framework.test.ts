@@ -5,7 +5,7 @@ import { AsyncStreamEvents } from "../../src/kernel/stream.ts";
 import type { TapeStore } from "../../src/kernel/tape-contract.ts";
 import { envelopeToJson, toEnvelope } from "../../src/kernel/envelope.ts";
 import type { BubPlugin } from "../../src/kernel/hooks.ts";
-import type { ChannelRouter, SteeringInbox } from "../../src/kernel/types.ts";
+import type { SteeringInbox } from "../../src/kernel/types.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
 import { kernelFramework } from "../support/framework.ts";
 
@@ -151,22 +151,25 @@ describe("processInbound", () => {
       },
     );
     const wrapped: string[] = [];
-    const router: ChannelRouter = {
-      dispatchOutput: async () => true,
-      wrapStream: (_message, stream) => {
-        async function* spy() {
-          for await (const event of stream) {
-            wrapped.push(event.kind);
-            yield event;
+    // A channel shows the stream by wrapping the model hook's answer in its own runModelStream.
+    bub.runtime.register(
+      {
+        name: "channel",
+        async runModelStream(_args, next) {
+          const stream = await next();
+          if (!stream) return stream;
+          async function* spy(source: AsyncStreamEvents) {
+            for await (const event of source) {
+              wrapped.push(event.kind);
+              yield event;
+            }
           }
-        }
-        return new AsyncStreamEvents(spy(), stream.state);
+          return new AsyncStreamEvents(spy(stream), stream.state);
+        },
       },
-      quit: async () => {},
-      admitChannelMessage: async () => null,
-    };
-    bub.bindChannelRouter(router);
-    const result = await bub.processInbound({ content: "x" }, { streamOutput: true });
+      "channel",
+    );
+    const result = await bub.processInbound({ content: "x" });
     assert.equal(result.modelOutput, "ab");
     assert.deepEqual(errors, [["run_model", "[tool] bad tool"]]);
     assert.deepEqual(wrapped, ["text", "error", "text"]);
@@ -174,7 +177,8 @@ describe("processInbound", () => {
 
   it("echo-falls back on the streaming path too", async () => {
     const bub = framework({ name: "m", runModelStream: () => null });
-    const result = await bub.processInbound({ content: "same" }, { streamOutput: true });
+    bub.runtime.register({ name: "channel", runModelStream: (_args, next) => next() }, "channel");
+    const result = await bub.processInbound({ content: "same" });
     assert.equal(result.modelOutput, "same");
   });
 });
@@ -265,22 +269,19 @@ describe("framework helpers", () => {
     await assert.rejects(bad.admitMessage("s", toEnvelope({}), turn), TypeError);
   });
 
-  it("routes outbounds and quits through a bound router only", async () => {
+  it("keeps no router: outbounds and quits reach the plugins that implement them, and nothing without one", async () => {
     const bub = framework();
-    assert.equal(await bub.dispatchViaChannelRouter(toEnvelope({})), false);
+    assert.equal("bindChannelRouter" in bub || "dispatchViaChannelRouter" in bub || "router" in bub, false);
+    assert.deepEqual(await bub.runtime.call("dispatchOutbound", { message: toEnvelope({}) }), []);
+    await bub.runtime.call("quitSession", { sessionId: "s" });
     const quits: string[] = [];
-    bub.bindChannelRouter({ dispatchOutput: async () => true, wrapStream: (_m, s) => s, quit: async (id) => void quits.push(id), admitChannelMessage: async () => null });
-    assert.equal(await bub.dispatchViaChannelRouter(toEnvelope({})), true);
-    bub.bindChannelRouter({
-      dispatchOutput: () => {
-        throw new Error("no route");
-      },
-      wrapStream: (_m, s) => s,
-      quit: async (id) => void quits.push(id),
-      admitChannelMessage: async () => null,
-    });
-    await assert.rejects(bub.dispatchViaChannelRouter(toEnvelope({})), /no route/);
-    await bub.quitViaChannelRouter("s");
-    assert.deepEqual(quits, ["s"]);
+    const sent: string[] = [];
+    bub.runtime.register({ name: "channel", dispatchOutbound: ({ message }) => (sent.push(message.content), true), quitSession: ({ sessionId }) => void quits.push(sessionId) }, "channel");
+    assert.deepEqual(await bub.runtime.call("dispatchOutbound", { message: toEnvelope({ content: "hi" }) }), []);
+    bub.runtime.register({ name: "broken", dispatchOutbound: () => { throw new Error("no route"); } }, "broken");
+    const errors = await bub.runtime.call("dispatchOutbound", { message: toEnvelope({ content: "again" }) });
+    assert.match(String(errors[0]), /no route/);
+    await bub.runtime.call("quitSession", { sessionId: "s" });
+    assert.deepEqual([sent, quits], [["hi", "again"], ["s"]]);
   });
 });

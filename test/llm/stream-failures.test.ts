@@ -55,7 +55,7 @@ describe("a context overflow that persists after the automatic handoff", () => {
       const home = join(dir.path, ".bub");
       const framework = await createBub({ workspace: dir.path, home, env: { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "k", BUB_HOME: home } });
       const sent: string[] = [];
-      framework.bindChannelRouter({ dispatchOutput: async (message) => (sent.push(message.content), true), wrapStream: (_m, s) => s, quit: async () => {}, admitChannelMessage: async () => null });
+      framework.runtime.register({ name: "channel", dispatchOutbound: ({ message }) => (sent.push(message.content), true) }, "channel");
       server.script(reply.contextLength(), reply.contextLength());
       await framework.running(() => framework.processInbound({ session_id: "telegram:1", channel: "telegram", chat_id: "1", content: "a very long message" }));
       assert.equal(server.requests.length, 2, "one automatic handoff, then the retry");
@@ -84,7 +84,7 @@ describe("a stream cut midway", () => {
       const home = join(dir.path, ".bub");
       const framework = await createBub({ workspace: dir.path, home, env: { BUB_MODEL: "fake:any", BUB_API_BASE: server.url, BUB_API_KEY: "k", BUB_HOME: home } });
       const errors: string[] = [];
-      framework.bindChannelRouter({ dispatchOutput: async (message) => (message.kind === "error" && errors.push(message.content), true), wrapStream: (_m, s) => s, quit: async () => {}, admitChannelMessage: async () => null });
+      framework.runtime.register({ name: "channel", dispatchOutbound: ({ message }) => (message.kind === "error" && errors.push(message.content), true) }, "channel");
       const outputs: string[] = [];
       for (const content of contents) outputs.push((await framework.running(() => framework.processInbound({ session_id: "s", content }))).modelOutput);
       const tape = (await tapeText(home)).split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);

@@ -53,6 +53,12 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
 };
 
 /**
+ * The builtin commands that run turns (or show the agent's hooks, `hooks`): `bub` creates
+ * the builtin plugin with the agent only for these (see `createBub`'s `agent` option).
+ */
+export const AGENT_COMMANDS: ReadonlySet<string> = new Set(["run", "chat", "gateway", "acp", "hooks", "models"]);
+
+/**
  * Adds the builtin commands to `app`: only `command` when it names one of them (building
  * all of them costs ~2 ms of every start), else all of them, so help and "did you mean"
  * suggestions stay complete.

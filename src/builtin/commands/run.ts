@@ -95,24 +95,32 @@ export async function runOnce(
   });
   // JSON lines are redacted as JSON text (a secret's escaped form), and their deltas as streams.
   const json = options.json ? new JsonTurnWriter(rawOut) : null;
-  // Outbounds are printed here, not by a channel: the run command is its own router.
-  const errors: Envelope[] = [];
-  framework.bindChannelRouter({
-    async dispatchOutput(outbound) {
-      if (outbound.kind === "error") errors.push(outbound);
-      return false;
-    },
-    wrapStream: (_message, stream) => (json ? json.wrap(stream) : stream),
-    async quit() {},
-    async admitChannelMessage() {
-      return null;
-    },
-  });
   // The turn runs as a task of its own (so code in it knows its message), cancelled through its signal.
   const task = new TurnTask(inbound, emptySessionTurns(inbound.sessionId));
   const forward = () => task.abort(signal?.reason);
   if (signal?.aborted) forward();
   else signal?.addEventListener("abort", forward, { once: true });
+  // `bub run` is a one-shot channel: a plugin, for this turn only, that every outbound reaches.
+  const errors: Envelope[] = [];
+  const unregister = framework.runtime.register(
+    {
+      name: "run",
+      // Answers are printed as they are sent (not once the turn was interrupted); errors and JSON once the turn is over.
+      dispatchOutbound({ message: outbound }) {
+        if (outbound.kind === "error") errors.push(outbound);
+        else if (!json && outbound.content !== "" && !task.signal.aborted) out.write(formatOutbound(outbound));
+        return true;
+      },
+      // --json shows the turn's stream (text deltas, tool calls) as it comes.
+      ...(json && {
+        async runModelStream(args, next) {
+          const stream = await next();
+          return stream && args.signal === task.signal ? json.wrap(stream) : stream;
+        },
+      }),
+    },
+    "run",
+  );
   const interrupted = (): number | null => {
     const which = signal?.aborted ? interruptSignalOf(signal.reason) : null;
     if (which === null) return null;
@@ -122,7 +130,7 @@ export async function runOnce(
   try {
     let result: Awaited<ReturnType<BubFramework["processInbound"]>>;
     try {
-      result = await framework.running(() => runInTurn(task, () => framework.processInbound(inbound, { streamOutput: json !== null, signal: task.signal })));
+      result = await framework.running(() => runInTurn(task, () => framework.processInbound(inbound, { signal: task.signal })));
     } catch (error) {
       const code = interrupted();
       if (code !== null) return code;
@@ -131,18 +139,16 @@ export async function runOnce(
     const code = interrupted();
     if (code !== null) return code;
     // Error outbounds sent by onError are not among the turn's own outbounds.
-    const printed = [...result.outbounds, ...errors.filter((outbound) => !result.outbounds.includes(outbound))];
-    if (json) return json.finish(result.sessionId, printed);
-    for (const outbound of printed) {
-      const content = outbound.content;
-      if (content === "") continue;
-      if (outbound.kind === "error") err.write(errorLine(errorOf(outbound) ?? content, { verbose: options.verbose === true, kind: "tool" }));
-      else out.write(formatOutbound(outbound));
+    const failed = errors.filter((outbound) => !result.outbounds.includes(outbound));
+    if (json) return json.finish(result.sessionId, [...result.outbounds, ...failed]);
+    for (const outbound of [...result.outbounds.filter((each) => each.kind === "error"), ...failed]) {
+      if (outbound.content !== "") err.write(errorLine(errorOf(outbound) ?? outbound.content, { verbose: options.verbose === true, kind: "tool" }));
     }
-    return printed.some((outbound) => outbound.kind === "error") ? 1 : 0;
+    // Every error outbound, the turn's own too, was dispatched to this channel.
+    return errors.length > 0 ? 1 : 0;
   } finally {
     signal?.removeEventListener("abort", forward);
-    framework.bindChannelRouter(null);
+    unregister();
   }
 }
 

@@ -276,7 +276,7 @@ export class CliChannel implements Channel {
     this.#turns.interrupt((hadStreams) => {
       if (!hadStreams) terminal.printAbove(terminal.style("yellow", "Interrupted."));
     });
-    await this.#framework.quitViaChannelRouter(this.#sessionId).catch(() => {});
+    await this.#framework.runtime.call("quitSession", { sessionId: this.#sessionId }).catch(() => {});
   }
 
   async #leave(endOfInput: boolean): Promise<void> {
@@ -287,7 +287,7 @@ export class CliChannel implements Channel {
       await this.whenIdle();
     } else if (this.busy) {
       this.#turns.interrupt();
-      await this.#framework.quitViaChannelRouter(this.#sessionId).catch(() => {});
+      await this.#framework.runtime.call("quitSession", { sessionId: this.#sessionId }).catch(() => {});
     }
     // The channel manager stops this channel once its turns are done; alone, stop now.
     if (this.#options.onExit) this.#options.onExit();

@@ -1,5 +1,6 @@
 /** The CLI channel's options and what it needs from the framework. */
 import type { LogSink } from "../../kernel/log.ts";
+import type { HookRuntime } from "../../kernel/runtime.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import type { TerminalInput, TerminalOutput } from "./terminal.ts";
 
@@ -7,7 +8,8 @@ import type { TerminalInput, TerminalOutput } from "./terminal.ts";
 export interface CliFramework {
   readonly workspace: string;
   readonly home: string;
-  quitViaChannelRouter(sessionId: string): Promise<void>;
+  /** Its hooks: `quitSession` stops the chat's session when the person interrupts or leaves. */
+  readonly runtime: Pick<HookRuntime, "call">;
   setLogSink(sink: LogSink | null): () => void;
 }
 

@@ -7,7 +7,6 @@ import type { Envelope } from "../../../src/kernel/envelope.ts";
 import type { TurnContext } from "../../../src/kernel/turn-context.ts";
 import type { SteeringInbox, TurnState } from "../../../src/kernel/types.ts";
 import { ChannelManager } from "../../../src/channels/manager.ts";
-import { builtinAdmission } from "../../../src/channels/admission.ts";
 import { createSteeringInbox } from "../../../src/channels/steering.ts";
 import { createCliChannel, type CliChannel, type CliChannelOptions } from "../../../src/channels/cli/index.ts";
 import { kernelFramework } from "../../support/framework.ts";
@@ -67,7 +66,6 @@ export async function chatSession(script: Script, options: CliChannelOptions & {
   const plugin: BubPlugin = {
     name: "scripted",
     provideSteeringInbox: () => observed,
-    admitMessage: (args) => builtinAdmission(framework, args),
     loadState: ({ message }) => {
       void message.lifespan?.enter();
       return {};

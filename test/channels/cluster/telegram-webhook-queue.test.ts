@@ -14,7 +14,7 @@ import { channelSettings } from "../../../src/builtin/settings.ts";
 import type { BubFramework } from "../../../src/kernel/framework.ts";
 import { FAKE_BOT } from "../../support/fake-telegram.ts";
 import { usePostgres } from "../../support/postgres.ts";
-import { routerDispatch, testFramework } from "../support.ts";
+import { testFramework } from "../support.ts";
 import { recordingModel, telegram, TEST_RETRY, texts, TOKEN, useFakeTelegram } from "../telegram-support.ts";
 import { freePort } from "../../support/ports.ts";
 
@@ -29,7 +29,7 @@ async function gateway(env: Record<string, string>) {
     if (!bub) throw new Error("no framework yet");
     return bub;
   };
-  bub = testFramework([routerDispatch(framework), model.plugin], { BUB_TELEGRAM_TOKEN: TOKEN, BUB_TELEGRAM_API_ROOT: telegram.apiRoot, ...env });
+  bub = testFramework([model.plugin], { BUB_TELEGRAM_TOKEN: TOKEN, BUB_TELEGRAM_API_ROOT: telegram.apiRoot, ...env });
   bub.settings.register(telegramSettings);
   bub.settings.register(channelSettings);
   const running = bub;
