@@ -38,7 +38,7 @@ export async function runUi(framework: BubFramework, options: UiCommandOptions, 
     if (!scope.tapeStore) throw new BubError("config", "No plugin provides a tape store (provideTapeStore): check the plugins with bub hooks.");
     const { listDeliveries } = await import("./delivery-admin.ts");
     const deliveries = () => listDeliveries(framework);
-    const server = await startUiServer({ store: scope.tapeStore, port: options.port ?? DEFAULT_UI_PORT, redact: (text) => redactSecrets(text), deliveries });
+    const server = await startUiServer({ store: scope.tapeStore, port: options.port ?? DEFAULT_UI_PORT, redact: (text) => redactSecrets(text), deliveries, config: (path) => framework.settings.getValue(path, undefined) });
     try {
       out.write(`bub ui: ${server.url}\n(open it in a browser on this machine; Ctrl-C to stop)\n`);
       if (!signal.aborted) await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
