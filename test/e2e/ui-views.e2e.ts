@@ -196,7 +196,7 @@ describe("bub ui, readable (installed package, headless Chromium)", () => {
 
   it("fits a 375 px wide screen without scrolling sideways", async () => {
     const page = await phone.newPage();
-    for (const path of ["/", "/overview", "/search?q=release"]) {
+    for (const path of ["/", "/overview", "/deliveries", "/search?q=release"]) {
       await page.goto(`${base}${path}`);
       const { scroll, inner } = await fitsWidth(page);
       assert.ok(scroll <= inner, `${path}: ${scroll} px wide in a ${inner} px window`);
