@@ -77,6 +77,7 @@ mark { background: #ffe38a; color: #1d1f23; border-radius: 2px; padding: 0 1px; 
 .uplot { font-family: inherit; } .u-legend { font-size: .8rem; color: var(--fg); }
 td.preview { overflow-wrap: anywhere; }
 header.site nav.site-nav { display: flex; gap: 1rem; flex-wrap: wrap; }
+main > section > h2 { font-size: 1.05rem; margin: 1.2rem 0 .4rem; }
 .related { margin: 0 0 .4rem; font-size: .9rem; overflow-wrap: anywhere; }
 table.rows td.wrap { overflow-wrap: anywhere; }
 @media (max-width: 640px) {

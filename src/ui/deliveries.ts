@@ -15,11 +15,16 @@ function iso(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
 }
 
+/** At most 200 characters, cut after redaction so that no part of a secret is left at the cut. */
+function shortened(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}
+
 function rows(records: readonly DeliveryRecord[], redact: (text: string) => string): Html {
   return join(
     records.map(
       (record) =>
-        html`<tr><td class="num" data-label="Id">${record.id}</td><td class="wrap" data-label="Chat"><code>${record.chatId}</code></td><td class="wrap" data-label="Session">${record.sessionId}</td><td class="num" data-label="Tries">${record.attempts}</td><td data-label="When"><time datetime="${iso(record.updatedAt)}">${iso(record.updatedAt)}</time></td><td class="preview">${redact(record.text.slice(0, 200))}</td><td class="preview error-text" data-label="Error">${redact(record.error)}</td></tr>`,
+        html`<tr><td class="num" data-label="Id">${record.id}</td><td class="wrap" data-label="Chat"><code>${record.chatId}</code></td><td class="wrap" data-label="Session">${record.sessionId}</td><td class="num" data-label="Tries">${record.attempts}</td><td data-label="When"><time datetime="${iso(record.updatedAt)}">${iso(record.updatedAt)}</time></td><td class="preview">${shortened(redact(record.text))}</td><td class="preview error-text" data-label="Error">${redact(record.error)}</td></tr>`,
     ),
   );
 }
