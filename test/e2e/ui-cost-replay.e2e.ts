@@ -61,6 +61,17 @@ async function startUi(bin: string, home: string, env: Record<string, string>): 
   return { child, url };
 }
 
+const PHONE_WIDTH = 375;
+
+/**
+ * How wide the page lays out. A mobile viewport widens itself to content that does not fit
+ * (window.innerWidth grows with it), so this is compared with the screen's width, not with
+ * innerWidth.
+ */
+function pageWidth(page: Page): Promise<number> {
+  return page.evaluate<number>(`Math.max(document.documentElement.scrollWidth, window.innerWidth)`);
+}
+
 /** The count of painted pixels of each chart canvas on the page. */
 function inkedCanvases(page: Page): Promise<Record<string, number>> {
   return page.evaluate<Record<string, number>>(`Object.fromEntries([...document.querySelectorAll(".chart")].map((box) => {
@@ -110,7 +121,7 @@ describe("bub ui with prices, a replay and the delivery ledger (installed packag
     // A dead letter in the ledger the gateway keeps in bub's home, written as the gateway writes it.
     const ledger = openSqliteDeliveryStore(sqliteLedgerPath(bubHome));
     const [record] = await ledger.record("gateway", [
-      { source: "telegram-1", chatId: "-1001234567890123", sessionId: "telegram:-1001234567890123", text: `The release notes: ${"a long line of words ".repeat(12)}`, inbound: [1] },
+      { source: "telegram-1", chatId: "-1001234567890123", sessionId: "telegram:-1001234567890123", text: `The release notes: https://example.org/releases/2026/notes-for-the-release-of-version-two-point-oh.html ${"and more words ".repeat(12)}`, inbound: [1] },
     ]);
     assert.ok(record);
     await ledger.deadLetter(record.id, 1, false, "sendMessage answered 403 Forbidden: bot was blocked by the user");
@@ -121,7 +132,7 @@ describe("bub ui with prices, a replay and the delivery ledger (installed packag
     browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
     // A locale of its own: this Chromium otherwise reports the container's `en-US@posix`, which Intl (and so uPlot) refuses.
     desktop = await browser.newContext({ viewport: { width: 1100, height: 900 }, locale: "en-US" });
-    phone = await browser.newContext({ viewport: { width: 375, height: 800 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: "en-US" });
+    phone = await browser.newContext({ viewport: { width: PHONE_WIDTH, height: 800 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: "en-US" });
     for (const context of [desktop, phone]) await (await context.newPage()).goto(ui.url); // trades the token for the cookie
     images = process.env.BUB_UPDATE_SCREENSHOTS === "1" ? docsImages : join(home.path, "screenshots");
     await mkdir(images, { recursive: true });
@@ -190,16 +201,16 @@ describe("bub ui with prices, a replay and the delivery ledger (installed packag
     await page.goto(`${base}/`);
     await page.locator("header.site").getByRole("link", { name: "Deliveries" }).click();
     await page.getByRole("heading", { level: 1, name: "Deliveries" }).waitFor();
-    const row = page.locator("table.rows tbody tr").first();
+    const row = page.locator("main table tbody tr").first();
     assert.match((await row.textContent()) ?? "", /403 Forbidden: bot was blocked by the user/);
     for (const path of ["/deliveries", "/overview", "/"]) {
       await page.goto(`${base}${path}`);
-      const { scroll, inner } = await page.evaluate<{ scroll: number; inner: number }>(`({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })`);
-      assert.ok(scroll <= inner, `${path}: ${scroll} px wide in a ${inner} px window`);
+      const width = await pageWidth(page);
+      assert.ok(width <= PHONE_WIDTH, `${path}: ${width} px wide on a ${PHONE_WIDTH} px screen`);
     }
     await openSession(page, /^cli:local /);
-    const { scroll, inner } = await page.evaluate<{ scroll: number; inner: number }>(`({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })`);
-    assert.ok(scroll <= inner, `the session page with its context and replays lines: ${scroll} px wide in a ${inner} px window`);
+    const width = await pageWidth(page);
+    assert.ok(width <= PHONE_WIDTH, `the session page with its context and replays lines: ${width} px wide on a ${PHONE_WIDTH} px screen`);
     await page.goto(`${base}/deliveries`);
     await page.screenshot({ path: join(images, "ui-deliveries-phone.png") });
   });
