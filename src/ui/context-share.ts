@@ -38,14 +38,14 @@ export function contextShareOf(entries: readonly TapeEntry[], config: ConfigValu
 }
 
 /**
- * The line's words: `context: 41% of 128k tokens (52,480 tokens; hand-off at 80%)`; with an
- * unknown window, the tokens and how to give the window; with no model call, a dash.
+ * The line's words: `context: 41% of 128k tokens (52,480 tokens of M; hand-off at 80%)`;
+ * with an unknown window, the tokens and how to give the window; with no model call, a dash.
  */
 export function contextLine(usage: ContextUsage | null): Html {
   if (!usage) return html`context: — <span class="muted">(no model call on this tape yet)</span>`;
   const handOff = `hand-off at ${Math.round(usage.budgetShare * 100)}%`;
   if (usage.window === null || usage.share === null) {
-    return html`context: ${formatCount(usage.tokens)} tokens <span class="muted">(the context window of ${usage.model} is unknown: give it as cost.models.&quot;${usage.model}&quot;.context_window in config.yml; ${handOff})</span>`;
+    return html`context: ${formatCount(usage.tokens)} tokens <span class="muted">(the window of ${usage.model} is unknown: set its context_window under cost.models in config.yml)</span>`;
   }
   const over = usage.share >= usage.budgetShare ? html` <span class="badge warn">at the hand-off share</span>` : "";
   return html`context: <strong>${percent(usage.share)}</strong> of ${shortTokens(usage.window)} tokens <span class="muted">(${formatCount(usage.tokens)} tokens of ${usage.model}; ${handOff})</span>${over}`;

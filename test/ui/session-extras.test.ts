@@ -55,7 +55,7 @@ describe("the session page's context line", () => {
     const store = createMemoryTapeStore();
     await writeTurn(store, ORIGINAL, { user: "hi", answer: "hello", model: "fake:<unknown>" });
     const line = contextLine(await contextShareOf(await store.fetchAll({ tape: ORIGINAL }))).value;
-    assert.match(line, /^context: 110 tokens .*the context window of fake:&lt;unknown&gt; is unknown: give it as cost\.models/);
+    assert.match(line, /^context: 110 tokens .*the window of fake:&lt;unknown&gt; is unknown: set its context_window under cost\.models in config\.yml/);
     assert.doesNotMatch(line, /<strong>/);
   });
 
