@@ -5,6 +5,7 @@
 // serves (the newest 250 entries, older ones by link), from the file and the SQLite store;
 // "whole tape" renders all 10,000 at once, the cost paging avoids. "overview" is the overview
 // page over the same tape (every entry read, tokens per day and the slowest turns charted).
+// The session page includes the context line (the share of the model's window in use).
 // Run: node bench/ui/session-page.ts [entries] [rounds]
 import chromium from "@sparticuz/chromium";
 import { chromium as playwright, type Browser } from "playwright-core";
@@ -35,7 +36,8 @@ async function fill(store: TapeStore): Promise<void> {
 }
 
 async function measure(browser: Browser, store: TapeStore, pageSize: number, path = `/s/${TAPE}`): Promise<string[]> {
-  const server = await startUiServer({ store, port: 0, pageSize });
+  // The context line measures against a window config.yml would give (cost.models), as a configured bub ui does.
+  const server = await startUiServer({ store, port: 0, pageSize, config: (key) => (key === "cost.models" ? { "fake:test-model": { context_window: 128_000 } } : undefined) });
   // A locale of its own: this Chromium otherwise reports `en-US@posix`, which Intl (and uPlot on the overview) refuses.
   const context = await browser.newContext({ locale: "en-US" });
   const page = await context.newPage();

@@ -4,7 +4,9 @@
  * and server-sent events for live pages.
  * It reads through the {@link TapeStore} contract only, so every store works.
  */
-import { mountDeliveries, type DeliveryList } from "./deliveries.ts";
+import { mountDeliveries, noDeliveriesPage, type DeliveryList } from "./deliveries.ts";
+import { contextLine, contextShareOf, type ConfigValue } from "./context-share.ts";
+import { findReplays, replayLines } from "./replays.ts";
 import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { TapeEntry, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
@@ -46,8 +48,13 @@ export interface UiAppOptions {
   pollMs?: number;
   /** Entries on one page of a session (default 250). */
   pageSize?: number;
-  /** The delivery ledger's records, shown at `/deliveries` (./deliveries.ts); no page without it. */
+  /** The delivery ledger's records, shown at `/deliveries` (./deliveries.ts); without it the page says there is no ledger. */
   deliveries?: DeliveryList;
+  /**
+   * Reads the settings the context line needs (`cost.models` for context windows,
+   * `context.budget_share`); default: none, so the catalog's windows and the default share.
+   */
+  config?: ConfigValue;
 }
 
 /** The app and what must be stopped with the server. */
@@ -199,7 +206,9 @@ export function createUiApp(options: UiAppOptions): UiApp {
     const { start, end } = pageRange(entries, pageSize, positive(context.req.query("before")), positive(context.req.query("around")));
     const shown = entries.slice(start, end);
     const newest = end === entries.length;
-    const name = names ? ((await names()).get(tape) ?? null) : null;
+    const index = names ? await names() : null;
+    const name = index?.get(tape) ?? null;
+    const [usage, related] = await Promise.all([contextShareOf(entries, options.config), findReplays(store, tape, entries, index)]);
     const newerEnd = Math.min(entries.length, end + pageSize);
     const html = sessionPage({
       tape,
@@ -212,6 +221,8 @@ export function createUiApp(options: UiAppOptions): UiApp {
       newerBefore: newest ? null : newerEnd === entries.length ? "" : entries[newerEnd].id,
       liveFrom: newest ? (lastBlockStart(shown) ?? 0) : null,
       totals: sessionTotals(entries),
+      context: contextLine(usage),
+      related: replayLines(related),
     });
     return context.html(html.value);
   });
@@ -230,7 +241,8 @@ export function createUiApp(options: UiAppOptions): UiApp {
         const entries = all.filter((entry) => entry.id >= from);
         const newestEntry = entries.at(-1);
         if (newestEntry === undefined) return;
-        const update = { from, last: newestEntry.id, totals: totalsLine(sessionTotals(all)).value, html: renderTimeline(entries, { tape, numbers: turnNumbers(all), markdown }).value };
+        const context = contextLine(await contextShareOf(all, options.config)).value;
+        const update = { from, last: newestEntry.id, totals: totalsLine(sessionTotals(all)).value, context, html: renderTimeline(entries, { tape, numbers: turnNumbers(all), markdown }).value };
         from = lastBlockStart(entries) ?? from;
         await stream.writeSSE({ event: "update", data: JSON.stringify(update) });
       };
@@ -250,6 +262,7 @@ export function createUiApp(options: UiAppOptions): UiApp {
   });
 
   if (options.deliveries) mountDeliveries(app, options.deliveries, redact);
+  else app.get("/deliveries", (context) => context.html(noDeliveriesPage().value));
 
   app.get("/search", async (context) => {
     const text = (context.req.query("q") ?? "").trim();

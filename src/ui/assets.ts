@@ -76,6 +76,10 @@ mark { background: #ffe38a; color: #1d1f23; border-radius: 2px; padding: 0 1px; 
 .chart { width: 100%; min-height: 240px; overflow: hidden; }
 .uplot { font-family: inherit; } .u-legend { font-size: .8rem; color: var(--fg); }
 td.preview { overflow-wrap: anywhere; }
+header.site nav.site-nav { display: flex; gap: 1rem; flex-wrap: wrap; }
+main > section > h2 { font-size: 1.05rem; margin: 1.2rem 0 .4rem; }
+.related { margin: 0 0 .4rem; font-size: .9rem; overflow-wrap: anywhere; }
+table.rows td.wrap { overflow-wrap: anywhere; }
 @media (max-width: 640px) {
   main { padding: .6rem; }
   header.site { padding: .5rem .6rem; gap: .5rem; }
@@ -115,6 +119,8 @@ export const UI_JS = `
       timeline.insertAdjacentHTML("beforeend", update.html);
       var totals = document.getElementById("session-totals");
       if (totals && update.totals) totals.innerHTML = update.totals;
+      var context = document.getElementById("session-context");
+      if (context && update.context) context.innerHTML = update.context;
       var count = document.getElementById("entry-count");
       if (count) count.textContent = String(update.last);
       if (announce) announce.textContent = "New entries up to #" + update.last;

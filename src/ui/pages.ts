@@ -20,7 +20,7 @@ export function layout(title: string, body: Html, query = "", assets: PageAssets
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${title} · bub</title>${(assets.styles ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}<link rel="stylesheet" href="/assets/ui.css"></head>
 <body><a class="skip" href="#main">Skip to content</a>
-<header class="site"><a class="brand" href="/">bub · sessions</a> <a href="/overview">Overview</a>
+<header class="site"><a class="brand" href="/">bub · sessions</a> <nav class="site-nav" aria-label="Pages of the view"><a href="/overview">Overview</a> <a href="/deliveries">Deliveries</a></nav>
 <form action="/search" method="get" role="search"><label for="q">Search tapes</label> <input type="search" id="q" name="q" value="${query}" placeholder="text in any entry"> <button type="submit">Search</button></form></header>
 <main id="main">${body}</main><p id="announce" class="visually-hidden" aria-live="polite"></p>
 ${(assets.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}<script src="/assets/ui.js" defer></script></body></html>`;
@@ -84,6 +84,10 @@ export interface SessionPageData {
   liveFrom: number | null;
   /** The whole tape's turns, tokens and cost (the known prices summed; null when none is known). */
   totals: { turns: number; tokens: number | null; usd: number | null; calls: number; priced: number };
+  /** The context line (share of the model's window in use; see ./context-share.ts). */
+  context?: Html;
+  /** Links to the session's replays, or to the original of a replay (see ./replays.ts). */
+  related?: Html;
 }
 
 /** A session's turns, tokens and cost, in one line. */
@@ -103,6 +107,7 @@ export function sessionPage(data: SessionPageData): Html {
     data.tape,
     html`<h1>${sessionTitle(data.title)}</h1>
 <p class="totals" id="session-totals">${totalsLine(data.totals)}</p>
+${data.context ? html`<p class="totals" id="session-context">${data.context}</p>` : ""}${data.related ?? ""}
 <p><span class="muted">${range}</span> ${live ? html`<span class="live" id="live" data-state="off">connecting…</span>` : ""}</p>
 <nav class="pager" aria-label="Pages">${older} ${newer}</nav>
 <div id="timeline"${live ? html` data-live="${live}"` : ""}>${data.timeline}</div>

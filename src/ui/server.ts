@@ -8,6 +8,7 @@ import { BubError } from "../kernel/errors.ts";
 import type { TapeStore } from "../kernel/tape-contract.ts";
 import { createUiApp } from "./app.ts";
 import type { SessionNames } from "./sessions.ts";
+import type { ConfigValue } from "./context-share.ts";
 
 /** Options of {@link startUiServer}. */
 export interface UiServerOptions {
@@ -20,6 +21,8 @@ export interface UiServerOptions {
   pageSize?: number;
   /** The delivery ledger's records for `/deliveries`. */
   deliveries?: DeliveryList;
+  /** Reads the settings of the context line (`cost.models`, `context.budget_share`). */
+  config?: ConfigValue;
   /** The token (default: 24 random bytes, base64url); for tests. */
   token?: string;
 }
@@ -47,7 +50,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const { serve } = await import("@hono/node-server");
   const token = options.token ?? randomBytes(24).toString("base64url");
   let port = options.port ?? 0;
-  const ui = createUiApp({ store: options.store, token, port: () => port, names: options.names, redact: options.redact, pollMs: options.pollMs, pageSize: options.pageSize, deliveries: options.deliveries });
+  const ui = createUiApp({ store: options.store, token, port: () => port, names: options.names, redact: options.redact, pollMs: options.pollMs, pageSize: options.pageSize, deliveries: options.deliveries, config: options.config });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: ui.app.fetch, port, hostname: "127.0.0.1", overrideGlobalObjects: false }, () => resolve(started));
     started.once("error", (error: NodeJS.ErrnoException) => {

@@ -58,9 +58,17 @@ async function startUi(bin: string, home: string, env: Record<string, string>): 
   return { child, url };
 }
 
-/** True when the page is no wider than the window (no horizontal scrolling). */
+/** The phone's screen width. */
+const PHONE_WIDTH = 375;
+
+/**
+ * How wide the page lays out, against the phone's screen width: a mobile viewport widens
+ * itself to content that does not fit (window.innerWidth grows with it), so `inner` is the
+ * screen's width, not innerWidth.
+ */
 async function fitsWidth(page: Page): Promise<{ scroll: number; inner: number }> {
-  return page.evaluate<{ scroll: number; inner: number }>(`({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth })`);
+  const scroll = await page.evaluate<number>(`Math.max(document.documentElement.scrollWidth, window.innerWidth)`);
+  return { scroll, inner: PHONE_WIDTH };
 }
 
 describe("bub ui, readable (installed package, headless Chromium)", () => {
@@ -94,7 +102,7 @@ describe("bub ui, readable (installed package, headless Chromium)", () => {
     browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
     // A locale of its own: this Chromium otherwise reports the container's `en-US@posix`, which Intl (and so uPlot) refuses.
     desktop = await browser.newContext({ viewport: { width: 1100, height: 900 }, locale: "en-US" });
-    phone = await browser.newContext({ viewport: { width: 375, height: 800 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: "en-US" });
+    phone = await browser.newContext({ viewport: { width: PHONE_WIDTH, height: 800 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: "en-US" });
     for (const context of [desktop, phone]) await (await context.newPage()).goto(ui.url); // trades the token for the cookie
     images = process.env.BUB_UPDATE_SCREENSHOTS === "1" ? docsImages : join(home.path, "screenshots");
     await mkdir(images, { recursive: true });
@@ -196,7 +204,7 @@ describe("bub ui, readable (installed package, headless Chromium)", () => {
 
   it("fits a 375 px wide screen without scrolling sideways", async () => {
     const page = await phone.newPage();
-    for (const path of ["/", "/overview", "/search?q=release"]) {
+    for (const path of ["/", "/overview", "/deliveries", "/search?q=release"]) {
       await page.goto(`${base}${path}`);
       const { scroll, inner } = await fitsWidth(page);
       assert.ok(scroll <= inner, `${path}: ${scroll} px wide in a ${inner} px window`);

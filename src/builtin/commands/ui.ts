@@ -28,17 +28,20 @@ export const DEFAULT_UI_PORT = 8787;
  */
 export async function runUi(framework: BubFramework, options: UiCommandOptions, out: { write(text: string): unknown }, signal: AbortSignal): Promise<number> {
   await framework.settings.prepare();
-  const [{ startUiServer }, { rememberSettingsSecrets }, { redactSecrets }] = await Promise.all([
+  const [{ startUiServer }, { rememberSettingsSecrets }, { redactSecrets }, { contextSettings, costSettings }] = await Promise.all([
     import("../../ui/server.ts"),
     import("../../config/secrets.ts"),
     import("../../config/redaction.ts"),
+    import("../../cost/settings.ts"),
   ]);
+  // The context line reads cost.models and context.budget_share; a section that does not load leaves the catalog's windows.
+  await Promise.allSettled([framework.settings.load(costSettings), framework.settings.load(contextSettings)]);
   rememberSettingsSecrets(framework.settings);
   return framework.running(async (scope) => {
     if (!scope.tapeStore) throw new BubError("config", "No plugin provides a tape store (provideTapeStore): check the plugins with bub hooks.");
     const { listDeliveries } = await import("./delivery-admin.ts");
     const deliveries = () => listDeliveries(framework);
-    const server = await startUiServer({ store: scope.tapeStore, port: options.port ?? DEFAULT_UI_PORT, redact: (text) => redactSecrets(text), deliveries });
+    const server = await startUiServer({ store: scope.tapeStore, port: options.port ?? DEFAULT_UI_PORT, redact: (text) => redactSecrets(text), deliveries, config: (path) => framework.settings.getValue(path, undefined) });
     try {
       out.write(`bub ui: ${server.url}\n(open it in a browser on this machine; Ctrl-C to stop)\n`);
       if (!signal.aborted) await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
