@@ -8,7 +8,7 @@ import { loadDotEnv } from "../config/settings.ts";
 import { homeProblem } from "../config/home-dir.ts";
 import { bubHome, expandHome } from "../config/paths.ts";
 import { errorLine } from "../builtin/error-line.ts";
-import { AGENT_COMMANDS } from "../builtin/commands/index.ts";
+import { commandNeedsAgent } from "../builtin/commands/index.ts";
 import { installCliLogging } from "./logging.ts";
 import { stderrBatch } from "./stderr-batch.ts";
 import { colorFromEnv, stdoutIsPlain, writeStdout } from "./stdout.ts";
@@ -244,7 +244,7 @@ async function runProgram(argv: readonly string[], io: CliIO, facts: StartFacts)
   try {
     const skipped: UntrustedWorkspace[] = [];
     // The agent (model layer, tools) is loaded only for the commands that run turns, not for their help.
-    const agent = command !== undefined && AGENT_COMMANDS.has(command) && !asksForHelp(argv);
+    const agent = command !== undefined && commandNeedsAgent(command) && !asksForHelp(argv);
     framework = await createBub({ workspace, agent, trustWorkspace: workspaceTrusted, onUntrustedWorkspace: (found) => skipped.push(found) });
     if (turnSink) framework.setLogSink(turnSink);
     const notice = command === "trust" ? null : untrustedNotice(workspace, skipped[0] ?? null, cwdTrusted ? null : cwd);

@@ -56,7 +56,15 @@ const BUILTIN_COMMANDS: Record<string, (app: Command, framework: BubFramework) =
  * The builtin commands that run turns (or show the agent's hooks, `hooks`): `bub` creates
  * the builtin plugin with the agent only for these (see `createBub`'s `agent` option).
  */
-export const AGENT_COMMANDS: ReadonlySet<string> = new Set(["run", "chat", "gateway", "acp", "hooks", "models"]);
+const AGENT_COMMANDS: ReadonlySet<string> = new Set(["run", "chat", "gateway", "acp", "hooks", "models"]);
+
+/**
+ * Whether `bub <command>` needs the agent: the builtin commands that run turns, and any
+ * command that is not builtin (a plugin's command may run turns through `processInbound`).
+ */
+export function commandNeedsAgent(command: string): boolean {
+  return AGENT_COMMANDS.has(command) || !Object.hasOwn(BUILTIN_COMMANDS, command);
+}
 
 /**
  * Adds the builtin commands to `app`: only `command` when it names one of them (building
