@@ -53,6 +53,10 @@ export class DeliveryLedger {
   readonly #ready = new Set<string>();
   /** Chats waiting to retry their head. */
   readonly #waiting = new Map<string, NodeJS.Timeout>();
+  /** Chats whose records wait behind older ones another process holds: the first such record's id. */
+  readonly #held = new Map<string, number>();
+  /** The record being tried now. */
+  #sending: DeliveryRecord | null = null;
   #pumping: Promise<void> | null = null;
   #sweep: NodeJS.Timeout | null = null;
   #closing = false;
@@ -116,18 +120,34 @@ export class DeliveryLedger {
     if (this.#closing) return;
     try {
       for (const record of await this.#options.store.claim(this.#options.source, this.owner, false)) this.#add(record);
+      for (const [chatId, beforeId] of [...this.#held]) {
+        const { taken, held } = await this.#options.store.takeOlder(this.#options.source, chatId, beforeId, this.owner);
+        for (const record of taken) this.#add(record);
+        if (held) continue;
+        this.#held.delete(chatId);
+        if (!this.#waiting.has(chatId) && this.#queues.has(chatId)) this.#markReady(chatId);
+      }
     } catch (error) {
       log.warn(`delivery.sweep could not read the ledger (${this.where}): ${errorMessage(error)}`);
     }
   }
 
+  /**
+   * Queues a record in id order (the order it was recorded in), never ahead of the one being
+   * tried. A record recorded behind another process's older ones of its chat holds the chat
+   * until those are sent or taken over (see #sweepOnce): replies of a chat keep their order
+   * across gateways.
+   */
   #add(record: DeliveryRecord): void {
     if (this.#known.has(record.id)) return;
     this.#known.add(record.id);
     let queue = this.#queues.get(record.chatId);
     if (!queue) this.#queues.set(record.chatId, (queue = []));
-    queue.push(record);
-    if (queue.length === 1) this.#markReady(record.chatId);
+    let at = queue.length;
+    while (at > 0 && queue[at - 1].id > record.id && queue[at - 1] !== this.#sending) at--;
+    queue.splice(at, 0, record);
+    if (record.blocked && !this.#held.has(record.chatId)) this.#held.set(record.chatId, record.id);
+    if (at === 0 && !this.#held.has(record.chatId) && !this.#waiting.has(record.chatId)) this.#markReady(record.chatId);
   }
 
   #markReady(chatId: string): void {
@@ -155,8 +175,9 @@ export class DeliveryLedger {
       if (chatId === undefined) return;
       this.#ready.delete(chatId);
       const record = this.#queues.get(chatId)?.[0];
-      if (!record) continue;
-      const outcome = await this.#attempt(record);
+      if (!record || this.#held.has(chatId)) continue;
+      this.#sending = record;
+      const outcome = await this.#attempt(record).finally(() => (this.#sending = null));
       if (outcome === "wait") continue;
       this.#dequeue(record);
     }
@@ -165,10 +186,11 @@ export class DeliveryLedger {
   /** Drops a chat's head; its next record becomes ready. */
   #dequeue(record: DeliveryRecord): void {
     const queue = this.#queues.get(record.chatId);
-    queue?.shift();
+    const at = queue ? queue.indexOf(record) : -1;
+    if (queue && at >= 0) queue.splice(at, 1);
     this.#known.delete(record.id);
     if (!queue || queue.length === 0) this.#queues.delete(record.chatId);
-    else this.#ready.add(record.chatId);
+    else if (!this.#held.has(record.chatId)) this.#ready.add(record.chatId);
   }
 
   /** One try of a record: `done` (sent, or a dead letter) or `wait` (a retry is scheduled). */

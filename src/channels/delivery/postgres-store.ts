@@ -83,8 +83,14 @@ class PostgresDeliveryStore implements DeliveryStore {
       values.push(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
       return `(${Array.from({ length: 9 }, (_, index) => `$${base + index + 1}`).join(", ")})`;
     });
-    const rows = await this.#rows(`INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES ${tuples.join(", ")} RETURNING ${COLUMNS}`, values);
-    return rows.sort((a, b) => a.id - b.id);
+    values.push(owner);
+    // In the same statement: whether another process still has an older pending record of the chat.
+    const { rows } = await this.#pool.query<Record<string, unknown>>(
+      `WITH added AS (INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES ${tuples.join(", ")} RETURNING ${COLUMNS})
+       SELECT added.*, EXISTS (SELECT 1 FROM bub_deliveries d WHERE d.source = added.source AND d.chat_id = added.chat_id AND d.state = 'pending' AND d.id < added.id AND d.owner IS DISTINCT FROM $${values.length}) AS blocked FROM added`,
+      values,
+    );
+    return rows.map((row) => ({ ...recordOf(row), blocked: row.blocked === true })).sort((a, b) => a.id - b.id);
   }
 
   async progress(id: number, partsDone: number): Promise<void> {
@@ -112,6 +118,19 @@ class PostgresDeliveryStore implements DeliveryStore {
       [owner, now + LEASE_MS, source, now, takeOver],
     );
     return rows.sort((a, b) => a.id - b.id);
+  }
+
+  async takeOlder(source: string, chatId: string, beforeId: number, owner: string): Promise<{ taken: DeliveryRecord[]; held: boolean }> {
+    const now = Date.now();
+    const taken = await this.#rows(
+      `UPDATE bub_deliveries SET owner = $1, lease_until = $2 WHERE source = $3 AND chat_id = $4 AND state = 'pending' AND id < $5 AND owner IS DISTINCT FROM $1 AND (owner IS NULL OR lease_until < $6) RETURNING ${COLUMNS}`,
+      [owner, now + LEASE_MS, source, chatId, beforeId, now],
+    );
+    const { rows } = await this.#pool.query<{ held: boolean }>(
+      "SELECT EXISTS (SELECT 1 FROM bub_deliveries WHERE source = $1 AND chat_id = $2 AND state = 'pending' AND id < $3 AND owner IS DISTINCT FROM $4) AS held",
+      [source, chatId, beforeId, owner],
+    );
+    return { taken: taken.sort((a, b) => a.id - b.id), held: rows[0]?.held === true };
   }
 
   list(states: readonly DeliveryState[], limit = 1000): Promise<DeliveryRecord[]> {

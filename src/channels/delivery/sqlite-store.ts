@@ -157,6 +157,11 @@ class SqliteDeliveryStore implements DeliveryStore {
     });
   }
 
+  /** One gateway per home: no other process owns this ledger's records while one runs. */
+  async takeOlder(): Promise<{ taken: DeliveryRecord[]; held: boolean }> {
+    return { taken: [], held: false };
+  }
+
   async list(states: readonly DeliveryState[], limit = 1000): Promise<DeliveryRecord[]> {
     if (states.length === 0) return [];
     const rows = this.#database.prepare(`SELECT ${COLUMNS} FROM deliveries WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY id LIMIT ?`).all(...states, limit);

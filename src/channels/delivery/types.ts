@@ -30,6 +30,11 @@ export interface DeliveryRecord {
   /** Unix time in milliseconds. */
   createdAt: number;
   updatedAt: number;
+  /**
+   * Set by {@link DeliveryStore.record}: an older pending record of the same chat belongs to
+   * another process (several gateways on one database), so this one must wait behind it.
+   */
+  blocked?: boolean;
 }
 
 /** What is recorded for a new outbound. */
@@ -60,6 +65,12 @@ export interface DeliveryStore {
    * home); renews the lease of this owner's records. Answers the records taken, by id.
    */
   claim(source: string, owner: string, takeOver: boolean): Promise<DeliveryRecord[]>;
+  /**
+   * For a chat whose record `beforeId` waits behind other processes' records: takes the older
+   * pending ones whose owner's lease ran out (or that have no owner), and says whether any
+   * older one is still leased by a live process.
+   */
+  takeOlder(source: string, chatId: string, beforeId: number, owner: string): Promise<{ taken: DeliveryRecord[]; held: boolean }>;
   /** Records in these states (all sources), oldest first, at most `limit`. */
   list(states: readonly DeliveryState[], limit?: number): Promise<DeliveryRecord[]>;
   /** Dead letters with these ids (every one when null) back to pending, ownerless, attempts reset; answers how many. */
