@@ -60,7 +60,7 @@ export const channelSchema = z.object({
   shutdown_grace_seconds: durationSeconds({ allowZero: true }).default(10.0),
   /** Turns running at once across all sessions; more wait in arrival order (0: no bound). */
   max_concurrent_turns: z.number().int().min(0).default(64),
-  admission: z.enum(["concurrent", "follow_up", "steer"]).default("concurrent"),
+  admission: z.enum(["concurrent", "follow_up", "steer", "collect", "interrupt"]).default("concurrent"),
   tape_store: z.enum(["file", "sqlite", "postgres"]).default("file"),
   tape_dsn: z.string().nullable().default(null),
   /** For `tape_store: postgres`: `postgres://user:password@host:port/database` (a secret: redacted like a key). */

@@ -21,10 +21,17 @@ import { IdleWaiters } from "./idle.ts";
 import type { ChannelManagerOptions } from "./manager-options.ts";
 import { TurnAdmission } from "./turn-admission.ts";
 import { TurnRunner } from "./turn-runner.ts";
+import { currentTurnSuperseded } from "./session-turns.ts";
 
 export type { ChannelManagerOptions } from "./manager-options.ts";
 
 const log = createLogger("bub:channels");
+
+/** What a turn a newer message superseded still tries to send (its reply, its error) is not sent. */
+function withheld(message: Envelope): boolean {
+  log.info(`channel.manager withheld an outbound of an interrupted turn session_id=${message.sessionId ?? "?"}`);
+  return true;
+}
 
 /**
  * Runs channels and schedules their messages as turns. While it runs it is registered as
@@ -36,7 +43,9 @@ const log = createLogger("bub:channels");
  * `process` (run now, alongside any running turn of the session), `drop`, `follow_up`
  * (run after the session's running turn, first in first out) or `steer` (hand it to the
  * running turn through the steering inbox; when nothing can take it, it becomes a
- * follow-up). No answer means `process`. Steering messages the turn did not consume move
+ * follow-up), `collect` (run after the running turn, merged with the others that arrived
+ * meanwhile into one turn) or `interrupt` (cancel the running turn and run this one). No
+ * answer means `process`. Steering messages the turn did not consume move
  * to the front of the session's pending queue when it ends, so nothing admitted is lost.
  *
  * Running the chat REPL over it:
@@ -138,7 +147,7 @@ export class ChannelManager {
     const streams = this.#options.streamOutput ?? this.framework.settings.getValue("stream_output", false) === true;
     return {
       name: "channels",
-      dispatchOutbound: ({ message }) => this.dispatchOutput(message),
+      dispatchOutbound: ({ message }) => (currentTurnSuperseded() ? withheld(message) : this.dispatchOutput(message)),
       ...(streams && {
         runModelStream: async (args: HookArgs<"runModelStream">, next: NextHook<"runModelStream">) => {
           const stream = await next();

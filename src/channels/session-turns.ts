@@ -9,16 +9,20 @@ import type { Envelope } from "../kernel/envelope.ts";
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
-/** A session's turns: the ones running and the admitted messages waiting for them. */
+/**
+ * A session's turns: the ones running, the admitted messages waiting for them (each its own
+ * turn), and the messages collected (admission `collect`) to run together as one turn.
+ */
 export interface SessionTurns {
   readonly sessionId: string;
   readonly active: RunningTurns;
   readonly pending: Envelope[];
+  readonly collected: Envelope[];
 }
 
 /** A fresh, empty {@link SessionTurns}. */
 export function emptySessionTurns(sessionId: string): SessionTurns {
-  return { sessionId, active: new RunningTurns(), pending: [] };
+  return { sessionId, active: new RunningTurns(), pending: [], collected: [] };
 }
 
 /**
@@ -30,6 +34,8 @@ export class TurnTask {
   readonly message: Envelope;
   readonly turns: SessionTurns;
   cancelled = false;
+  /** Cancelled because a newer message of its session took over (admission `interrupt`): its replies are not sent. */
+  superseded = false;
   /** The manager stopped waiting for it: it finished, or was cancelled. */
   ended = false;
   /**
@@ -114,6 +120,14 @@ export function runInTurn<A extends unknown[], R>(task: TurnTask, body: (...args
 /** The message of the turn the caller runs in, or null outside one. */
 export function currentTurnMessage(): Envelope | null {
   return turnScope.getStore()?.message ?? null;
+}
+
+/**
+ * True when the caller runs in a turn a newer message superseded (admission `interrupt`):
+ * whatever that turn still tries to send is withheld.
+ */
+export function currentTurnSuperseded(): boolean {
+  return turnScope.getStore()?.superseded ?? false;
 }
 
 /** True when the caller runs in `task`'s turn (`quit` from inside a turn spares it). */

@@ -1,6 +1,7 @@
 /**
  * Admission of one message: the `resolveSession` hook names its session, the `admitMessage`
- * hook decides what happens to it (`process`, `drop`, `follow_up` or `steer`), and a message
+ * hook decides what happens to it (`process`, `drop`, `follow_up`, `steer`, `collect` or
+ * `interrupt`), and a message
  * that should run now gets its turn started.
  */
 import { createLogger } from "../kernel/log.ts";
@@ -9,6 +10,7 @@ import type { BubFramework } from "../kernel/framework.ts";
 import type { AdmitDecision, SteeringTarget } from "../kernel/types.ts";
 import type { SessionTurns } from "./session-turns.ts";
 import { steerMessage, steeringTargetOf } from "./steering.ts";
+import { TurnSuperseded } from "./collect-interrupt.ts";
 import type { TurnRunner } from "./turn-runner.ts";
 
 const log = createLogger("bub:channels");
@@ -19,7 +21,9 @@ const log = createLogger("bub:channels");
  * - no decision, or `process`: the turn starts now, alongside any running turn of the session;
  * - `drop`: the message is discarded (logged);
  * - `follow_up`: it waits for the session's running turn (starts now when none runs);
- * - `steer`: it goes to the running turn's steering inbox; when nothing can take it, it is a follow-up.
+ * - `steer`: it goes to the running turn's steering inbox; when nothing can take it, it is a follow-up;
+ * - `collect`: when a turn runs, it waits with the others that arrive meanwhile, all run as one turn after it;
+ * - `interrupt`: the running turn is cancelled (saved as interrupted, its replies withheld) and this one starts.
  *
  * A failing `resolveSession` drops the message and a failing `admitMessage` processes it;
  * both are reported to `onError` (stages `resolve_session` and `admit_message`).
@@ -88,6 +92,17 @@ export class TurnAdmission {
         return this.#followUp(turns, message, busy);
       case "follow_up":
         return this.#followUp(turns, message, busy);
+      case "collect":
+        if (!busy) return true;
+        this.#runner.collect(turns, message);
+        log.info(`channel.manager admission collect session_id=${turns.sessionId} collected=${turns.collected.length}`);
+        return false;
+      case "interrupt": {
+        if (!busy) return true;
+        const cancelled = this.#runner.supersede(turns, message, new TurnSuperseded(message));
+        log.info(`channel.manager admission interrupt session_id=${turns.sessionId} cancelled=${cancelled}`);
+        return false;
+      }
       default:
         log.warn(`channel.manager unknown admission action '${String(decision.action satisfies never)}'; processing the message`);
         return true;

@@ -11,6 +11,7 @@ import type { BubFramework } from "../kernel/framework.ts";
 import type { SteeringTarget, TurnResult, TurnSnapshot } from "../kernel/types.ts";
 import { emptySessionTurns, isCurrentTurn, runInTurn, TurnTask, type SessionTurns } from "./session-turns.ts";
 import { steeringTargetOf } from "./steering.ts";
+import { mergeCollected } from "./collect-interrupt.ts";
 import { TurnSlots } from "./turn-slots.ts";
 
 const log = createLogger("bub:channels");
@@ -32,6 +33,11 @@ function settleLifespan(message: Envelope, outcome: "done" | "cancelled"): void 
   } catch (error) {
     log.error("channel.manager lifespan.settled failed", error);
   }
+}
+
+/** How a task's turn ended for its lifespan: a turn a newer message superseded is over (`done`), not left to run again. */
+function outcomeOf(task: TurnTask): "done" | "cancelled" {
+  return task.cancelled && !task.superseded ? "cancelled" : "done";
 }
 
 /** Options of {@link TurnRunner}. */
@@ -80,7 +86,7 @@ export class TurnRunner {
 
   /** Forgets the session when nothing of it runs or waits. */
   dropIfIdle(turns: SessionTurns): void {
-    if (turns.active.size === 0 && turns.pending.length === 0 && this.#sessions.get(turns.sessionId) === turns) this.#sessions.delete(turns.sessionId);
+    if (turns.active.size === 0 && turns.pending.length === 0 && turns.collected.length === 0 && this.#sessions.get(turns.sessionId) === turns) this.#sessions.delete(turns.sessionId);
   }
 
   /** The snapshot admission sees; `target` is where the message would be steered. */
@@ -91,7 +97,7 @@ export class TurnRunner {
       sessionId: turns.sessionId,
       isRunning: runningCount > 0,
       runningCount,
-      pendingCount: turns.pending.length,
+      pendingCount: turns.pending.length + turns.collected.length,
       steeringCount: inbox ? inbox.messageCount(target) : 0,
     };
   }
@@ -106,13 +112,52 @@ export class TurnRunner {
     return this.#streaming.get(signal) ?? null;
   }
 
-  /** Starts a turn for the message, inside its turn scope. */
-  schedule(turns: SessionTurns, message: Envelope): void {
+  /**
+   * Starts a turn for the message, inside its turn scope; with `after`, once that has
+   * resolved (the turn counts as the session's running turn meanwhile).
+   */
+  schedule(turns: SessionTurns, message: Envelope, after?: Promise<void>): void {
     // The session may have gone idle (and been forgotten) since admission: re-register it.
     if (this.#sessions.get(turns.sessionId) !== turns) turns = this.sessionTurns(turns.sessionId);
     const task = new TurnTask(message, turns);
     turns.active.add(task);
-    runInTurn(task, TurnRunner.#runTurn, this, task);
+    if (!after) {
+      runInTurn(task, TurnRunner.#runTurn, this, task);
+      return;
+    }
+    // Until it starts, what a later interrupt waits for is what this one waits for.
+    task.settled = after;
+    runInTurn(task, () => void after.then(() => TurnRunner.#runTurn(this, task)));
+  }
+
+  /**
+   * Admission `interrupt`: cancels the session's running turns with `reason` (except the
+   * caller's own) and starts a turn for `message` once their pipelines have returned, so
+   * their tapes are written (an `interrupted` event each) before the new turn reads the tape.
+   * Whatever the cancelled turns still try to send is withheld. Returns how many it cancelled.
+   */
+  supersede(turns: SessionTurns, message: Envelope, reason: unknown): number {
+    if (this.#sessions.get(turns.sessionId) !== turns) turns = this.sessionTurns(turns.sessionId);
+    const previous = turns.active.toArray().filter((task) => !isCurrentTurn(task));
+    let cancelled = 0;
+    for (const task of previous) {
+      if (task.cancelled) continue;
+      task.superseded = true;
+      this.#cancel(task, reason);
+      cancelled++;
+    }
+    const after = Promise.all(previous.map((task) => task.settled)).then(() => undefined);
+    this.schedule(turns, message, after);
+    return cancelled;
+  }
+
+  /**
+   * Admission `collect`: keeps the message to run, with the others collected while the
+   * session's turn runs, as one turn after it (see {@link mergeCollected}).
+   */
+  collect(turns: SessionTurns, message: Envelope): void {
+    if (this.#sessions.get(turns.sessionId) !== turns) turns = this.sessionTurns(turns.sessionId);
+    turns.collected.push(message);
   }
 
   /** Runs a turn (inside its turn scope); a failed turn just ends: processInbound already logged it and told onError. */
@@ -128,7 +173,7 @@ export class TurnRunner {
   static #start(runner: TurnRunner, task: TurnTask): void {
     const slots = runner.#turnSlots();
     if (task.cancelled) {
-      settleLifespan(task.message, "cancelled");
+      settleLifespan(task.message, outcomeOf(task));
       slots.release();
       return;
     }
@@ -147,7 +192,7 @@ export class TurnRunner {
       },
       () => {
         slots.release();
-        settleLifespan(task.message, task.cancelled ? "cancelled" : "done");
+        settleLifespan(task.message, outcomeOf(task));
         runner.#finish(task);
       },
     );
@@ -169,7 +214,8 @@ export class TurnRunner {
     const turns = task.turns;
     turns.active.delete(task);
     try {
-      if (task.cancelled) log.info(`channel.manager turn cancelled session_id=${turns.sessionId}`);
+      if (task.superseded) log.info(`channel.manager turn interrupted by a newer message session_id=${turns.sessionId}`);
+      else if (task.cancelled) log.info(`channel.manager turn cancelled session_id=${turns.sessionId}`);
       else this.#promoteSteering(turns, task.message);
     } finally {
       this.#next(turns);
@@ -186,8 +232,13 @@ export class TurnRunner {
     turns.pending.unshift(...leftovers);
   }
 
-  /** Starts the session's next pending message once nothing of it runs. */
+  /** Starts the session's next pending message once nothing of it runs (the collected ones, merged, after those already pending). */
   #next(turns: SessionTurns): void {
+    if (turns.active.size === 0 && turns.collected.length > 0) {
+      const merged = mergeCollected(turns.collected.splice(0));
+      log.info(`channel.manager admission collect: running the collected message(s) as one turn session_id=${turns.sessionId}`);
+      turns.pending.push(merged);
+    }
     if (turns.active.size === 0 && turns.pending.length > 0) {
       const next = turns.pending.shift();
       if (next) {
@@ -211,6 +262,7 @@ export class TurnRunner {
     const turns = this.#sessions.get(sessionId);
     if (!turns) return;
     turns.pending.length = 0;
+    turns.collected.length = 0;
     const cancelled = turns.active.toArray().filter((task) => !isCurrentTurn(task));
     for (const task of cancelled) this.#cancel(task);
     await Promise.all(cancelled.map((task) => task.done));
@@ -225,8 +277,10 @@ export class TurnRunner {
   async cancelAll(): Promise<number> {
     let cancelled = 0;
     for (const turns of this.#sessions.values()) {
-      if (turns.pending.length > 0) log.warn(`channel.manager shutdown: ${turns.pending.length} pending message(s) not run session_id=${turns.sessionId}`);
+      const waiting = turns.pending.length + turns.collected.length;
+      if (waiting > 0) log.warn(`channel.manager shutdown: ${waiting} pending message(s) not run session_id=${turns.sessionId}`);
       turns.pending.length = 0;
+      turns.collected.length = 0;
       for (const task of turns.active.toArray()) {
         this.#cancel(task);
         cancelled++;
@@ -245,6 +299,7 @@ export class TurnRunner {
     const running: TurnTask[] = [];
     for (const turns of this.#sessions.values()) {
       turns.pending.length = 0;
+      turns.collected.length = 0;
       running.push(...turns.active.toArray());
     }
     for (const task of running) this.#cancel(task, reason);

@@ -52,11 +52,11 @@ export interface ModelOptions {
 
 /** What to do with an inbound message while its session may be busy. */
 export interface AdmitDecision {
-  readonly action: "process" | "drop" | "follow_up" | "steer";
+  readonly action: "process" | "drop" | "follow_up" | "steer" | "collect" | "interrupt";
   readonly reason?: string;
 }
 
-const ADMIT_ACTIONS = new Set(["process", "drop", "follow_up", "steer"]);
+const ADMIT_ACTIONS = new Set(["process", "drop", "follow_up", "steer", "collect", "interrupt"]);
 
 /** True for a well-formed {@link AdmitDecision}. */
 export function isAdmitDecision(value: unknown): value is AdmitDecision {

@@ -88,7 +88,7 @@ describe("bub command line", () => {
           "bub: 3 invalid settings — fix them, or remove them to use the defaults:",
           "  - BUB_MAX_STEPS=abc: expected a whole number greater than 0",
           `  - max_tokens: -1 (${file} line 1): expected a whole number greater than 0`,
-          `  - admission: "later" (${file} line 2): expected one of concurrent, follow_up, steer`,
+          `  - admission: "later" (${file} line 2): expected one of concurrent, follow_up, steer, collect, interrupt`,
           "",
         ].join("\n"),
       );

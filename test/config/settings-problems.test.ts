@@ -30,7 +30,7 @@ describe("settings problems, all at once", () => {
           `model: "" (${file} line 1): expected a provider:model id such as openrouter:openrouter/free`,
           `max_steps: -3 (${file} line 2): expected a whole number greater than 0`,
           `max_tokens: "lots" (${file} line 3): expected a whole number greater than 0`,
-          `admission: "fast" (${file} line 4): expected one of concurrent, follow_up, steer`,
+          `admission: "fast" (${file} line 4): expected one of concurrent, follow_up, steer, collect, interrupt`,
           `api_key: (hidden) (${file} line 5): expected a string or a mapping of names to strings`,
           `spill.threshold: 1.5 (${file} line 7): expected a whole number of 0 or more`,
           `telegram.api_root: "not-a-url" (${file} line 9): expected a URL such as https://api.telegram.org`,
@@ -86,7 +86,7 @@ describe("settings problems, all at once", () => {
       assert.deepEqual((error as ConfigError).details?.issues, [
         "max_steps: 0 (/home/me/.bub/config.yml): expected a whole number greater than 0",
         'stream_output: "yes" (/home/me/.bub/config.yml): expected true or false',
-        'admission: "nope" (/home/me/.bub/config.yml): expected one of concurrent, follow_up, steer',
+        'admission: "nope" (/home/me/.bub/config.yml): expected one of concurrent, follow_up, steer, collect, interrupt',
       ]);
       return true;
     });

@@ -15,7 +15,7 @@ const typeChecks: [
   Equal<ReturnType<typeof settingsOf<typeof lazySection>>["c"], "x" | "y">,
   Equal<AgentSettings["fallback_models"], string[] | null>,
   Equal<AgentSettings["client_args"], Record<string, unknown>>,
-  Equal<ChannelSettings["admission"], "concurrent" | "follow_up" | "steer">,
+  Equal<ChannelSettings["admission"], "concurrent" | "follow_up" | "steer" | "collect" | "interrupt">,
 ] = [true, true, true, true, true];
 void typeChecks;
 function settingsOf<S>(section: S): S extends SettingsSection<infer T> ? T : never {

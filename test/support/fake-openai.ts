@@ -51,6 +51,8 @@ export interface FakeStreamReply {
   finishReason?: string;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Answer only once this settles (a test's gate: a slow first call that ends when the test says). */
+  waitFor?: Promise<unknown>;
   /** Destroy the connection after this many SSE chunks (0: before any response byte). */
   dropAfterChunks?: number;
   /** After this many SSE chunks send one event whose data is not JSON, then end the stream. */
@@ -319,6 +321,7 @@ export async function startFakeOpenAI(options: { models?: readonly string[] } = 
       return;
     }
     if (scripted.delayMs) await delay(scripted.delayMs);
+    if (scripted.waitFor) await scripted.waitFor.catch(() => undefined);
     const id = `${responses ? "resp" : "chatcmpl"}-fake-${++sequence}`;
     if (scripted.dropAfterChunks === 0) {
       request.socket.destroy();

@@ -15,6 +15,7 @@ import type { Channel, MessageHandler } from "../../kernel/types.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
 import { clusterDatabaseUrl } from "../cluster/settings.ts";
+import { sharedQueueRefusal } from "../admission.ts";
 import type { TelegramConnection, TelegramRetryOptions } from "./client.ts";
 import { TelegramApprovals } from "./approval.ts";
 import { onMessage, onStart, type InboundContext } from "./inbound.ts";
@@ -147,6 +148,8 @@ export class TelegramChannel implements Channel {
     let election: PollerElection | undefined;
     // With BUB_DATABASE_URL the gateways share one inbound queue (./queued.ts) instead of each its journal.
     const shared = databaseUrl !== "";
+    const refusal = shared ? sharedQueueRefusal(this.#framework) : null;
+    if (refusal) throw new BubError("config", refusal);
     if ((storeKind === "postgres" || shared) && !webhook) {
       const { postgresPollerElection } = await import("./poller-lock.ts");
       // The token starts with the bot's id.
