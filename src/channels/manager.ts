@@ -9,6 +9,7 @@ import { toEnvelope, type Envelope, type EnvelopeInput } from "../kernel/envelop
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin, HookArgs, NextHook } from "../kernel/hooks.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 import type { Channel, MessageHandler, TurnSnapshot } from "../kernel/types.ts";
 import { channelAdmission } from "./admission.ts";
 import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
@@ -143,7 +144,7 @@ export class ChannelManager {
         runModelStream: async (args: HookArgs<"runModelStream">, next: NextHook<"runModelStream">) => {
           const stream = await next();
           const message = this.#runner.streamingMessage(args.signal);
-          return stream && message ? this.wrapStream(message, stream) : stream;
+          return stream && message ? this.wrapStream(message, stream, args.context) : stream;
         },
       }),
       admitMessage: async (args, next) => (await next()) ?? channelAdmission(this.framework, this.channels.get(args.message.channel), args),
@@ -157,9 +158,9 @@ export class ChannelManager {
     return this.#outbound.dispatch(message);
   }
 
-  /** Lets the message's channel render or transform a turn's stream. */
-  wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents {
-    return this.#outbound.wrapStream(message, stream);
+  /** Lets the message's channel render or transform a turn's stream (`context`: the turn's, handed to the channel). */
+  wrapStream(message: Envelope, stream: AsyncStreamEvents, context?: TurnContext): AsyncStreamEvents {
+    return this.#outbound.wrapStream(message, stream, context);
   }
 
   /** Stops a session: forgets its pending messages and cancels its running turns (except the caller's own). */

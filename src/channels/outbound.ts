@@ -6,6 +6,7 @@
 import { replyChannelOf, type Envelope } from "../kernel/envelope.ts";
 import { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 import type { Channel } from "../kernel/types.ts";
 import { ChannelMessage } from "./message.ts";
 import { createLogger } from "../kernel/log.ts";
@@ -83,10 +84,10 @@ export class OutboundRouter {
     return channel.askApproval(request, signal);
   }
 
-  /** The turn's stream as the target channel renders or transforms it (same state); unchanged without one. */
-  wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents {
+  /** The turn's stream as the target channel renders or transforms it (same state; `context`, the turn's, handed on); unchanged without one. */
+  wrapStream(message: Envelope, stream: AsyncStreamEvents, context?: TurnContext): AsyncStreamEvents {
     const channel = this.target(message);
     if (!channel?.streamEvents) return stream;
-    return new AsyncStreamEvents(channel.streamEvents(message, stream), stream.state);
+    return new AsyncStreamEvents(channel.streamEvents(message, stream, context), stream.state);
   }
 }

@@ -9,6 +9,16 @@ import type { SettingsStore } from "./settings-contract.ts";
 import type { TapeHandle, TapeStore } from "./tape-contract.ts";
 import type { SteeringInbox, SteeringTarget, TurnState } from "./types.ts";
 
+/**
+ * Receives one start and one success/error per tool call of a turn, in place of the
+ * `tool.call.*` log lines (the CLI channel shows one line per call). Hooks may be async.
+ */
+export interface ToolCallReporter {
+  start(name: string, args: Readonly<Record<string, unknown>>): void | Promise<void>;
+  success(name: string, result: unknown, elapsedMs: number): void | Promise<void>;
+  error(name: string, error: unknown, elapsedMs: number): void | Promise<void>;
+}
+
 /** See the module comment. One per turn; the framework builds it once the session is known. */
 export interface TurnContext extends SteeringTarget {
   /** The turn's id (a UUID v7), also `state.turn_id` and `meta.turn_id` on its tape entries. */
@@ -37,17 +47,22 @@ export interface TurnContext extends SteeringTarget {
   agent: object | null;
   /** Set when a comma command of the turn failed: its reply goes out as an error. */
   commandFailed: boolean;
+  /**
+   * Who shows the turn's tool calls: set by the channel that renders the turn's stream (the
+   * CLI's turn printer) while it does. Null: each call is logged (`tool.call.*` lines).
+   */
+  toolReporter: ToolCallReporter | null;
 }
 
 /** What {@link createTurnContext} needs; the rest starts empty. */
-export type TurnContextInit = Omit<TurnContext, "tape" | "agent" | "commandFailed"> & Partial<Pick<TurnContext, "tape" | "agent">>;
+export type TurnContextInit = Omit<TurnContext, "tape" | "agent" | "commandFailed" | "toolReporter"> & Partial<Pick<TurnContext, "tape" | "agent" | "toolReporter">>;
 
 /** A new {@link TurnContext}. */
 export function createTurnContext(init: TurnContextInit): TurnContext {
-  return { tape: null, agent: null, commandFailed: false, ...init };
+  return { tape: null, agent: null, commandFailed: false, toolReporter: null, ...init };
 }
 
-/** A context for a nested run on another session (a subagent): the same services, its own tape. */
+/** A context for a nested run on another session (a subagent): the same services (its tool calls shown like the parent's), its own tape. */
 export function childTurnContext(parent: TurnContext, sessionId: string, signal: AbortSignal = parent.signal): TurnContext {
   return { ...parent, sessionId, threadId: null, signal, tape: null, commandFailed: false };
 }
