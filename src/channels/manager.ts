@@ -139,7 +139,7 @@ export class ChannelManager {
     const streams = this.#options.streamOutput ?? this.framework.settings.getValue("stream_output", false) === true;
     return {
       name: "channels",
-      dispatchOutbound: ({ message }) => this.dispatchOutput(message),
+      dispatchOutbound: ({ message, context }) => this.dispatchOutput(message, context),
       ...(streams && {
         runModelStream: async (args: HookArgs<"runModelStream">, next: NextHook<"runModelStream">) => {
           const stream = await next();
@@ -149,13 +149,13 @@ export class ChannelManager {
       }),
       admitMessage: async (args, next) => (await next()) ?? channelAdmission(this.framework, this.channels.get(args.message.channel), args),
       askApproval: ({ request, signal }) => this.#outbound.askApproval(request, signal),
-      quitSession: ({ sessionId }) => this.quit(sessionId),
+      quitSession: ({ sessionId, context }) => this.quit(sessionId, context),
     };
   }
 
-  /** Sends an outbound to its `output_channel` (else `channel`); false when there is no such running channel. */
-  dispatchOutput(message: Envelope): Promise<boolean> {
-    return this.#outbound.dispatch(message);
+  /** Sends an outbound to its `output_channel` (else `channel`), with the turn's `context` when a turn sends it; false when there is no such running channel. */
+  dispatchOutput(message: Envelope, context?: TurnContext): Promise<boolean> {
+    return this.#outbound.dispatch(message, context);
   }
 
   /** Lets the message's channel render or transform a turn's stream (`context`: the turn's, handed to the channel). */
@@ -163,9 +163,9 @@ export class ChannelManager {
     return this.#outbound.wrapStream(message, stream, context);
   }
 
-  /** Stops a session: forgets its pending messages and cancels its running turns (except the caller's own). */
-  quit(sessionId: string): Promise<void> {
-    return this.#runner.quit(sessionId);
+  /** Stops a session: forgets its pending messages and cancels its running turns (except `caller`'s, the turn asking). */
+  quit(sessionId: string, caller?: TurnContext): Promise<void> {
+    return this.#runner.quit(sessionId, caller);
   }
 
   /**

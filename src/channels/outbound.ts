@@ -62,14 +62,14 @@ export class OutboundRouter {
    * (logged as a warning that names the channel: a reply is never dropped silently).
    * A failing send, even a synchronous throw, comes back as a rejection.
    */
-  async dispatch(message: Envelope): Promise<boolean> {
+  async dispatch(message: Envelope, context?: TurnContext): Promise<boolean> {
     const channel = this.target(message);
     if (!channel) {
       log.warn(undeliveredLine(message, replyChannelOf(message), this.#channels, this.#isRunning));
       return false;
     }
     const outbound = outboundMessage(channel, message);
-    await channel.send(outbound);
+    await channel.send(outbound, context);
     if (outbound.content.trim() !== "") logOutbound(outbound, channel.name);
     return true;
   }

@@ -1,15 +1,15 @@
 /**
- * Runs admitted messages as turns, per session: starts a turn with its task's signal (and
- * inside its turn scope, which tells code the turn's message), and when it ends moves the
- * steering it left unread to the front of the session's pending queue and starts the next
- * pending message. Cancels turns for `quit` and at the end of a shutdown, by aborting that
- * signal.
+ * Runs admitted messages as turns, per session: starts a turn with its task's signal, and
+ * when it ends moves the steering it left unread to the front of the session's pending
+ * queue and starts the next pending message. Cancels turns for `quit` and at the end of a
+ * shutdown, by aborting that signal.
  */
 import { createLogger } from "../kernel/log.ts";
 import type { Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { SteeringTarget, TurnResult, TurnSnapshot } from "../kernel/types.ts";
-import { emptySessionTurns, isCurrentTurn, runInTurn, TurnTask, type SessionTurns } from "./session-turns.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
+import { emptySessionTurns, TurnTask, type SessionTurns } from "./session-turns.ts";
 import { steeringTargetOf } from "./steering.ts";
 import { TurnSlots } from "./turn-slots.ts";
 
@@ -106,19 +106,19 @@ export class TurnRunner {
     return this.#streaming.get(signal) ?? null;
   }
 
-  /** Starts a turn for the message, inside its turn scope. */
+  /** Starts a turn for the message. */
   schedule(turns: SessionTurns, message: Envelope): void {
     // The session may have gone idle (and been forgotten) since admission: re-register it.
     if (this.#sessions.get(turns.sessionId) !== turns) turns = this.sessionTurns(turns.sessionId);
     const task = new TurnTask(message, turns);
     turns.active.add(task);
-    runInTurn(task, TurnRunner.#runTurn, this, task);
+    TurnRunner.#runTurn(this, task);
   }
 
-  /** Runs a turn (inside its turn scope); a failed turn just ends: processInbound already logged it and told onError. */
+  /** Runs a turn; a failed turn just ends: processInbound already logged it and told onError. */
   static #runTurn(runner: TurnRunner, task: TurnTask): void {
     // Without a free slot the turn waits (still the session's running turn, so its order holds).
-    if (runner.#turnSlots().acquire(() => runInTurn(task, TurnRunner.#start, runner, task))) TurnRunner.#start(runner, task);
+    if (runner.#turnSlots().acquire(() => TurnRunner.#start(runner, task))) TurnRunner.#start(runner, task);
   }
 
   /**
@@ -206,12 +206,12 @@ export class TurnRunner {
     queueMicrotask(() => this.#finish(task));
   }
 
-  /** Forgets a session's pending messages and cancels its running turns (except the caller's own). */
-  async quit(sessionId: string): Promise<void> {
+  /** Forgets a session's pending messages and cancels its running turns (except `caller`'s, the turn asking). */
+  async quit(sessionId: string, caller?: TurnContext): Promise<void> {
     const turns = this.#sessions.get(sessionId);
     if (!turns) return;
     turns.pending.length = 0;
-    const cancelled = turns.active.toArray().filter((task) => !isCurrentTurn(task));
+    const cancelled = turns.active.toArray().filter((task) => !task.runs(caller));
     for (const task of cancelled) this.#cancel(task);
     await Promise.all(cancelled.map((task) => task.done));
     this.dropIfIdle(turns);

@@ -4,6 +4,7 @@
  * under `_runtime_*` keys; {@link createTurnState} keeps those keys readable for plugins
  * written against that contract, and nothing else in bub-ts reads them.
  */
+import type { Envelope } from "./envelope.ts";
 import type { Logger } from "./log.ts";
 import type { SettingsStore } from "./settings-contract.ts";
 import type { TapeHandle, TapeStore } from "./tape-contract.ts";
@@ -24,6 +25,11 @@ export interface TurnContext extends SteeringTarget {
   /** The turn's id (a UUID v7), also `state.turn_id` and `meta.turn_id` on its tape entries. */
   readonly turnId: string;
   readonly sessionId: string;
+  /**
+   * The message the turn answers (the channel that asks for approval, the chat a reply is
+   * recorded for); null for a run nobody started through `processInbound`. Read it, do not change it.
+   */
+  readonly message: Envelope | null;
   /** The thread within the session the message belongs to (`context.thread_id`), if any. */
   readonly threadId: string | null;
   /** The directory the agent works in. */
@@ -55,14 +61,14 @@ export interface TurnContext extends SteeringTarget {
 }
 
 /** What {@link createTurnContext} needs; the rest starts empty. */
-export type TurnContextInit = Omit<TurnContext, "tape" | "agent" | "commandFailed" | "toolReporter"> & Partial<Pick<TurnContext, "tape" | "agent" | "toolReporter">>;
+export type TurnContextInit = Omit<TurnContext, "message" | "tape" | "agent" | "commandFailed" | "toolReporter"> & Partial<Pick<TurnContext, "message" | "tape" | "agent" | "toolReporter">>;
 
 /** A new {@link TurnContext}. */
 export function createTurnContext(init: TurnContextInit): TurnContext {
-  return { tape: null, agent: null, commandFailed: false, toolReporter: null, ...init };
+  return { message: null, tape: null, agent: null, commandFailed: false, toolReporter: null, ...init };
 }
 
-/** A context for a nested run on another session (a subagent): the same services (its tool calls shown like the parent's), its own tape. */
+/** A context for a nested run on another session (a subagent): the same services and message (its tool calls shown like the parent's), its own tape. */
 export function childTurnContext(parent: TurnContext, sessionId: string, signal: AbortSignal = parent.signal): TurnContext {
   return { ...parent, sessionId, threadId: null, signal, tape: null, commandFailed: false };
 }

@@ -102,7 +102,11 @@ export interface Channel {
   readonly enabled?: boolean;
   start(signal: AbortSignal): Promise<void>;
   stop(): Promise<void>;
-  send(message: Envelope): Promise<void>;
+  /**
+   * Sends an outbound. `context` is the turn's when a turn sends it (its reply, its error
+   * reply): `context.message` is the message it answers. Absent outside a turn.
+   */
+  send(message: Envelope, context?: TurnContext): Promise<void>;
   /**
    * Wraps a turn's stream, e.g. to render it live. `context` is the turn's (absent when a
    * stream is wrapped outside a turn): a channel that shows tool calls itself sets its

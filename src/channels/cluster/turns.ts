@@ -13,7 +13,6 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { createLogger } from "../../kernel/log.ts";
 import type { Envelope, TurnLifespan } from "../../kernel/envelope.ts";
 import type { AdmitDecision, MessageHandler, SteeringInbox, SteeringTarget, TurnSnapshot } from "../../kernel/types.ts";
-import { currentTurnMessage } from "../session-turns.ts";
 import { steeringTargetOf, steerMessage } from "../steering.ts";
 import type { SteerNotice } from "./job.ts";
 import type { InboundQueue, QueuedJob } from "./inbound-queue.ts";
@@ -209,10 +208,11 @@ export class QueuedTurns {
    * turn's next reply leaves, or with the job's completion (one statement then). The
    * replies of one turn go out one at a time, in order; turns of different sessions send
    * theirs concurrently. So a kill -9 can cut, per turn then running, at most the one reply
-   * between leaving and being recorded (that one is sent again by the retry). Other sends go straight out.
+   * between leaving and being recorded (that one is sent again by the retry). Other sends
+   * (no `turnMessage`, the message the sending turn answers) go straight out.
    */
-  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
-    const lifespan = currentTurnMessage()?.lifespan;
+  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>, turnMessage: Envelope | null = null): Promise<void> {
+    const lifespan = turnMessage?.lifespan;
     const run = lifespan ? this.#byLifespan.get(lifespan) : undefined;
     if (!run) return deliver(message);
     const index = run.replies++;

@@ -146,8 +146,8 @@ export class QueuedUpdates {
     return this.turns.handOver(message, handler);
   }
 
-  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
-    return this.turns.sendRecorded(message, deliver);
+  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
+    return this.turns.sendRecorded(message, deliver, turnMessage);
   }
 
   /** Stops taking jobs (a shutdown began); the turns running go on. */

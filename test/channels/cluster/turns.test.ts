@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ChannelMessage } from "../../../src/channels/message.ts";
-import { emptySessionTurns, runInTurn, TurnTask } from "../../../src/channels/session-turns.ts";
 import { createSteeringInbox } from "../../../src/channels/steering.ts";
 import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
 import type { QueueEngine } from "../../../src/channels/cluster/schema.ts";
@@ -32,8 +31,7 @@ function reply(text: string): Envelope {
 function turnRunner(body: (message: Envelope) => Promise<void>): MessageHandler {
   return async (input) => {
     const message = toEnvelope(input);
-    const task = new TurnTask(message, emptySessionTurns(message.sessionId ?? ""));
-    void runInTurn(task, async () => {
+    void (async () => {
       await message.lifespan?.enter();
       try {
         await body(message);
@@ -41,7 +39,7 @@ function turnRunner(body: (message: Envelope) => Promise<void>): MessageHandler 
         await message.lifespan?.exit();
         message.lifespan?.settled?.("done");
       }
-    });
+    })();
   };
 }
 
@@ -58,8 +56,8 @@ describe("queued turns", () => {
       const deliver = async (message: Envelope) => void sent.push(message.content);
       const handler = turnRunner(async (message) => {
         context = message.context;
-        await turns.sendRecorded(reply("first part"), deliver);
-        await turns.sendRecorded(reply("second part"), deliver);
+        await turns.sendRecorded(reply("first part"), deliver, message);
+        await turns.sendRecorded(reply("second part"), deliver, message);
       });
       const job: QueuedJob = { id: "00000000-0000-8000-8000-000000000005", retryCount: 1, payload: { key: "telegram:1:5", session: "telegram:1", item: {} } };
       await turns.run(job, () => turns.handOver(chatMessage("telegram:1", "hello"), handler));
@@ -172,7 +170,7 @@ describe("queued turns", () => {
         delivered.push(message.content);
       };
       const handler = turnRunner(async (message) => {
-        await Promise.all([turns.sendRecorded(reply(`${message.content} 1`), deliver), turns.sendRecorded(reply(`${message.content} 2`), deliver)]);
+        await Promise.all([turns.sendRecorded(reply(`${message.content} 1`), deliver, message), turns.sendRecorded(reply(`${message.content} 2`), deliver, message)]);
       });
       const runs = ["a", "b"].map((chat, n) =>
         turns.run({ id: `00000000-0000-8000-8000-00000000000${n}`, retryCount: 0, fresh: true, payload: { key: `telegram:${chat}:1`, session: `telegram:${chat}`, item: {} } }, () =>
