@@ -88,7 +88,7 @@ export class TelegramChannel implements Channel {
 
   constructor(framework: TelegramFramework, options: TelegramChannelOptions) {
     this.#framework = framework;
-    this.#options = { ...options, messageHandler: (message) => this.#durable.handOver(message, options.messageHandler) };
+    this.#options = options;
     const channel = this;
     this.#inbound = {
       get bot() {
@@ -109,7 +109,7 @@ export class TelegramChannel implements Channel {
       get chats() {
         return channel.#chats;
       },
-      messageHandler: (message) => channel.#options.messageHandler(message),
+      messageHandler: (message, update) => channel.#durable.handOver(message, options.messageHandler, update),
       typingLifespan: (chatId) => channel.#typing.lifespan(chatId),
     };
   }

@@ -208,9 +208,9 @@ export class DurableUpdates {
    * batch) started when it begins and done once its replies were sent. Chatter the bot
    * was not addressed in is done once handed over (it is context at most).
    */
-  handOver(input: Envelope | EnvelopeInput, handler: MessageHandler): Promise<void> {
+  handOver(input: Envelope | EnvelopeInput, handler: MessageHandler, update?: Update): Promise<void> {
     const message = toEnvelope(input);
-    if (this.#queued) return this.#queued.handOver(message, handler);
+    if (this.#queued) return this.#queued.handOver(message, handler, update);
     const handing = this.#handing;
     const journal = this.#journal;
     if (!handing || !journal || !(message instanceof ChannelMessage)) return handler(message);
