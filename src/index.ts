@@ -34,7 +34,7 @@ export type { ConfigFile, SettingsOf, SettingsSchema, SettingsSection, SettingsS
 
 export { envelopeToJson, isEmptyPrompt, isEnvelope, replyChannelOf, toEnvelope, unpackBatch } from "./kernel/envelope.ts";
 export type { Envelope, EnvelopeInput, EnvelopeKind, MediaItem, Prompt, PromptPart, TurnLifespan } from "./kernel/envelope.ts";
-export { childTurnContext, createTurnContext, createTurnState, type TurnContext } from "./kernel/turn-context.ts";
+export { childTurnContext, createTurnContext, createTurnState, type ToolCallReporter, type TurnContext } from "./kernel/turn-context.ts";
 export { ChannelMessage } from "./channels/message.ts";
 export type { ChannelMessageInit } from "./channels/message.ts";
 

@@ -9,7 +9,6 @@ import { randomUUID } from "node:crypto";
 import { isAbsolute } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { ChannelMessage } from "../channels/message.ts";
-import { emptySessionTurns, runInTurn, TurnTask } from "../channels/session-turns.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
 import type { Envelope } from "../kernel/envelope.ts";
 import { describeError } from "../kernel/errors.ts";
@@ -37,7 +36,7 @@ interface Session {
   readonly id: string;
   readonly cwd: string;
   readonly framework: BubFramework;
-  task: TurnTask | null;
+  task: AbortController | null;
   /** The calls of the step being run (for matching results and approval questions). */
   readonly calls: { current: StreamedCall[] };
   /** Ids of calls already asked about in this step. */
@@ -177,11 +176,11 @@ export async function serveAcp(options: AcpServerOptions): Promise<void> {
       if (!session) throw acp.RequestError.invalidParams({ sessionId: params.sessionId }, "unknown session; start one with session/new");
       if (session.task) throw acp.RequestError.invalidRequest({ sessionId: params.sessionId }, "a prompt is already running in this session");
       const inbound = new ChannelMessage({ sessionId: session.id, channel: "acp", chatId: session.id, content: promptText(params.prompt), context: { sender_id: "editor" } });
-      const task = new TurnTask(inbound, emptySessionTurns(session.id));
+      const task = new AbortController();
       session.task = task;
       session.errors = [];
       const framework = session.framework;
-      const turn = framework.running(() => runInTurn(task, () => framework.processInbound(inbound, { signal: task.signal })));
+      const turn = framework.running(() => framework.processInbound(inbound, { signal: task.signal }));
       const settled = turn.then(() => undefined, () => undefined);
       running.add(settled);
       void settled.then(() => running.delete(settled));

@@ -130,8 +130,8 @@ export class Agent implements RuntimeAgent {
     return checkModelId(modelId, settings, (provider) => client.listModels(provider, { signal }), this.#options.client?.env);
   }
 
-  async quitSession(sessionId: string): Promise<void> {
-    await this.framework.runtime.call("quitSession", { sessionId });
+  async quitSession(sessionId: string, context?: TurnContext): Promise<void> {
+    await this.framework.runtime.call("quitSession", context ? { sessionId, context } : { sessionId });
   }
 
   /** The session tape as persisted (not a fork), read through the given state's context. */

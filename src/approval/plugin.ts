@@ -6,9 +6,9 @@
  * tool error the model reads; the turn goes on. `createBub` registers it only with
  * `approval: ask`; a plugin registered later runs before it and may decide first.
  */
-import { currentTurnMessage } from "../channels/session-turns.ts";
 import { BubError, describeError } from "../kernel/errors.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
+import type { Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin } from "../kernel/hooks.ts";
 import { deny, type ToolCall, type ToolCallDecision } from "../kernel/interception.ts";
@@ -45,9 +45,8 @@ function untilAborted<T>(asking: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Asks through the turn's channel, giving up when `turnSignal` aborts; the decision for the call. */
-async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<ApprovalRequest, "message">, timeoutSeconds: number, turnSignal: AbortSignal): Promise<ToolCallDecision | null> {
-  const message = currentTurnMessage();
+/** Asks through the channel of the turn's `message`, giving up when `turnSignal` aborts; the decision for the call. */
+async function ask(framework: ApprovalFramework, call: ToolCall, request: Omit<ApprovalRequest, "message">, timeoutSeconds: number, turnSignal: AbortSignal, message: Envelope | null): Promise<ToolCallDecision | null> {
   if (!message) return deny(approvalErrors.nobody(call.tool, "no channel runs this turn"));
   const channel = message.channel || "?";
   const timeout = AbortSignal.timeout(timeoutSeconds * 1000);
@@ -102,7 +101,7 @@ export function createApprovalPlugin(framework: ApprovalFramework): BubPlugin {
         }
         if (!need) return null;
         const sessionId = context.sessionId;
-        return await ask(framework, call, { tool: call.tool, arguments: call.arguments, summary: need.summary, reason: need.reason, sessionId }, settings.approval_timeout_seconds, signal);
+        return await ask(framework, call, { tool: call.tool, arguments: call.arguments, summary: need.summary, reason: need.reason, sessionId }, settings.approval_timeout_seconds, signal, context.message);
       } catch (error) {
         log.warn(`approval.failed tool=${call.tool}: ${describeError(error)}`);
         return deny(approvalErrors.failed(call.tool, error));

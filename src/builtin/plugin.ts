@@ -102,7 +102,7 @@ export async function createBuiltinPlugin(framework: BubFramework, options: Buil
       return undefined;
     },
 
-    async onError({ stage, error, message }) {
+    async onError({ stage, error, message, context }) {
       if (message === null || message === undefined) return;
       // A turn a signal interrupted is reported once, by the command that got the signal.
       if (interruptSignalOf(error) !== null) return;
@@ -119,7 +119,7 @@ export async function createBuiltinPlugin(framework: BubFramework, options: Buil
         context: { _error: error },
       });
       // A plugin's failing dispatchOutbound must not keep the error from the builtin's.
-      for (const failure of await framework.runtime.call("dispatchOutbound", { message: outbound })) log.warn(`turn.error_undelivered stage=${stage} session_id=${sessionId} turn_id=${currentCorrelation()?.turnId ?? "-"}`, failure);
+      for (const failure of await framework.runtime.call("dispatchOutbound", context ? { message: outbound, context } : { message: outbound })) log.warn(`turn.error_undelivered stage=${stage} session_id=${sessionId} turn_id=${currentCorrelation()?.turnId ?? "-"}`, failure);
     },
 
     systemPrompt() {

@@ -9,6 +9,7 @@ import { toEnvelope, type Envelope, type EnvelopeInput } from "../kernel/envelop
 import type { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { BubPlugin, HookArgs, NextHook } from "../kernel/hooks.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 import type { Channel, MessageHandler, TurnSnapshot } from "../kernel/types.ts";
 import { channelAdmission } from "./admission.ts";
 import { ChannelDebouncers, debounceWindows } from "./debouncers.ts";
@@ -21,7 +22,6 @@ import { IdleWaiters } from "./idle.ts";
 import type { ChannelManagerOptions } from "./manager-options.ts";
 import { TurnAdmission } from "./turn-admission.ts";
 import { TurnRunner } from "./turn-runner.ts";
-import { currentTurnSuperseded } from "./session-turns.ts";
 
 export type { ChannelManagerOptions } from "./manager-options.ts";
 
@@ -147,33 +147,33 @@ export class ChannelManager {
     const streams = this.#options.streamOutput ?? this.framework.settings.getValue("stream_output", false) === true;
     return {
       name: "channels",
-      dispatchOutbound: ({ message }) => (currentTurnSuperseded() ? withheld(message) : this.dispatchOutput(message)),
+      dispatchOutbound: ({ message, context }) => (this.#runner.superseded(context) ? withheld(message) : this.dispatchOutput(message, context)),
       ...(streams && {
         runModelStream: async (args: HookArgs<"runModelStream">, next: NextHook<"runModelStream">) => {
           const stream = await next();
           const message = this.#runner.streamingMessage(args.signal);
-          return stream && message ? this.wrapStream(message, stream) : stream;
+          return stream && message ? this.wrapStream(message, stream, args.context) : stream;
         },
       }),
       admitMessage: async (args, next) => (await next()) ?? channelAdmission(this.framework, this.channels.get(args.message.channel), args),
       askApproval: ({ request, signal }) => this.#outbound.askApproval(request, signal),
-      quitSession: ({ sessionId }) => this.quit(sessionId),
+      quitSession: ({ sessionId, context }) => this.quit(sessionId, context),
     };
   }
 
-  /** Sends an outbound to its `output_channel` (else `channel`); false when there is no such running channel. */
-  dispatchOutput(message: Envelope): Promise<boolean> {
-    return this.#outbound.dispatch(message);
+  /** Sends an outbound to its `output_channel` (else `channel`), with the turn's `context` when a turn sends it; false when there is no such running channel. */
+  dispatchOutput(message: Envelope, context?: TurnContext): Promise<boolean> {
+    return this.#outbound.dispatch(message, context);
   }
 
-  /** Lets the message's channel render or transform a turn's stream. */
-  wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents {
-    return this.#outbound.wrapStream(message, stream);
+  /** Lets the message's channel render or transform a turn's stream (`context`: the turn's, handed to the channel). */
+  wrapStream(message: Envelope, stream: AsyncStreamEvents, context?: TurnContext): AsyncStreamEvents {
+    return this.#outbound.wrapStream(message, stream, context);
   }
 
-  /** Stops a session: forgets its pending messages and cancels its running turns (except the caller's own). */
-  quit(sessionId: string): Promise<void> {
-    return this.#runner.quit(sessionId);
+  /** Stops a session: forgets its pending messages and cancels its running turns (except `caller`'s, the turn asking). */
+  quit(sessionId: string, caller?: TurnContext): Promise<void> {
+    return this.#runner.quit(sessionId, caller);
   }
 
   /**

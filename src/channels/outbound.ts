@@ -6,6 +6,7 @@
 import { replyChannelOf, type Envelope } from "../kernel/envelope.ts";
 import { AsyncStreamEvents } from "../kernel/stream.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../kernel/approval.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 import type { Channel } from "../kernel/types.ts";
 import { ChannelMessage } from "./message.ts";
 import { createLogger } from "../kernel/log.ts";
@@ -61,14 +62,14 @@ export class OutboundRouter {
    * (logged as a warning that names the channel: a reply is never dropped silently).
    * A failing send, even a synchronous throw, comes back as a rejection.
    */
-  async dispatch(message: Envelope): Promise<boolean> {
+  async dispatch(message: Envelope, context?: TurnContext): Promise<boolean> {
     const channel = this.target(message);
     if (!channel) {
       log.warn(undeliveredLine(message, replyChannelOf(message), this.#channels, this.#isRunning));
       return false;
     }
     const outbound = outboundMessage(channel, message);
-    await channel.send(outbound);
+    await channel.send(outbound, context);
     if (outbound.content.trim() !== "") logOutbound(outbound, channel.name);
     return true;
   }
@@ -83,10 +84,10 @@ export class OutboundRouter {
     return channel.askApproval(request, signal);
   }
 
-  /** The turn's stream as the target channel renders or transforms it (same state); unchanged without one. */
-  wrapStream(message: Envelope, stream: AsyncStreamEvents): AsyncStreamEvents {
+  /** The turn's stream as the target channel renders or transforms it (same state; `context`, the turn's, handed on); unchanged without one. */
+  wrapStream(message: Envelope, stream: AsyncStreamEvents, context?: TurnContext): AsyncStreamEvents {
     const channel = this.target(message);
     if (!channel?.streamEvents) return stream;
-    return new AsyncStreamEvents(channel.streamEvents(message, stream), stream.state);
+    return new AsyncStreamEvents(channel.streamEvents(message, stream, context), stream.state);
   }
 }

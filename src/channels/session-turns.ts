@@ -1,11 +1,10 @@
 /**
  * What the channel manager keeps per session: the turns running and the admitted messages
- * waiting for them, and the async scope that tells code which turn (which message) it runs
- * in. A turn is cancelled through the signal its runner hands to `processInbound`, not
- * through that scope.
+ * waiting for them. A turn is cancelled through the signal its runner hands to
+ * `processInbound`; which message a turn answers travels on its context (`context.message`).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Envelope } from "../kernel/envelope.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -66,6 +65,12 @@ export class TurnTask {
     return (this.#done ??= Promise.withResolvers<void>()).promise;
   }
 
+  /** True when `context` is this turn's (or a subagent's within it): the same message or the same signal. */
+  runs(context: TurnContext | undefined): boolean {
+    if (!context) return false;
+    return context.message === this.message || (this.#controller !== null && context.signal === this.#controller.signal);
+  }
+
   /** Marks the turn ended; false when it already was. */
   end(): boolean {
     if (this.ended) return false;
@@ -101,36 +106,4 @@ export class RunningTurns {
   toArray(): TurnTask[] {
     return [...this.#tasks];
   }
-}
-
-/**
- * The turn the current async context runs in, entered by whoever starts a turn (the turn
- * runner, `bub run`, the ACP server). It answers two questions only: which message the
- * running turn answers ({@link currentTurnMessage}) and whether a task is the caller's own
- * ({@link isCurrentTurn}). It is not how a turn is cancelled: the turn's `signal` travels in
- * `processInbound`'s options and the hook arguments.
- */
-const turnScope = new AsyncLocalStorage<TurnTask>();
-
-/** Runs `body` as part of `task`'s turn (see {@link currentTurnMessage}). */
-export function runInTurn<A extends unknown[], R>(task: TurnTask, body: (...args: A) => R, ...args: A): R {
-  return turnScope.run(task, body, ...args);
-}
-
-/** The message of the turn the caller runs in, or null outside one. */
-export function currentTurnMessage(): Envelope | null {
-  return turnScope.getStore()?.message ?? null;
-}
-
-/**
- * True when the caller runs in a turn a newer message superseded (admission `interrupt`):
- * whatever that turn still tries to send is withheld.
- */
-export function currentTurnSuperseded(): boolean {
-  return turnScope.getStore()?.superseded ?? false;
-}
-
-/** True when the caller runs in `task`'s turn (`quit` from inside a turn spares it). */
-export function isCurrentTurn(task: TurnTask): boolean {
-  return turnScope.getStore() === task;
 }

@@ -1,15 +1,15 @@
 /**
- * Runs admitted messages as turns, per session: starts a turn with its task's signal (and
- * inside its turn scope, which tells code the turn's message), and when it ends moves the
- * steering it left unread to the front of the session's pending queue and starts the next
- * pending message. Cancels turns for `quit` and at the end of a shutdown, by aborting that
- * signal.
+ * Runs admitted messages as turns, per session: starts a turn with its task's signal, and
+ * when it ends moves the steering it left unread to the front of the session's pending
+ * queue and starts the next pending message. Cancels turns for `quit` and at the end of a
+ * shutdown, by aborting that signal.
  */
 import { createLogger } from "../kernel/log.ts";
 import type { Envelope } from "../kernel/envelope.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import type { SteeringTarget, TurnResult, TurnSnapshot } from "../kernel/types.ts";
-import { emptySessionTurns, isCurrentTurn, runInTurn, TurnTask, type SessionTurns } from "./session-turns.ts";
+import type { TurnContext } from "../kernel/turn-context.ts";
+import { emptySessionTurns, TurnTask, type SessionTurns } from "./session-turns.ts";
 import { steeringTargetOf } from "./steering.ts";
 import { mergeCollected } from "./collect-interrupt.ts";
 import { TurnSlots } from "./turn-slots.ts";
@@ -107,13 +107,23 @@ export class TurnRunner {
     return this.snapshot(this.#sessions.get(sessionId) ?? emptySessionTurns(sessionId), { sessionId });
   }
 
+  /**
+   * True when `context` is a turn a newer message superseded (admission `interrupt`): what it
+   * still tries to send is withheld.
+   */
+  superseded(context: TurnContext | undefined): boolean {
+    if (!context) return false;
+    const turns = this.#sessions.get(context.sessionId);
+    return turns ? turns.active.toArray().some((task) => task.superseded && task.runs(context)) : false;
+  }
+
   /** The message of the turn `signal` belongs to, when the runner started it with streaming output; else null. */
   streamingMessage(signal: AbortSignal): Envelope | null {
     return this.#streaming.get(signal) ?? null;
   }
 
   /**
-   * Starts a turn for the message, inside its turn scope; with `after`, once that has
+   * Starts a turn for the message; with `after`, once that has
    * resolved (the turn counts as the session's running turn meanwhile).
    */
   schedule(turns: SessionTurns, message: Envelope, after?: Promise<void>): void {
@@ -122,12 +132,12 @@ export class TurnRunner {
     const task = new TurnTask(message, turns);
     turns.active.add(task);
     if (!after) {
-      runInTurn(task, TurnRunner.#runTurn, this, task);
+      TurnRunner.#runTurn(this, task);
       return;
     }
     // Until it starts, what a later interrupt waits for is what this one waits for.
     task.settled = after;
-    runInTurn(task, () => void after.then(() => TurnRunner.#runTurn(this, task)));
+    void after.then(() => TurnRunner.#runTurn(this, task));
   }
 
   /**
@@ -138,7 +148,7 @@ export class TurnRunner {
    */
   supersede(turns: SessionTurns, message: Envelope, reason: unknown): number {
     if (this.#sessions.get(turns.sessionId) !== turns) turns = this.sessionTurns(turns.sessionId);
-    const previous = turns.active.toArray().filter((task) => !isCurrentTurn(task));
+    const previous = turns.active.toArray();
     let cancelled = 0;
     for (const task of previous) {
       if (task.cancelled) continue;
@@ -160,10 +170,10 @@ export class TurnRunner {
     turns.collected.push(message);
   }
 
-  /** Runs a turn (inside its turn scope); a failed turn just ends: processInbound already logged it and told onError. */
+  /** Runs a turn; a failed turn just ends: processInbound already logged it and told onError. */
   static #runTurn(runner: TurnRunner, task: TurnTask): void {
     // Without a free slot the turn waits (still the session's running turn, so its order holds).
-    if (runner.#turnSlots().acquire(() => runInTurn(task, TurnRunner.#start, runner, task))) TurnRunner.#start(runner, task);
+    if (runner.#turnSlots().acquire(() => TurnRunner.#start(runner, task))) TurnRunner.#start(runner, task);
   }
 
   /**
@@ -257,13 +267,13 @@ export class TurnRunner {
     queueMicrotask(() => this.#finish(task));
   }
 
-  /** Forgets a session's pending messages and cancels its running turns (except the caller's own). */
-  async quit(sessionId: string): Promise<void> {
+  /** Forgets a session's pending messages and cancels its running turns (except `caller`'s, the turn asking). */
+  async quit(sessionId: string, caller?: TurnContext): Promise<void> {
     const turns = this.#sessions.get(sessionId);
     if (!turns) return;
     turns.pending.length = 0;
     turns.collected.length = 0;
-    const cancelled = turns.active.toArray().filter((task) => !isCurrentTurn(task));
+    const cancelled = turns.active.toArray().filter((task) => !task.runs(caller));
     for (const task of cancelled) this.#cancel(task);
     await Promise.all(cancelled.map((task) => task.done));
     this.dropIfIdle(turns);

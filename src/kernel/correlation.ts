@@ -1,11 +1,11 @@
 /**
  * Correlation ids: which turn, model call and tool call a piece of work belongs to, so tape
- * entries, log lines and traces written for it can be joined (issue 19). The ids live in an
- * async scope: everything a turn starts (hooks, model steps, tools, the entries they write)
+ * entries, log lines and traces written for it can be joined (issue 19). The ids live in the
+ * kernel's async scope (async-scope.ts): everything a turn starts (hooks, model steps, tools, the entries they write)
  * sees the ids of the turn it belongs to without passing them along by hand.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { randomFill, randomFillSync } from "node:crypto";
+import { currentScope, runInScope, scopeIdentity, type AsyncScope } from "./async-scope.ts";
 
 /** The ids of the work in progress; each is present once the matching scope is entered. */
 export interface Correlation {
@@ -20,19 +20,14 @@ export interface Correlation {
 /** The tape `meta` form of a {@link Correlation}: `turn_id`, `model_call_id`, `tool_call_id`. */
 export type CorrelationMeta = Readonly<Partial<Record<"turn_id" | "model_call_id" | "tool_call_id", string>>>;
 
-interface Scope {
-  readonly ids: Correlation;
-  readonly meta: CorrelationMeta;
-}
-
-const storage = new AsyncLocalStorage<Scope>();
-
-function scopeOf(ids: Correlation): Scope {
+/** `outer` with `ids` laid over its correlation (see {@link nested}). */
+function scopeWith(ids: Correlation, outer: AsyncScope): AsyncScope {
+  const merged = nested(ids, outer.ids);
   const meta: Record<string, string> = {};
-  if (ids.turnId) meta.turn_id = ids.turnId;
-  if (ids.modelCallId) meta.model_call_id = ids.modelCallId;
-  if (ids.toolCallId) meta.tool_call_id = ids.toolCallId;
-  return { ids, meta };
+  if (merged.turnId) meta.turn_id = merged.turnId;
+  if (merged.modelCallId) meta.model_call_id = merged.modelCallId;
+  if (merged.toolCallId) meta.tool_call_id = merged.toolCallId;
+  return { ...outer, ids: merged, meta };
 }
 
 /**
@@ -40,8 +35,8 @@ function scopeOf(ids: Correlation): Scope {
  * outer one, except that another turn starts afresh (a turn started inside a tool call does
  * not take that call's ids).
  */
-function nested(ids: Correlation, outer: Correlation | undefined): Correlation {
-  const merged = !outer || (ids.turnId && ids.turnId !== outer.turnId) ? ids : { turnId: ids.turnId || outer.turnId, modelCallId: ids.modelCallId || outer.modelCallId, toolCallId: ids.toolCallId || outer.toolCallId };
+function nested(ids: Correlation, outer: Correlation): Correlation {
+  const merged = !(outer.turnId || outer.modelCallId || outer.toolCallId) || (ids.turnId && ids.turnId !== outer.turnId) ? ids : { turnId: ids.turnId || outer.turnId, modelCallId: ids.modelCallId || outer.modelCallId, toolCallId: ids.toolCallId || outer.toolCallId };
   const found: { -readonly [K in keyof Correlation]: Correlation[K] } = {};
   if (merged.turnId) found.turnId = merged.turnId;
   if (merged.modelCallId) found.modelCallId = merged.modelCallId;
@@ -118,7 +113,7 @@ export function newCorrelationId(): string {
  * ```
  */
 export function withCorrelation<T>(ids: Correlation, body: () => T): T {
-  return storage.run(scopeOf(nested(ids, storage.getStore()?.ids)), body);
+  return runInScope(scopeWith(ids, currentScope()), body);
 }
 
 /**
@@ -134,15 +129,15 @@ export function withCorrelation<T>(ids: Correlation, body: () => T): T {
 export async function* correlated<T>(ids: Correlation, source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
   const iterator = source[Symbol.asyncIterator]();
   // The scope is made once per caller scope, not once per item (a turn streams many deltas).
-  let outer: Scope | undefined;
-  let inner: Scope | undefined;
+  let outer: AsyncScope | undefined;
+  let inner: AsyncScope | undefined;
   const enter = <T>(body: () => T): T => {
-    const current = storage.getStore();
+    const current = scopeIdentity();
     if (inner === undefined || current !== outer) {
       outer = current;
-      inner = scopeOf(nested(ids, current?.ids));
+      inner = scopeWith(ids, currentScope());
     }
-    return storage.run(inner, body);
+    return runInScope(inner, body);
   };
   let done = false;
   try {
@@ -161,10 +156,11 @@ export async function* correlated<T>(ids: Correlation, source: AsyncIterable<T>)
 
 /** The ids of the current scope, or undefined outside any. */
 export function currentCorrelation(): Correlation | undefined {
-  return storage.getStore()?.ids;
+  const { ids } = currentScope();
+  return ids.turnId || ids.modelCallId || ids.toolCallId ? ids : undefined;
 }
 
 /** The current ids as tape `meta` keys (`turn_id`, ...), or undefined outside any scope. */
 export function currentCorrelationMeta(): CorrelationMeta | undefined {
-  return storage.getStore()?.meta;
+  return currentCorrelation() ? currentScope().meta : undefined;
 }

@@ -184,7 +184,7 @@ export class BubFramework {
    * A {@link TurnContext} for a turn of `sessionId` (the framework builds one per turn; the
    * agent builds one for a run nobody started through {@link processInbound}).
    */
-  turnContext(init: { turnId: string; sessionId: string; signal: AbortSignal; threadId?: string | null }): TurnContext {
+  turnContext(init: { turnId: string; sessionId: string; signal: AbortSignal; threadId?: string | null; message?: Envelope | null }): TurnContext {
     return createTurnContext({
       threadId: null,
       ...init,
@@ -243,11 +243,12 @@ export class BubFramework {
 
   async #processInbound(inbound: Envelope, signal: AbortSignal, turnId: string): Promise<TurnResult> {
     const runtime = this.runtime;
+    let context: TurnContext | undefined;
     try {
       const sessionId = await this.resolveSession(inbound, signal);
       inbound.sessionId ??= sessionId;
 
-      const context = this.turnContext({ turnId, sessionId, signal, threadId: threadIdOf(inbound) });
+      context = this.turnContext({ turnId, sessionId, signal, threadId: threadIdOf(inbound), message: inbound });
       const state = createTurnState(context, { turn_id: turnId });
       Object.assign(state, await runtime.call("loadState", { message: inbound, sessionId, context, signal }));
 
@@ -267,20 +268,20 @@ export class BubFramework {
         if (failure !== undefined) saveArgs.error = failure;
         // Every saveState runs; one that fails is reported, after the reply when there is one.
         saveErrors = await runtime.call("saveState", saveArgs);
-        if (failure !== undefined) await this.#report("save_state", saveErrors, inbound);
+        if (failure !== undefined) await this.#report("save_state", saveErrors, inbound, context);
       }
 
       const outbounds = await runtime.call("renderOutbound", { message: inbound, sessionId, state, modelOutput, context, signal });
       const dispatchErrors: unknown[] = [];
       for (const message of outbounds) dispatchErrors.push(...(await runtime.call("dispatchOutbound", { message, context, signal })));
-      await this.#report("save_state", saveErrors, inbound);
-      await this.#report("dispatch_outbound", dispatchErrors, inbound);
+      await this.#report("save_state", saveErrors, inbound, context);
+      await this.#report("dispatch_outbound", dispatchErrors, inbound, context);
       return { sessionId, prompt, modelOutput, outbounds, state, context };
     } catch (error) {
       // A cancelled turn (Ctrl-C, SIGINT/SIGTERM, quit) is not an error to report on stderr.
       if (error instanceof Error && error.name === "AbortError") log.info(`turn.cancelled session_id=${inbound.sessionId ?? "?"} turn_id=${turnId}`, error);
       else log.error(`turn.failed session_id=${inbound.sessionId ?? "?"} turn_id=${turnId}`, error);
-      await this.notifyError("turn", error, inbound);
+      await this.notifyError("turn", error, inbound, context);
       throw error;
     }
   }
@@ -289,10 +290,10 @@ export class BubFramework {
    * Reports hook failures that do not fail the turn (a departure from the reference, where
    * they do): logged, then told to every `onError` observer at `stage`.
    */
-  async #report(stage: "save_state" | "dispatch_outbound", errors: readonly unknown[], inbound: Envelope): Promise<void> {
+  async #report(stage: "save_state" | "dispatch_outbound", errors: readonly unknown[], inbound: Envelope, context: TurnContext): Promise<void> {
     for (const error of errors) {
       log.error(`turn.${stage}_failed session_id=${inbound.sessionId ?? "?"}`, error);
-      await this.notifyError(stage, error, inbound);
+      await this.notifyError(stage, error, inbound, context);
     }
   }
 
@@ -347,8 +348,8 @@ export class BubFramework {
   }
 
   /** Tells every `onError` observer of a failure at `stage`. */
-  notifyError(stage: string, error: unknown, message: Envelope | null = null): Promise<void> {
-    return this.runtime.call("onError", { stage, error, message });
+  notifyError(stage: string, error: unknown, message: Envelope | null = null, context?: TurnContext): Promise<void> {
+    return this.runtime.call("onError", context ? { stage, error, message, context } : { stage, error, message });
   }
 }
 

@@ -102,7 +102,7 @@ export interface BubHooks {
   /** broadcast — models offered for a session. */
   provideModelOptions(args: { sessionId: string; workspace: string }): MaybePromise<ModelOptions | NoResult>;
   /** observer — told of every failure; its own failures are logged and swallowed. */
-  onError(args: { stage: ErrorStage; error: unknown; message: Envelope | null }): MaybePromise<void>;
+  onError(args: { stage: ErrorStage; error: unknown; message: Envelope | null; /** The turn's, once its session was resolved; absent for a failure outside a turn. */ context?: TurnContext }): MaybePromise<void>;
   /** chained interceptor — change a model request, or `finish(text)` to skip the call. */
   beforeLlmCall(args: { request: LlmCallRequest; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<LlmCallRequest | LlmCallDecision | NoResult>;
   /** observer — once per real model call. */
@@ -131,7 +131,7 @@ export interface BubHooks {
    */
   askApproval(args: { request: ApprovalRequest; signal: AbortSignal }): MaybePromise<ApprovalAnswer | NoResult>;
   /** broadcast — stop a session's work: its running turns (except the caller's own) and its waiting messages (`,quit`). */
-  quitSession(args: { sessionId: string }): MaybePromise<void>;
+  quitSession(args: { sessionId: string; /** The turn asking (`,quit`): it is spared; absent when nobody's turn asks (Ctrl-C). */ context?: TurnContext }): MaybePromise<void>;
   /** firstresult — where a session's shell and file tools run, asked once per turn; nothing: the host. */
   provideSandbox(args: { sessionId: string; workspace: string }): MaybePromise<Sandbox | NoResult>;
 }

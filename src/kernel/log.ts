@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { currentScope, runInScope } from "./async-scope.ts";
 
 /** Severity of a log record. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -42,15 +42,13 @@ export interface LogRoute {
   sink: LogSink | null;
 }
 
-const routes = new AsyncLocalStorage<LogRoute>();
-
 /** Runs `body` with the records it logs (and everything it starts) going to `route`. */
 export function withLogRoute<T>(route: LogRoute, body: () => T): T {
-  return routes.run(route, body);
+  return runInScope({ ...currentScope(), logRoute: route }, body);
 }
 
 function currentSink(): LogSink {
-  return routes.getStore()?.sink ?? sink;
+  return currentScope().logRoute?.sink ?? sink;
 }
 
 /**

@@ -1,8 +1,8 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { currentScope, runInScope } from "./async-scope.ts";
 import type { Provided } from "./hooks.ts";
 import type { SteeringInbox } from "./types.ts";
 import type { TapeStore } from "./tape-contract.ts";
-import { withLogRoute, type LogRoute } from "./log.ts";
+import type { LogRoute } from "./log.ts";
 
 /** What a `running()` scope holds: the tape store and steering inbox, resolved once. */
 export interface RunningScope {
@@ -54,7 +54,6 @@ export async function enterProvided<T>(provided: Provided<T> | null | undefined)
  * one, else the most recently opened scope that is still open.
  */
 export class RunningScopes {
-  readonly #storage = new AsyncLocalStorage<RunningScope>();
   readonly #logs: LogRoute;
 
   /** `logs`: where records logged inside a scope go (the framework's own log route). */
@@ -73,7 +72,7 @@ export class RunningScopes {
     this.#open++;
     let failure: unknown;
     try {
-      return await withLogRoute(this.#logs, () => this.#storage.run(scope, () => body(scope)));
+      return await runInScope({ ...currentScope(), logRoute: this.#logs, running: { owner: this, value: scope } }, () => body(scope));
     } catch (error) {
       failure = error;
       throw error;
@@ -91,6 +90,7 @@ export class RunningScopes {
   /** The scope the caller runs in (or the most recent open one); null when none is open. */
   get current(): RunningScope | null {
     if (this.#open === 0) return null;
-    return this.#storage.getStore() ?? this.#last;
+    const { running } = currentScope();
+    return running?.owner === this ? running.value : this.#last;
   }
 }

@@ -4,16 +4,32 @@
  * under `_runtime_*` keys; {@link createTurnState} keeps those keys readable for plugins
  * written against that contract, and nothing else in bub-ts reads them.
  */
+import type { Envelope } from "./envelope.ts";
 import type { Logger } from "./log.ts";
 import type { SettingsStore } from "./settings-contract.ts";
 import type { TapeHandle, TapeStore } from "./tape-contract.ts";
 import type { SteeringInbox, SteeringTarget, TurnState } from "./types.ts";
+
+/**
+ * Receives one start and one success/error per tool call of a turn, in place of the
+ * `tool.call.*` log lines (the CLI channel shows one line per call). Hooks may be async.
+ */
+export interface ToolCallReporter {
+  start(name: string, args: Readonly<Record<string, unknown>>): void | Promise<void>;
+  success(name: string, result: unknown, elapsedMs: number): void | Promise<void>;
+  error(name: string, error: unknown, elapsedMs: number): void | Promise<void>;
+}
 
 /** See the module comment. One per turn; the framework builds it once the session is known. */
 export interface TurnContext extends SteeringTarget {
   /** The turn's id (a UUID v7), also `state.turn_id` and `meta.turn_id` on its tape entries. */
   readonly turnId: string;
   readonly sessionId: string;
+  /**
+   * The message the turn answers (the channel that asks for approval, the chat a reply is
+   * recorded for); null for a run nobody started through `processInbound`. Read it, do not change it.
+   */
+  readonly message: Envelope | null;
   /** The thread within the session the message belongs to (`context.thread_id`), if any. */
   readonly threadId: string | null;
   /** The directory the agent works in. */
@@ -37,17 +53,22 @@ export interface TurnContext extends SteeringTarget {
   agent: object | null;
   /** Set when a comma command of the turn failed: its reply goes out as an error. */
   commandFailed: boolean;
+  /**
+   * Who shows the turn's tool calls: set by the channel that renders the turn's stream (the
+   * CLI's turn printer) while it does. Null: each call is logged (`tool.call.*` lines).
+   */
+  toolReporter: ToolCallReporter | null;
 }
 
 /** What {@link createTurnContext} needs; the rest starts empty. */
-export type TurnContextInit = Omit<TurnContext, "tape" | "agent" | "commandFailed"> & Partial<Pick<TurnContext, "tape" | "agent">>;
+export type TurnContextInit = Omit<TurnContext, "message" | "tape" | "agent" | "commandFailed" | "toolReporter"> & Partial<Pick<TurnContext, "message" | "tape" | "agent" | "toolReporter">>;
 
 /** A new {@link TurnContext}. */
 export function createTurnContext(init: TurnContextInit): TurnContext {
-  return { tape: null, agent: null, commandFailed: false, ...init };
+  return { message: null, tape: null, agent: null, commandFailed: false, toolReporter: null, ...init };
 }
 
-/** A context for a nested run on another session (a subagent): the same services, its own tape. */
+/** A context for a nested run on another session (a subagent): the same services and message (its tool calls shown like the parent's), its own tape. */
 export function childTurnContext(parent: TurnContext, sessionId: string, signal: AbortSignal = parent.signal): TurnContext {
   return { ...parent, sessionId, threadId: null, signal, tape: null, commandFailed: false };
 }

@@ -102,9 +102,17 @@ export interface Channel {
   readonly enabled?: boolean;
   start(signal: AbortSignal): Promise<void>;
   stop(): Promise<void>;
-  send(message: Envelope): Promise<void>;
-  /** Wraps a turn's stream, e.g. to render it live. */
-  streamEvents?(message: Envelope, stream: AsyncStreamEvents): AsyncIterable<StreamEvent>;
+  /**
+   * Sends an outbound. `context` is the turn's when a turn sends it (its reply, its error
+   * reply): `context.message` is the message it answers. Absent outside a turn.
+   */
+  send(message: Envelope, context?: TurnContext): Promise<void>;
+  /**
+   * Wraps a turn's stream, e.g. to render it live. `context` is the turn's (absent when a
+   * stream is wrapped outside a turn): a channel that shows tool calls itself sets its
+   * `toolReporter` while it renders.
+   */
+  streamEvents?(message: Envelope, stream: AsyncStreamEvents, context?: TurnContext): AsyncIterable<StreamEvent>;
   /** The channel's own admission policy. */
   admitMessage?(args: { sessionId: string; message: Envelope; turn: TurnSnapshot }): AdmitDecision | null | undefined | Promise<AdmitDecision | null | undefined>;
   /** Asks the person behind the turn's chat whether a tool call may run (see ./approval.ts). */

@@ -9,7 +9,7 @@ import type { ToolCall, ToolCallDecision, ToolCallResult } from "../kernel/inter
 import type { TurnState } from "../kernel/types.ts";
 import { withCorrelation } from "../kernel/correlation.ts";
 import { closestToolNames } from "./suggest.ts";
-import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess, type ToolCallReporter } from "./reporting.ts";
+import { reportToolError, reportToolStart, reportToolSuccess, type ToolCallReporter } from "./reporting.ts";
 import { defineTool, type Tool, type ToolContext } from "./tool.ts";
 
 /** The interception hooks a tool call goes through (`beforeToolCall`, `afterToolCall`); the agent's `AgentHooks` implements them. */
@@ -43,7 +43,7 @@ export interface ToolExecution {
 export interface ToolExecutorOptions {
   /** Interception hooks; none: tools run directly. */
   readonly hooks?: ToolCallHooks | null;
-  /** Receives each tool call; default: the reporter of the current scope, else the log. */
+  /** Receives each tool call; default: the turn's (`context.turn.toolReporter`), else the log. */
   readonly reporter?: ToolCallReporter | null;
 }
 
@@ -101,7 +101,7 @@ export async function invokeTool<TTape>(
     throw new BubError("invalid_input", `Tool '${tool.name}' requires context but none was provided.`);
   }
   const signal = options.signal ?? context?.signal;
-  const reporter = options.reporter ?? currentToolCallReporter();
+  const reporter = options.reporter ?? context?.turn?.toolReporter ?? undefined;
   await reportToolStart(reporter, tool.name, args);
   const started = performance.now();
   let validated = false;

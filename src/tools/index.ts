@@ -24,14 +24,7 @@ export {
   type ToolExecutorOptions,
   type ToolInvocation,
 } from "./executor.ts";
-export {
-  currentToolCallReporter,
-  renderLogValue,
-  runWithToolCallReporter,
-  toolCallStartLine,
-  withToolCallReporter,
-  type ToolCallReporter,
-} from "./reporting.ts";
+export { renderLogValue, toolCallStartLine, type ToolCallReporter } from "./reporting.ts";
 export type { RunStreamOptions, RuntimeAgent } from "./runtime-agent.ts";
 export { registerTool, toolsOf } from "./global.ts";
 export {

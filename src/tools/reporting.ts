@@ -1,56 +1,13 @@
 /**
- * Tool-call logging, and the reporter a channel (the CLI) installs to show one line per
- * tool call instead of log records.
+ * Tool-call logging, or the turn's reporter in its place: a channel that renders the turn
+ * (the CLI) sets `context.toolReporter` to show one line per tool call instead of log records.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createLogger } from "../kernel/log.ts";
+import type { ToolCallReporter } from "../kernel/turn-context.ts";
 
 const log = createLogger("bub:tools");
 
-/** Receives one start and one success/error per tool invocation. Hooks may be async. */
-export interface ToolCallReporter {
-  start(name: string, args: Readonly<Record<string, unknown>>): void | Promise<void>;
-  success(name: string, result: unknown, elapsedMs: number): void | Promise<void>;
-  error(name: string, error: unknown, elapsedMs: number): void | Promise<void>;
-}
-
-const scope = new AsyncLocalStorage<ToolCallReporter>();
-
-/**
- * Runs `fn` with `reporter` receiving every tool call made inside it (including calls made
- * by async work it starts). Tool calls made outside any scope are logged instead.
- */
-export function runWithToolCallReporter<T>(reporter: ToolCallReporter, fn: () => T): T {
-  return scope.run(reporter, fn);
-}
-
-/**
- * Wraps a stream so that whatever runs while each event is produced — tool calls of the
- * agent loop included — reports to `reporter`.
- *
- * ```ts
- * for await (const event of withToolCallReporter(reporter, stream)) render(event);
- * ```
- */
-export async function* withToolCallReporter<T>(reporter: ToolCallReporter, source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
-  const iterator = source[Symbol.asyncIterator]();
-  try {
-    for (;;) {
-      const next = await scope.run(reporter, () => iterator.next());
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    await scope.run(reporter, async () => {
-      await iterator.return?.();
-    });
-  }
-}
-
-/** The reporter of the current scope, if any. */
-export function currentToolCallReporter(): ToolCallReporter | undefined {
-  return scope.getStore();
-}
+export type { ToolCallReporter } from "../kernel/turn-context.ts";
 
 /** JSON of a value for a log line, cut to `width` characters with its closing mark kept. */
 export function renderLogValue(value: unknown, width = 100): string {

@@ -40,8 +40,8 @@ export interface RuntimeAgent {
   readonly tools: ToolRegistry;
   /** Runs the agent loop for one prompt on a session (the `subagent` tool uses this). */
   runStream(sessionId: string, prompt: Prompt, state: TurnState, options?: RunStreamOptions): Promise<AsyncStreamEvents>;
-  /** Stops the session's running and queued turns (the `quitSession` hook, answered by the running channel manager). */
-  quitSession(sessionId: string): Promise<void>;
+  /** Stops the session's running and queued turns but `context`'s, the turn asking (the `quitSession` hook, answered by the running channel manager). */
+  quitSession(sessionId: string, context?: TurnContext): Promise<void>;
   /** A configured value by dotted path (`telegram.token`), or undefined. */
   configValue(path: string): unknown;
   /** The model a turn with `state` uses, and the configured fallback models. */

@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { approvalErrors, approvalNeed } from "../../src/approval/index.ts";
 import { createBub } from "../../src/builtin/create.ts";
 import { ChannelMessage } from "../../src/channels/message.ts";
-import { emptySessionTurns, runInTurn, TurnTask } from "../../src/channels/session-turns.ts";
 import { AgentHooks } from "../../src/agent/interceptors.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../src/kernel/approval.ts";
 import { deny, proceed, replace, type ToolCall } from "../../src/kernel/interception.ts";
@@ -91,9 +90,8 @@ async function frameworkWith(env: NodeJS.ProcessEnv, home: string, workspace: st
 /** Runs the framework's beforeToolCall chain for `toolCall` inside a turn of the telegram chat 7, cancelled by `signal`. */
 async function beforeToolCall(framework: BubFramework, toolCall: ToolCall, signal = new AbortController().signal) {
   const message = new ChannelMessage({ sessionId: "telegram:7", channel: "telegram", chatId: "7", content: '{"message":"hi","sender_id":"7"}' });
-  const task = new TurnTask(message, emptySessionTurns("telegram:7"));
-  const hooks = new AgentHooks(framework.runtime, framework.turnContext({ turnId: "turn-test", sessionId: "telegram:7", signal }));
-  return runInTurn(task, () => hooks.beforeToolCall(toolCall, { session_id: "telegram:7" }, signal));
+  const hooks = new AgentHooks(framework.runtime, framework.turnContext({ turnId: "turn-test", sessionId: "telegram:7", signal, message }));
+  return hooks.beforeToolCall(toolCall, { session_id: "telegram:7" }, signal);
 }
 
 describe("links whose target does not exist yet", () => {

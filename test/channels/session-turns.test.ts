@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { currentTurnMessage, emptySessionTurns, isCurrentTurn, runInTurn, RunningTurns, TurnTask } from "../../src/channels/session-turns.ts";
+import { emptySessionTurns, RunningTurns, TurnTask } from "../../src/channels/session-turns.ts";
+import { testTurnContext } from "../support/framework.ts";
 import { captureLogs } from "../support/temp.ts";
 import { admissionPlugin, gatedModel, message, running } from "./support.ts";
 
@@ -65,21 +66,37 @@ describe("TurnTask", () => {
   });
 });
 
-describe("the turn scope", () => {
-  it("tells code which turn (which message) it runs in, across awaits", async () => {
+describe("which turn a context belongs to", () => {
+  it("is the task whose message or signal the context carries, never one without a context", () => {
     const task = new TurnTask(message("x"), emptySessionTurns("s"));
     const other = new TurnTask(message("y"), emptySessionTurns("s"));
-    assert.equal(currentTurnMessage(), null);
-    const inside = await runInTurn(task, async () => {
-      await Promise.resolve();
-      return { message: currentTurnMessage(), own: isCurrentTurn(task), other: isCurrentTurn(other) };
-    });
-    assert.deepEqual(inside, { message: task.message, own: true, other: false });
-    assert.equal(isCurrentTurn(task), false);
+    const byMessage = { ...testTurnContext(), message: task.message };
+    assert.equal(task.runs(byMessage), true);
+    assert.equal(other.runs(byMessage), false);
+    const bySignal = testTurnContext({ signal: other.signal });
+    assert.equal(other.runs(bySignal), true, "a subagent's context keeps the turn's signal");
+    assert.equal(task.runs(bySignal), false);
+    assert.equal(task.runs(undefined), false);
   });
 });
 
 describe("a turn's signal", () => {
+  it("spares the turn that asks to quit (its context in quitSession) and forgets what waits", async () => {
+    const model = gatedModel();
+    const { manager, stop, done } = await running([model.plugin, admissionPlugin(() => ({ action: "follow_up" }))]);
+    for (const content of ["one", "two"]) await manager.handleMessage(message(content));
+    await model.callCount(1);
+    const asking = model.calls[0]!;
+    assert.equal(asking.context.message?.content, "one", "the turn's context names its message");
+    await captureLogs(() => manager.framework.runtime.call("quitSession", { sessionId: "test:1", context: asking.context }));
+    assert.equal(asking.signal.aborted, false, "the asking turn goes on");
+    asking.finish();
+    await manager.idle();
+    assert.deepEqual(model.prompts(), ["one"], "quit forgot the waiting one");
+    stop.abort();
+    await done;
+  });
+
   it("gives every follow-up turn its own signal in the hook arguments; quit aborts the running one", async () => {
     const model = gatedModel();
     const { manager, stop, done } = await running([model.plugin, admissionPlugin(() => ({ action: "follow_up" }))]);
@@ -87,7 +104,6 @@ describe("a turn's signal", () => {
     await model.callCount(1);
     model.calls[0]!.finish();
     await model.callCount(2);
-    assert.equal(currentTurnMessage(), null, "the test body runs in no turn");
     await captureLogs(() => manager.quit("test:1"));
     await manager.idle();
     assert.deepEqual(model.prompts(), ["one", "two"], "quit forgot the third");

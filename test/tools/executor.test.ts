@@ -11,7 +11,7 @@ import { setLogSink, type LogLevel } from "../../src/kernel/log.ts";
 import { HookRuntime } from "../../src/kernel/runtime.ts";
 import type { TurnState } from "../../src/kernel/types.ts";
 import { createToolExecutor, invokeTool, unknownTool, type ToolInvocation } from "../../src/tools/executor.ts";
-import { runWithToolCallReporter, toolCallStartLine, withToolCallReporter, type ToolCallReporter } from "../../src/tools/reporting.ts";
+import { toolCallStartLine, type ToolCallReporter } from "../../src/tools/reporting.ts";
 import { defineTool, type Tool, type ToolContext } from "../../src/tools/tool.ts";
 
 /** An AgentHooks over a real HookRuntime; plugins are registered in order (last runs first). */
@@ -344,23 +344,27 @@ describe("tool call reporting", () => {
     assert.equal(logs.filter((log) => log.message.startsWith("tool.call")).length, 0);
   });
 
-  it("sends calls made inside a reporter scope to that reporter", async () => {
+  it("sends the calls of a turn whose context names a reporter to it, and logs them again once it is gone", async () => {
     const events: string[] = [];
-    await runWithToolCallReporter(recordingReporter(events), () => createToolExecutor().execute([call(echo, { text: "a" })]));
+    const turn = testTurnContext();
+    turn.toolReporter = recordingReporter(events);
+    const { logs } = await captureLogs(() => createToolExecutor<string>().execute([call(echo, { text: "a" })], context({}, { turn })));
     assert.deepEqual(events, ['start echo {"text":"a"}', "success echo a true"]);
+    assert.equal(logs.filter((log) => log.message.startsWith("tool.call")).length, 0);
+    turn.toolReporter = null;
+    const after = await captureLogs(() => createToolExecutor<string>().execute([call(echo, { text: "b" })], context({}, { turn })));
+    assert.equal(events.length, 2);
+    assert.equal(after.logs.filter((log) => log.message.startsWith("tool.call")).length, 2);
   });
 
-  it("reports tool calls made while a wrapped stream produces its events", async () => {
-    const events: string[] = [];
-    async function* stream() {
-      yield "before";
-      await createToolExecutor().execute([call(echo, { text: "in-stream" })]);
-      yield "after";
-    }
-    const seen: string[] = [];
-    for await (const value of withToolCallReporter(recordingReporter(events), stream())) seen.push(value);
-    assert.deepEqual(seen, ["before", "after"]);
-    assert.deepEqual(events, ['start echo {"text":"in-stream"}', "success echo in-stream true"]);
+  it("prefers an explicit reporter to the turn's", async () => {
+    const explicit: string[] = [];
+    const turns: string[] = [];
+    const turn = testTurnContext();
+    turn.toolReporter = recordingReporter(turns);
+    await createToolExecutor<string>({ reporter: recordingReporter(explicit) }).execute([call(echo, { text: "c" })], context({}, { turn }));
+    assert.deepEqual(explicit, ['start echo {"text":"c"}', "success echo c true"]);
+    assert.deepEqual(turns, []);
   });
 
   it("keeps a failing reporter from breaking the tool call", async () => {

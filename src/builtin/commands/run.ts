@@ -4,7 +4,6 @@
  */
 import type { Command } from "commander";
 import { ChannelMessage } from "../../channels/message.ts";
-import { emptySessionTurns, runInTurn, TurnTask } from "../../channels/session-turns.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
 import { modelOption } from "./model-option.ts";
 import { JsonTurnWriter } from "./run-json.ts";
@@ -95,8 +94,8 @@ export async function runOnce(
   });
   // JSON lines are redacted as JSON text (a secret's escaped form), and their deltas as streams.
   const json = options.json ? new JsonTurnWriter(rawOut) : null;
-  // The turn runs as a task of its own (so code in it knows its message), cancelled through its signal.
-  const task = new TurnTask(inbound, emptySessionTurns(inbound.sessionId));
+  // The turn is cancelled through its own signal (the command's signal aborts it).
+  const task = new AbortController();
   const forward = () => task.abort(signal?.reason);
   if (signal?.aborted) forward();
   else signal?.addEventListener("abort", forward, { once: true });
@@ -130,7 +129,7 @@ export async function runOnce(
   try {
     let result: Awaited<ReturnType<BubFramework["processInbound"]>>;
     try {
-      result = await framework.running(() => runInTurn(task, () => framework.processInbound(inbound, { signal: task.signal })));
+      result = await framework.running(() => framework.processInbound(inbound, { signal: task.signal }));
     } catch (error) {
       const code = interrupted();
       if (code !== null) return code;

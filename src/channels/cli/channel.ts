@@ -7,6 +7,7 @@ import { basename } from "node:path";
 import type { LogSink } from "../../kernel/log.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
 import type { AsyncStreamEvents, StreamEvent } from "../../kernel/stream.ts";
+import type { TurnContext } from "../../kernel/turn-context.ts";
 import type { AdmitDecision, Channel, MessageHandler, TurnSnapshot } from "../../kernel/types.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import { ChannelMessage } from "../message.ts";
@@ -328,7 +329,8 @@ export class CliChannel implements Channel {
     return turn.isRunning ? { action: "steer", reason: STEER_REASON } : null;
   }
 
-  async *streamEvents(message: Envelope, stream: AsyncStreamEvents): AsyncIterable<StreamEvent> {
+  /** Prints the turn's stream; while it does, the turn's tool calls are shown by its printer (`context.toolReporter`). */
+  async *streamEvents(message: Envelope, stream: AsyncStreamEvents, context?: TurnContext): AsyncIterable<StreamEvent> {
     const terminal = this.#terminal;
     if (!terminal || terminal.closed) {
       yield* stream;
@@ -343,9 +345,11 @@ export class CliChannel implements Channel {
       throttleMs: this.#options.throttleMs ?? 50,
       toolName: (name) => displayToolName(name, this.#options.toolNames?.() ?? []),
     });
+    if (context) context.toolReporter = printer;
     try {
       yield* this.#turnModel.watch(message.content, printTurn(printer, stream, active.controller.signal));
     } finally {
+      if (context?.toolReporter === printer) context.toolReporter = null;
       this.#turns.closeStream(active);
     }
   }

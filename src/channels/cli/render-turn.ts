@@ -4,7 +4,6 @@
  * `TurnPrinter` until the stream ends or the turn is interrupted.
  */
 import type { AsyncStreamEvents, StreamEvent } from "../../kernel/stream.ts";
-import { withToolCallReporter } from "../../tools/reporting.ts";
 import { loadMarkdownRenderer, type MarkdownRenderer } from "./markdown.ts";
 import type { Terminal } from "./terminal.ts";
 import type { TurnPrinter } from "./turn-printer.ts";
@@ -38,22 +37,20 @@ export class LiveRendering {
 }
 
 /**
- * Prints a turn's stream with `printer` (which also reports its tool calls) and passes its
- * events on, leading whitespace aside. When `signal` aborts, the stream is abandoned and the
- * turn shown as interrupted.
+ * Prints a turn's stream with `printer` and passes its events on, leading whitespace aside.
+ * When `signal` aborts, the stream is abandoned and the turn shown as interrupted.
  */
 export async function* printTurn(printer: TurnPrinter, stream: AsyncStreamEvents, signal: AbortSignal): AsyncIterable<StreamEvent> {
   printer.begin();
-  const source = withToolCallReporter(printer, stream)[Symbol.asyncIterator]();
+  const source = stream[Symbol.asyncIterator]();
   const aborted = new Promise<typeof ABORTED>((resolve) => {
     if (signal.aborted) resolve(ABORTED);
     signal.addEventListener("abort", () => resolve(ABORTED), { once: true });
   });
   try {
     for (;;) {
-      const pending = source.next();
-      pending.catch(() => {});
-      const next = await Promise.race([pending, aborted]);
+      // Aborted already: nothing more is read.
+      const next = signal.aborted ? ABORTED : await Promise.race([source.next(), aborted]);
       if (next === ABORTED) {
         source.return?.(undefined).catch(() => {});
         printer.interrupted();

@@ -7,13 +7,12 @@
  *
  * Channel-agnostic: the channel hands its received item to its own handlers inside
  * {@link QueuedTurns.run}, and wraps its message handler with {@link QueuedTurns.handOver}
- * and its send with {@link QueuedTurns.sendRecorded}.
+ * (naming the item the message came from: that is how its job is found) and its send with
+ * {@link QueuedTurns.sendRecorded}.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createLogger } from "../../kernel/log.ts";
 import type { Envelope, TurnLifespan } from "../../kernel/envelope.ts";
 import type { AdmitDecision, MessageHandler, SteeringInbox, SteeringTarget, TurnSnapshot } from "../../kernel/types.ts";
-import { currentTurnMessage } from "../session-turns.ts";
 import { steeringTargetOf, steerMessage } from "../steering.ts";
 import type { SteerNotice } from "./job.ts";
 import type { InboundQueue, QueuedJob } from "./inbound-queue.ts";
@@ -83,7 +82,8 @@ export class QueuedTurns {
   readonly #queue: TurnsQueue;
   readonly #framework: SteeringFramework | null;
   readonly #startWithinMs: number;
-  readonly #handing = new AsyncLocalStorage<JobRun>();
+  /** The job of each item being handed to the channel's handlers, by the item (the object the job's payload holds). */
+  readonly #handing = new WeakMap<object, JobRun>();
   /** The job of each lifespan this process wrapped. */
   readonly #byLifespan = new WeakMap<TurnLifespan, JobRun>();
   /** Per session, the job whose turn runs here now. */
@@ -111,7 +111,7 @@ export class QueuedTurns {
     const run = new JobRun(job, false);
     this.#runs.add(run);
     try {
-      await this.#handing.run(run, handle);
+      await this.#hand(run, job.payload.item, handle);
       if (!run.handed) run.end("done");
       const outcome = await this.#waitForTurn(run);
       await run.replying;
@@ -146,13 +146,25 @@ export class QueuedTurns {
     }
   }
 
+  /** Runs `handle` with `item` known as `run`'s while it is handed over (see {@link handOver}). */
+  async #hand(run: JobRun, item: unknown, handle: () => Promise<void>): Promise<void> {
+    if (typeof item !== "object" || item === null) return handle();
+    this.#handing.set(item, run);
+    try {
+      await handle();
+    } finally {
+      if (this.#handing.get(item) === run) this.#handing.delete(item);
+    }
+  }
+
   /**
-   * The channel's message handler, wrapped: a message handed over while a job runs belongs
-   * to that job. Its turn marks the job's session as running here, and the job ends once
-   * the turn is over. Chatter the bot was not addressed in ends its job once handed over.
+   * The channel's message handler, wrapped: a message made from `item`, the item of a job
+   * running (the same object), belongs to that job. Its turn marks the job's session as
+   * running here, and the job ends once the turn is over. Chatter the bot was not
+   * addressed in ends its job once handed over. Other messages go straight to `handler`.
    */
-  handOver(message: Envelope, handler: MessageHandler): Promise<void> {
-    const run = this.#handing.getStore();
+  handOver(message: Envelope, handler: MessageHandler, item?: unknown): Promise<void> {
+    const run = typeof item === "object" && item !== null ? this.#handing.get(item) : undefined;
     if (!run) return handler(message);
     if (run.probe) {
       run.captured = message;
@@ -209,10 +221,11 @@ export class QueuedTurns {
    * turn's next reply leaves, or with the job's completion (one statement then). The
    * replies of one turn go out one at a time, in order; turns of different sessions send
    * theirs concurrently. So a kill -9 can cut, per turn then running, at most the one reply
-   * between leaving and being recorded (that one is sent again by the retry). Other sends go straight out.
+   * between leaving and being recorded (that one is sent again by the retry). Other sends
+   * (no `turnMessage`, the message the sending turn answers) go straight out.
    */
-  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
-    const lifespan = currentTurnMessage()?.lifespan;
+  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>, turnMessage: Envelope | null = null): Promise<void> {
+    const lifespan = turnMessage?.lifespan;
     const run = lifespan ? this.#byLifespan.get(lifespan) : undefined;
     if (!run) return deliver(message);
     const index = run.replies++;
@@ -263,7 +276,7 @@ export class QueuedTurns {
       const payload = await this.#queue.waiting(notice.id);
       if (!payload || payload.session !== notice.session) return;
       const probe = new JobRun({ id: notice.id, retryCount: 0, payload }, true);
-      await this.#handing.run(probe, () => parse(payload.item));
+      await this.#hand(probe, payload.item, () => parse(payload.item));
       const message = probe.captured;
       if (!message || !message.isActive || message.content.trimStart().startsWith(",")) return;
       if (!this.#isRunning(running)) return;

@@ -7,7 +7,6 @@
 import { z } from "zod";
 import { BubError } from "../../kernel/errors.ts";
 import { defineTool, type Tool } from "../../tools/tool.ts";
-import { currentTurnMessage } from "../session-turns.ts";
 import { CODE_TTL_MS, issueCode, redeemCode } from "./codes.ts";
 import { privateIdentity } from "./identity.ts";
 import { linkStoreOf, type LinkedSessionSource } from "./session.ts";
@@ -24,9 +23,11 @@ export function linkTool(source: LinkedSessionSource): Tool {
     name: "link",
     description: "Link your identity on this channel with another channel: without a code, show a one-time code to type there; with a code shown there, link.",
     agentUse: false,
+    context: true,
     parameters: () => z.object({ code: z.string().trim().optional().describe("A code shown on the other channel.") }),
-    async run({ code }) {
-      const message = currentTurnMessage();
+    async run({ code }, { turn }) {
+      // The message of the turn that ran `,link`: who sent it, and from which chat.
+      const message = turn?.message ?? null;
       const identity = message ? privateIdentity(message) : null;
       if (!identity) throw new BubError("invalid_input", "Linking works only in a private chat with the bot: send ,link there.");
       const store = linkStoreOf(source);

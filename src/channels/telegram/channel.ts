@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { createLogger } from "../../kernel/log.ts";
 import { BubError, describeError } from "../../kernel/errors.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
+import type { TurnContext } from "../../kernel/turn-context.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
 import type { Channel, MessageHandler } from "../../kernel/types.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
@@ -88,7 +89,7 @@ export class TelegramChannel implements Channel {
 
   constructor(framework: TelegramFramework, options: TelegramChannelOptions) {
     this.#framework = framework;
-    this.#options = { ...options, messageHandler: (message) => this.#durable.handOver(message, options.messageHandler) };
+    this.#options = options;
     const channel = this;
     this.#inbound = {
       get bot() {
@@ -109,12 +110,17 @@ export class TelegramChannel implements Channel {
       get chats() {
         return channel.#chats;
       },
-      messageHandler: (message) => channel.#options.messageHandler(message),
+      messageHandler: (message, update) => channel.#durable.handOver(message, options.messageHandler, update),
       typingLifespan: (chatId) => channel.#typing.lifespan(chatId),
     };
-    // Every reply passes through sendRecorded, which records its turn's updates as done.
-    const deliver = this.send.bind(this);
-    this.send = (message) => this.#durable.sendRecorded(message, deliver);
+  }
+
+  /**
+   * Sends an outbound. Every reply passes through `sendRecorded`, which records the updates
+   * of its turn (`context.message`, the message the turn answers) as done.
+   */
+  send(message: Envelope, context?: TurnContext): Promise<void> {
+    return this.#durable.sendRecorded(message, (outbound, inbound) => this.#deliver(outbound, inbound), context?.message ?? null);
   }
 
   /** Enabled when a bot token is configured (`BUB_TELEGRAM_TOKEN`). */
@@ -347,7 +353,7 @@ export class TelegramChannel implements Channel {
    * messages; see ../delivery/ledger.ts for retries and dead letters). Resolves once it is
    * recorded; `inbound` names the updates whose turn it answers.
    */
-  async send(message: Envelope, inbound: readonly number[] = []): Promise<void> {
+  async #deliver(message: Envelope, inbound: readonly number[] = []): Promise<void> {
     const text = outboundText(message);
     if (!text.trim()) return;
     const ledger = this.#ledger;

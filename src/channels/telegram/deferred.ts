@@ -5,6 +5,7 @@
  * `telegram.send` and `telegram.edit` tools (./tools.ts).
  */
 import type { Envelope } from "../../kernel/envelope.ts";
+import type { TurnContext } from "../../kernel/turn-context.ts";
 import type { Channel } from "../../kernel/types.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import type { TelegramChannel, TelegramChannelOptions, TelegramFramework } from "./channel.ts";
@@ -52,8 +53,8 @@ export class DeferredTelegramChannel implements Channel {
     if (this.#channel) await (await this.#channel).stop();
   }
 
-  async send(message: Envelope): Promise<void> {
-    await (await this.#load()).send(message);
+  async send(message: Envelope, context?: TurnContext): Promise<void> {
+    await (await this.#load()).send(message, context);
   }
 
   /** Asks with Approve / Deny buttons in the turn's chat (see ./approval.ts). */

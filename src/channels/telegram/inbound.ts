@@ -3,7 +3,7 @@
  * and turning a Telegram message into a {@link ChannelMessage} with its media.
  */
 import type { Bot, Context } from "grammy";
-import type { Message, User } from "grammy/types";
+import type { Message, Update, User } from "grammy/types";
 import { createLogger } from "../../kernel/log.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import { ChannelMessage, type MediaItem } from "../message.ts";
@@ -28,8 +28,8 @@ export interface InboundContext {
   readonly users: Set<string>;
   /** The chat allowlist; empty admits every chat. */
   readonly chats: Set<string>;
-  /** Where admitted messages go. */
-  readonly messageHandler: MessageHandler;
+  /** Where admitted messages go, with the update each came in (a queued update's job is found by it). */
+  readonly messageHandler: (message: ChannelMessage, update: Update) => Promise<void>;
   /** The lifespan that shows typing in a chat while its turn runs. */
   typingLifespan(chatId: string): NonNullable<ChannelMessage["lifespan"]>;
 }
@@ -79,7 +79,7 @@ export async function onMessage(context: InboundContext, ctx: Context, commandTe
     const addressed = commandText !== undefined || (context.botInfo ? isAddressed(message, context.botInfo) : false);
     return turnAway(ctx, message, refused, ACCESS_DENIED, addressed);
   }
-  await context.messageHandler(toChannelMessage(context, message, commandText));
+  await context.messageHandler(toChannelMessage(context, message, commandText), ctx.update);
 }
 
 function toChannelMessage(context: InboundContext, message: Message, commandText?: string): ChannelMessage {

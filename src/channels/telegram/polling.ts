@@ -12,7 +12,6 @@ import type { MessageHandler } from "../../kernel/types.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { ChannelMessage } from "../message.ts";
-import { currentTurnMessage } from "../session-turns.ts";
 import { apiSignal, handlerError, isUpdate } from "./narrow.ts";
 import type { QueuedUpdates } from "./queued.ts";
 
@@ -209,9 +208,9 @@ export class DurableUpdates {
    * batch) started when it begins and done once its replies were sent. Chatter the bot
    * was not addressed in is done once handed over (it is context at most).
    */
-  handOver(input: Envelope | EnvelopeInput, handler: MessageHandler): Promise<void> {
+  handOver(input: Envelope | EnvelopeInput, handler: MessageHandler, update?: Update): Promise<void> {
     const message = toEnvelope(input);
-    if (this.#queued) return this.#queued.handOver(message, handler);
+    if (this.#queued) return this.#queued.handOver(message, handler, update);
     const handing = this.#handing;
     const journal = this.#journal;
     if (!handing || !journal || !(message instanceof ChannelMessage)) return handler(message);
@@ -255,11 +254,12 @@ export class DurableUpdates {
    * Hands a reply of a journaled turn to `deliver` (which records it in the delivery ledger,
    * naming the turn's updates) and records the turn's updates as done right after, one reply
    * at a time. A kill -9 between the two leaves the reply in the ledger, which sends it, and
-   * {@link resume} does not run the turn again. Other sends go straight to `deliver`.
+   * {@link resume} does not run the turn again. Other sends (no `turnMessage`, the message
+   * the sending turn answers) go straight to `deliver`.
    */
-  async sendRecorded(message: Envelope, deliver: (message: Envelope, inbound?: readonly number[]) => Promise<void>): Promise<void> {
-    if (this.#queued) return this.#queued.sendRecorded(message, deliver);
-    const lifespan = currentTurnMessage()?.lifespan;
+  async sendRecorded(message: Envelope, deliver: (message: Envelope, inbound?: readonly number[]) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
+    if (this.#queued) return this.#queued.sendRecorded(message, deliver, turnMessage);
+    const lifespan = turnMessage?.lifespan;
     const claim = lifespan ? this.#turnIds.get(lifespan) : undefined;
     const journal = this.#journal;
     if (!claim || !journal) return deliver(message);

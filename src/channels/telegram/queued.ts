@@ -142,12 +142,12 @@ export class QueuedUpdates {
     await bot.api.sendMessage(chatId, DEAD_LETTERED).catch((error: unknown) => log.error(`telegram.send undeliverable chat_id=${chatId}: ${this.#describeError(error)}`));
   }
 
-  handOver(message: Envelope, handler: MessageHandler): Promise<void> {
-    return this.turns.handOver(message, handler);
+  handOver(message: Envelope, handler: MessageHandler, update?: Update): Promise<void> {
+    return this.turns.handOver(message, handler, update);
   }
 
-  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
-    return this.turns.sendRecorded(message, deliver);
+  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
+    return this.turns.sendRecorded(message, deliver, turnMessage);
   }
 
   /** Stops taking jobs (a shutdown began); the turns running go on. */

@@ -79,10 +79,10 @@ export function sessionTools(shells: ShellManager): Tool[] {
     description: "Stop the running tasks and background shells of this session.",
     context: true,
     agentUse: false,
-    async run(_args, { state, agent }) {
+    async run(_args, { state, agent, turn }) {
       const sessionId = typeof state.session_id === "string" ? state.session_id : "temp/unknown";
       await shells.terminateSession(sessionId);
-      await agent?.quitSession(sessionId);
+      await agent?.quitSession(sessionId, turn);
       return "Session tasks stopped.";
     },
   });

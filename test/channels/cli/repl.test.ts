@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { stripVTControlCharacters } from "node:util";
-import { currentToolCallReporter, reportToolError, reportToolStart, reportToolSuccess } from "../../../src/tools/reporting.ts";
+import { reportToolError, reportToolStart, reportToolSuccess } from "../../../src/tools/reporting.ts";
 import { toEnvelope } from "../../../src/kernel/envelope.ts";
 import type { StreamEvent } from "../../../src/kernel/stream.ts";
 import { chatSession, deferred, typeKeys } from "./support.ts";
@@ -19,7 +19,7 @@ describe("cli channel REPL (plain output)", () => {
       yield text("  ");
       yield text("# Title\n\nSome **bold** text.\n");
       yield { kind: "tool_call", data: { tool_calls: [{ id: "1", function: { name: "fs.read", arguments: '{"path":"README.md"}' } }] } };
-      const reporter = currentToolCallReporter();
+      const reporter = context.toolReporter ?? undefined;
       await reportToolStart(reporter, "fs.read", { path: "README.md" });
       await reportToolSuccess(reporter, "fs.read", "contents", 12);
       yield { kind: "tool_result", data: { tool_results: ["contents"] } };
@@ -70,8 +70,8 @@ describe("cli channel REPL (plain output)", () => {
   });
 
   it("shows failed tool calls with the error and error outbounds as an error block", async () => {
-    const session = await chatSession(async function* () {
-      const reporter = currentToolCallReporter();
+    const session = await chatSession(async function* (_prompt, _state, _signal, context) {
+      const reporter = context.toolReporter ?? undefined;
       await reportToolStart(reporter, "bash", { cmd: "false" });
       await reportToolError(reporter, "bash", new TypeError("exit status 1"), 3);
       yield text("done");

@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ChannelMessage } from "../../../src/channels/message.ts";
-import { emptySessionTurns, runInTurn, TurnTask } from "../../../src/channels/session-turns.ts";
 import { createSteeringInbox } from "../../../src/channels/steering.ts";
 import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
 import type { QueueEngine } from "../../../src/channels/cluster/schema.ts";
@@ -32,8 +31,7 @@ function reply(text: string): Envelope {
 function turnRunner(body: (message: Envelope) => Promise<void>): MessageHandler {
   return async (input) => {
     const message = toEnvelope(input);
-    const task = new TurnTask(message, emptySessionTurns(message.sessionId ?? ""));
-    void runInTurn(task, async () => {
+    void (async () => {
       await message.lifespan?.enter();
       try {
         await body(message);
@@ -41,7 +39,7 @@ function turnRunner(body: (message: Envelope) => Promise<void>): MessageHandler 
         await message.lifespan?.exit();
         message.lifespan?.settled?.("done");
       }
-    });
+    })();
   };
 }
 
@@ -58,11 +56,11 @@ describe("queued turns", () => {
       const deliver = async (message: Envelope) => void sent.push(message.content);
       const handler = turnRunner(async (message) => {
         context = message.context;
-        await turns.sendRecorded(reply("first part"), deliver);
-        await turns.sendRecorded(reply("second part"), deliver);
+        await turns.sendRecorded(reply("first part"), deliver, message);
+        await turns.sendRecorded(reply("second part"), deliver, message);
       });
       const job: QueuedJob = { id: "00000000-0000-8000-8000-000000000005", retryCount: 1, payload: { key: "telegram:1:5", session: "telegram:1", item: {} } };
-      await turns.run(job, () => turns.handOver(chatMessage("telegram:1", "hello"), handler));
+      await turns.run(job, () => turns.handOver(chatMessage("telegram:1", "hello"), handler, job.payload.item));
       assert.deepEqual(sent, ["second part"]);
       assert.equal(context.retried_after_restart, true);
       assert.deepEqual([...(await queue.replies.sent("telegram:1:5"))].sort(), [0, 1]);
@@ -99,7 +97,7 @@ describe("queued turns", () => {
       });
       const parse = (item: unknown) => {
         const text = typeof item === "object" && item !== null && "text" in item ? String(item.text) : "";
-        return turns.handOver(chatMessage("telegram:9", text), handler);
+        return turns.handOver(chatMessage("telegram:9", text), handler, item);
       };
       const announced: string[] = [];
       await runner.listen((notice) => {
@@ -172,13 +170,12 @@ describe("queued turns", () => {
         delivered.push(message.content);
       };
       const handler = turnRunner(async (message) => {
-        await Promise.all([turns.sendRecorded(reply(`${message.content} 1`), deliver), turns.sendRecorded(reply(`${message.content} 2`), deliver)]);
+        await Promise.all([turns.sendRecorded(reply(`${message.content} 1`), deliver, message), turns.sendRecorded(reply(`${message.content} 2`), deliver, message)]);
       });
-      const runs = ["a", "b"].map((chat, n) =>
-        turns.run({ id: `00000000-0000-8000-8000-00000000000${n}`, retryCount: 0, fresh: true, payload: { key: `telegram:${chat}:1`, session: `telegram:${chat}`, item: {} } }, () =>
-          turns.handOver(chatMessage(`telegram:${chat}`, chat), handler),
-        ),
-      );
+      const runs = ["a", "b"].map((chat, n) => {
+        const job: QueuedJob = { id: `00000000-0000-8000-8000-00000000000${n}`, retryCount: 0, fresh: true, payload: { key: `telegram:${chat}:1`, session: `telegram:${chat}`, item: {} } };
+        return turns.run(job, () => turns.handOver(chatMessage(`telegram:${chat}`, chat), handler, job.payload.item));
+      });
       // Both sessions' first replies are on their way at once; neither turn's second reply left before its first.
       await eventually(() => (inFlight.length === 2 ? true : undefined), "a reply of each session in flight");
       assert.deepEqual(inFlight.sort(), ["a 1", "b 1"]);
