@@ -35,11 +35,16 @@ describe("the gateway lock", () => {
 
   it("is free once the process holding it is killed with SIGKILL", async () => {
     const holder = spawn(process.execPath, ["--input-type=module", "-e", `const { tryGatewayLock } = await import(${JSON.stringify(MODULE)}); const got = tryGatewayLock(${JSON.stringify(home)}); console.log("held" in got ? "held" : "busy"); setInterval(() => {}, 1000);`], { stdio: ["ignore", "pipe", "inherit"] });
-    const [line] = (await once(holder.stdout.setEncoding("utf8"), "data")) as [string];
-    assert.equal(line.trim(), "held");
-    assert.deepEqual(tryGatewayLock(home), { busy: { pid: holder.pid } });
-    holder.kill("SIGKILL");
-    await once(holder, "close");
+    const closed = once(holder, "close");
+    try {
+      const [line] = (await once(holder.stdout.setEncoding("utf8"), "data")) as [string];
+      assert.equal(line.trim(), "held");
+      assert.deepEqual(tryGatewayLock(home), { busy: { pid: holder.pid } });
+    } finally {
+      // Killed whatever happened above: a holder left running would keep this test file alive.
+      holder.kill("SIGKILL");
+      await closed;
+    }
     const after = tryGatewayLock(home);
     assert.ok("held" in after, "no stale lock after kill -9");
     assert.equal((await readFile(gatewayLockPaths(home).pid, "utf8")).trim(), String(process.pid));
