@@ -7,8 +7,10 @@
  * (the tapes remember that anchor's id and date between turns; a reset, by this process or
  * another, is noticed because the anchor is no longer there with its date) or whole when the
  * anchor is not known, and answers from what it read every query that read answers exactly.
- * Other queries, and any whose answer would be "no such anchor", go to the store. Writes go
- * to the store and are added to what was read.
+ * Other queries go to the store, and so does a query for an anchor it does not hold unless it
+ * read the whole tape. Writes go to the store and are added to what was read. What must not be
+ * decided on the turn's read (has another turn started the session meanwhile?) asks the store
+ * below the snapshot ({@link storeBelow}).
  */
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
@@ -75,10 +77,19 @@ function lastAnchorOf(entries: readonly TapeEntry[]): AnchorMark | null {
   return null;
 }
 
+/** The store each snapshot store reads and writes through. */
+const below = new WeakMap<TapeStore, TapeStore>();
+
+/** The store under a snapshot's store (`store` itself when it is not one): for reads that must be fresh. */
+export function storeBelow(store: TapeStore): TapeStore {
+  return below.get(store) ?? store;
+}
+
 /**
  * The answer to `query` from `held`, or null when the store must answer: a text or date
  * search (a store may match text its own way), a read reaching before what is held, or an
- * anchor not held (the store is asked, so "not found" is never an old answer).
+ * anchor not held when only the tape's end was read.
+ * @throws BubError `not_found` for an anchor the whole tape, as read, does not have.
  */
 function answerFrom(held: Held, query: TapeQuery): TapeEntry[] | null {
   if (query.text !== undefined || query.betweenDates !== undefined) return null;
@@ -87,7 +98,7 @@ function answerFrom(held: Held, query: TapeQuery): TapeEntry[] | null {
   try {
     return runQuery(held.entries, query).map(cloneEntry);
   } catch (error) {
-    if (BubError.isInstance(error) && error.kind === "not_found") return null;
+    if (BubError.isInstance(error) && error.kind === "not_found" && !held.complete) return null;
     throw error;
   }
 }
@@ -170,6 +181,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: Tap
       anchors.set(tape, null);
     },
   };
+  below.set(store, parent);
   if (parent.recordTapeName) store.recordTapeName = (record) => parent.recordTapeName?.(record) ?? Promise.resolve();
   if (parent.tapeNames) store.tapeNames = () => parent.tapeNames?.() ?? Promise.resolve([]);
   if (parent.tapeStats) store.tapeStats = () => parent.tapeStats?.() ?? Promise.resolve([]);

@@ -70,7 +70,9 @@ describe("tape store calls per turn", () => {
       const memory = createMemoryTapeStore();
       const first = counting(memory);
       const bub = await bubOver(dir.path, first.store);
-      await turn(bub, first.calls, "one");
+      // A new session: its one read, the merge's check that no other turn started it meanwhile, the merge.
+      const opening = await turn(bub, first.calls, "one");
+      assert.deepEqual(opening.map((call) => call.method), ["fetchAll", "fetchAll", "appendBatch"], describeCalls(opening));
       for (const content of ["two", "three"]) {
         const made = await turn(bub, first.calls, content);
         assert.ok(made.length <= 2, `a later turn made ${made.length} store calls: ${describeCalls(made)}`);

@@ -7,7 +7,8 @@ import type { TapeQuery, TapeStore } from "../../src/kernel/tape-contract.ts";
 import { entries } from "../../src/tape/entry.ts";
 import { createFileTapeStore } from "../../src/tape/file-store.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
-import { createTapeSnapshot, TapeAnchors } from "../../src/tape/tape-snapshot.ts";
+import { createTapeSnapshot, storeBelow, TapeAnchors } from "../../src/tape/tape-snapshot.ts";
+import { createTapes } from "../../src/tape/tapes.ts";
 import { tempDir } from "./support/helpers.ts";
 
 const NAME = "ws__session";
@@ -75,13 +76,29 @@ describe("createTapeSnapshot", () => {
     await other.close();
   });
 
-  it("asks the store whether there is an anchor when it holds none (a bootstrap race is never decided on an old read)", async () => {
+  it("answers 'no anchor' from a whole-tape read; the store below it is what a merge asks", async () => {
     const parent = createMemoryTapeStore();
-    const snapshot = createTapeSnapshot(parent, NAME, new TapeAnchors());
+    const { store, queries } = watched(parent);
+    const snapshot = createTapeSnapshot(store, NAME, new TapeAnchors());
     assert.deepEqual(await snapshot.store.fetchAll({ tape: NAME }), []);
     await parent.appendBatch(NAME, [entries.anchor("session/start"), entries.event("handoff", { name: "session/start" })]);
-    assert.deepEqual(await snapshot.store.fetchAll({ tape: NAME, lastAnchor: true, limit: 0 }), [], "the other turn's anchor is found");
-    await assert.rejects(createTapeSnapshot(createMemoryTapeStore(), NAME, new TapeAnchors()).store.fetchAll({ tape: NAME, lastAnchor: true }), /No anchors found/);
+    await assert.rejects(snapshot.store.fetchAll({ tape: NAME, lastAnchor: true, limit: 0 }), /No anchors found/);
+    assert.equal(queries.length, 1);
+    assert.equal(storeBelow(snapshot.store), store);
+    assert.equal(storeBelow(store), store);
+    assert.deepEqual(await storeBelow(snapshot.store).fetchAll({ tape: NAME, lastAnchor: true, limit: 0 }), [], "the other turn's anchor is found below");
+  });
+
+  it("one session/start when two turns of a new session run at once", async () => {
+    const parent = createMemoryTapeStore();
+    const tapes = createTapes({ store: parent, archivePath: "/tmp/unused" });
+    const tape = tapes.tape(NAME);
+    const forks = [tapes.fork(tapes.snapshot(tape).tape), tapes.fork(tapes.snapshot(tape).tape)];
+    for (const fork of forks) await fork.tape.ensureBootstrapAnchor();
+    for (const [index, fork] of forks.entries()) await fork.tape.appendEvent("turn", { index });
+    for (const fork of forks) await fork.merge();
+    const kinds = (await parent.fetchAll({ tape: NAME })).map((entry) => (entry.kind === "anchor" ? "anchor" : String(entry.payload.name)));
+    assert.deepEqual(kinds, ["anchor", "handoff", "turn", "turn"]);
   });
 
   it("a reset through it empties what it holds", async () => {
