@@ -211,7 +211,7 @@ export class QueuedTurns {
    * theirs concurrently. So a kill -9 can cut, per turn then running, at most the one reply
    * between leaving and being recorded (that one is sent again by the retry). Other sends go straight out.
    */
-  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>): Promise<void> {
+  sendRecorded(message: Envelope, deliver: (message: Envelope, recorded?: { key: string }) => Promise<void>): Promise<void> {
     const lifespan = currentTurnMessage()?.lifespan;
     const run = lifespan ? this.#byLifespan.get(lifespan) : undefined;
     if (!run) return deliver(message);
@@ -231,7 +231,9 @@ export class QueuedTurns {
         return;
       }
       await this.#flush(run);
-      await deliver(message);
+      // The key makes the delivery ledger drop the reply when an earlier run handed it over
+      // already and died before recording it here.
+      await deliver(message, { key: `${key}#${index}` });
       run.unrecorded = index;
     });
     run.replying = sending.catch(() => undefined);

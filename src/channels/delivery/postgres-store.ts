@@ -10,7 +10,7 @@ import type { Pool } from "pg";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { describeDatabaseUrl } from "../../tape/postgres/errors.ts";
 import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
-import type { DeliveryRecord, DeliveryState, DeliveryStore, NewDelivery } from "./types.ts";
+import { KEY_KEEP_DAYS, type DeliveryRecord, type DeliveryState, type DeliveryStore, type NewDelivery } from "./types.ts";
 
 const LOCK_KEY = createHash("sha256").update("bub-deliveries-schema").digest().readBigInt64BE(0).toString();
 
@@ -35,6 +35,10 @@ CREATE TABLE IF NOT EXISTS bub_deliveries (
   updated_at bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS bub_deliveries_state ON bub_deliveries (state, source, id);
+CREATE TABLE IF NOT EXISTS bub_delivery_keys (
+  key text PRIMARY KEY,
+  created_at bigint NOT NULL
+);
 COMMIT;`;
 
 /**
@@ -48,6 +52,7 @@ export async function openPostgresDeliveryStore(url: string): Promise<DeliverySt
   pool.on("error", () => undefined);
   try {
     await pool.query(SCHEMA);
+    await pool.query("DELETE FROM bub_delivery_keys WHERE created_at < $1", [Date.now() - KEY_KEEP_DAYS * 86_400_000]);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;
@@ -75,6 +80,27 @@ class PostgresDeliveryStore implements DeliveryStore {
   }
 
   async record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {
+    if (deliveries.some((delivery) => delivery.key !== undefined)) {
+      // Keyed outbounds one statement each, in order: the key and the record are written together or not at all.
+      const recorded: DeliveryRecord[] = [];
+      for (const delivery of deliveries) recorded.push(...(delivery.key === undefined ? await this.#insert(owner, [delivery]) : await this.#insertKeyed(owner, delivery, delivery.key)));
+      return recorded;
+    }
+    return this.#insert(owner, deliveries);
+  }
+
+  /** Records the outbound unless its key is in `bub_delivery_keys` already (one statement). */
+  #insertKeyed(owner: string, delivery: NewDelivery, key: string): Promise<DeliveryRecord[]> {
+    const now = Date.now();
+    return this.#rows(
+      `WITH fresh AS (INSERT INTO bub_delivery_keys (key, created_at) VALUES ($10, $8::bigint) ON CONFLICT (key) DO NOTHING RETURNING key)
+       INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at)
+       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint, $9::bigint FROM fresh RETURNING ${COLUMNS}`,
+      [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, key],
+    );
+  }
+
+  async #insert(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {
     if (deliveries.length === 0) return [];
     const now = Date.now();
     const values: unknown[] = [];

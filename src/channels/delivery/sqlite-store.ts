@@ -10,7 +10,7 @@ import { createPrivateFile, makeDirectory } from "../../config/home-dir.ts";
 import { errorMessage } from "../../config/thrown.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
-import type { DeliveryRecord, DeliveryState, DeliveryStore, NewDelivery } from "./types.ts";
+import { KEY_KEEP_DAYS, type DeliveryRecord, type DeliveryState, type DeliveryStore, type NewDelivery } from "./types.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS deliveries (
@@ -31,6 +31,10 @@ CREATE TABLE IF NOT EXISTS deliveries (
   updated_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS deliveries_state ON deliveries (state, source, id);
+CREATE TABLE IF NOT EXISTS delivery_keys (
+  key TEXT PRIMARY KEY,
+  created_at INTEGER NOT NULL
+);
 `;
 
 /** How long a statement waits for another process's write lock (`bub delivery` while the gateway runs). */
@@ -54,6 +58,7 @@ export function openSqliteDeliveryStore(path: string): DeliveryStore {
     database = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
     database.exec(SCHEMA);
+    database.prepare("DELETE FROM delivery_keys WHERE created_at < ?").run(Date.now() - KEY_KEEP_DAYS * 86_400_000);
   } catch (error) {
     throw new BubError("config", `Cannot open the delivery ledger ${path} (${errorMessage(error)}): check that BUB_HOME is writable.`, { cause: error });
   }
@@ -116,11 +121,16 @@ class SqliteDeliveryStore implements DeliveryStore {
     const now = Date.now();
     return this.#write((database) => {
       const insert = database.prepare(`INSERT INTO deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`);
-      return deliveries.map((delivery) => {
+      const claimKey = database.prepare("INSERT INTO delivery_keys (key, created_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING");
+      const recorded: DeliveryRecord[] = [];
+      for (const delivery of deliveries) {
+        // A key seen before: this outbound was recorded already (and maybe sent).
+        if (delivery.key !== undefined && Number(claimKey.run(delivery.key, now).changes) === 0) continue;
         const row = insert.get(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
         if (!row) throw new Error("the ledger inserted no row");
-        return recordOf(row);
-      });
+        recorded.push(recordOf(row));
+      }
+      return recorded;
     });
   }
 

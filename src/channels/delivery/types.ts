@@ -32,8 +32,16 @@ export interface DeliveryRecord {
   updatedAt: number;
 }
 
-/** What is recorded for a new outbound. */
-export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound">;
+/**
+ * What is recorded for a new outbound. `key`, when given, names the outbound for good (a
+ * queued turn's reply: its message key and reply index): a second outbound with a key the
+ * ledger has seen is not recorded, even after the first was sent and forgotten (keys are
+ * kept for {@link KEY_KEEP_DAYS} days).
+ */
+export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound"> & { key?: string };
+
+/** How long the ledger remembers the keys of outbounds it recorded: longer than a queued message can wait or be retried. */
+export const KEY_KEEP_DAYS = 30;
 
 /**
  * A durable ledger store. Every write resolves only once it is durable. `owner` names the
@@ -44,7 +52,10 @@ export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId"
 export interface DeliveryStore {
   /** `sqlite <path>` or `postgres <host:port/database>`, for messages. */
   readonly where: string;
-  /** Records new outbounds (owned by `owner`), in order; answers them with their ids. */
+  /**
+   * Records new outbounds (owned by `owner`), in order; answers them with their ids. One
+   * whose `key` was recorded before is left out (it is not recorded, and not in the answer).
+   */
   record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]>;
   /** Records that the first `partsDone` parts of a record were confirmed. */
   progress(id: number, partsDone: number): Promise<void>;

@@ -22,7 +22,7 @@ import { outboundText } from "./outbound.ts";
 import type { DeliveryLedger } from "../delivery/ledger.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { apiSignal } from "./narrow.ts";
-import { DurableUpdates } from "./polling.ts";
+import { DurableUpdates, type Notify, type OutboundOrigin } from "./polling.ts";
 import type { QueuedUpdates } from "./queued.ts";
 import type { WebhookServer } from "./webhook.ts";
 import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
@@ -198,6 +198,7 @@ export class TelegramChannel implements Channel {
           settings: this.#framework.settings,
           framework: this.#framework,
           asks: (data) => this.#approvals.asks(data),
+          notify: this.#notify,
           describeError: this.#describeError,
         });
         this.#queued = opened.queued;
@@ -230,7 +231,7 @@ export class TelegramChannel implements Channel {
         signal.addEventListener("abort", () => void queued.stopWorking(), { once: true });
       }
       if (webhook) {
-        await this.#durable.resume(bot, this.#ledger?.pendingInbound());
+        await this.#durable.resume(bot, this.#ledger?.pendingInbound() ?? new Set(), this.#notify);
         const { serveWebhook } = await import("./webhook.ts");
         const server = await serveWebhook(bot, settings, (update) => this.#durable.accept(bot, [update]), signal, this.#describeError);
         this.#webhook = server;
@@ -240,7 +241,7 @@ export class TelegramChannel implements Channel {
       } else {
         // Polling needs no webhook; what Telegram still holds for the bot is kept (not dropped).
         await bot.api.deleteWebhook({ drop_pending_updates: false }, apiSignal(signal));
-        await this.#durable.resume(bot, this.#ledger?.pendingInbound());
+        await this.#durable.resume(bot, this.#ledger?.pendingInbound() ?? new Set(), this.#notify);
         this.#durable.startPolling(bot, signal, election);
         log.info(`telegram.start ${election ? "serving (polling once elected)" : "polling"} as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
       }
@@ -342,18 +343,24 @@ export class TelegramChannel implements Channel {
    * Records an outbound message in the delivery ledger, which sends it to its chat (split
    * at Telegram's length limit, or as a preview and `answer.md` beyond `max_messages`
    * messages; see ../delivery/ledger.ts for retries and dead letters). Resolves once it is
-   * recorded; `inbound` names the updates whose turn it answers.
+   * recorded; `origin` names the updates whose turn it answers, or its key (a queued turn's reply).
    */
-  async send(message: Envelope, inbound: readonly number[] = []): Promise<void> {
+  async send(message: Envelope, origin: OutboundOrigin = {}): Promise<void> {
     const text = outboundText(message);
     if (!text.trim()) return;
+    await this.#record(message.chatId, message.sessionId ?? "?", text, origin);
+  }
+
+  /** A notice of the channel's own (a message given up after restarts) to a chat, through the ledger like a reply. */
+  readonly #notify: Notify = (chatId, text, origin) => this.#record(chatId, `telegram:${chatId}`, text, origin);
+
+  async #record(chatId: string, sessionId: string, text: string, origin: OutboundOrigin): Promise<void> {
     const ledger = this.#ledger;
-    const sessionId = message.sessionId ?? "?";
     if (!ledger) {
-      log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${message.chatId}: the channel is not running`);
+      log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId}: the channel is not running`);
       return;
     }
-    await ledger.enqueue({ chatId: message.chatId, sessionId, text, inbound: [...inbound] });
+    await ledger.enqueue({ chatId, sessionId, text, inbound: [...(origin.inbound ?? [])], ...(origin.key === undefined ? {} : { key: origin.key }) });
   }
 }
 

@@ -34,6 +34,20 @@ function contract(name: string, open: () => Promise<{ store: DeliveryStore; reop
       await store.close();
     });
 
+    it("records a keyed outbound once: a second with the same key is left out, even after the first was confirmed and forgotten", async () => {
+      const { store, reopen } = await open();
+      const [a] = await store.record("me", [{ ...outbound("7", "reply 0"), key: "telegram:1:5#0" }]);
+      assert.ok(a);
+      assert.deepEqual(await store.record("me", [{ ...outbound("7", "reply 0 again"), key: "telegram:1:5#0" }]), [], "pending: left out");
+      await store.confirm(a.id, false);
+      const other = await reopen();
+      const again = await other.record("other", [{ ...outbound("7", "reply 0, a re-run"), key: "telegram:1:5#0" }, { ...outbound("7", "reply 1"), key: "telegram:1:5#1" }, outbound("7", "unkeyed")]);
+      assert.deepEqual(again.map((record) => record.text), ["reply 1", "unkeyed"], "confirmed and deleted: still left out");
+      assert.deepEqual((await other.record("other", [outbound("7", "unkeyed")])).map((record) => record.text), ["unkeyed"], "outbounds without a key are never left out");
+      await other.close();
+      await store.close();
+    });
+
     it("leaves records a live owner leases alone, takes ownerless ones, and moves dead letters through retry and purge", async () => {
       const { store, reopen } = await open();
       const [a, b] = await store.record("one", [outbound("7", "a"), outbound("7", "b")]);
