@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS bub_deliveries (
   chat_id text NOT NULL,
   session_id text NOT NULL,
   text text NOT NULL,
+  options text NOT NULL DEFAULT '',
   inbound text NOT NULL DEFAULT '[]',
   parts_done integer NOT NULL DEFAULT 0,
   attempts integer NOT NULL DEFAULT 0,
@@ -34,6 +35,7 @@ CREATE TABLE IF NOT EXISTS bub_deliveries (
   created_at bigint NOT NULL,
   updated_at bigint NOT NULL
 );
+ALTER TABLE bub_deliveries ADD COLUMN IF NOT EXISTS options text NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS bub_deliveries_state ON bub_deliveries (state, source, id);
 CREATE TABLE IF NOT EXISTS bub_delivery_keys (
   key text PRIMARY KEY,
@@ -94,9 +96,9 @@ class PostgresDeliveryStore implements DeliveryStore {
     const now = Date.now();
     return this.#rows(
       `WITH fresh AS (INSERT INTO bub_delivery_keys (key, created_at) VALUES ($10, $8::bigint) ON CONFLICT (key) DO NOTHING RETURNING key)
-       INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at)
-       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint, $9::bigint FROM fresh RETURNING ${COLUMNS}`,
-      [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, key],
+       INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options)
+       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint, $9::bigint, $11::text FROM fresh RETURNING ${COLUMNS}`,
+      [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, key, delivery.options ?? ""],
     );
   }
 
@@ -106,10 +108,10 @@ class PostgresDeliveryStore implements DeliveryStore {
     const values: unknown[] = [];
     const tuples = deliveries.map((delivery) => {
       const base = values.length;
-      values.push(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
-      return `(${Array.from({ length: 9 }, (_, index) => `$${base + index + 1}`).join(", ")})`;
+      values.push(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, delivery.options ?? "");
+      return `(${Array.from({ length: 10 }, (_, index) => `$${base + index + 1}`).join(", ")})`;
     });
-    const rows = await this.#rows(`INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES ${tuples.join(", ")} RETURNING ${COLUMNS}`, values);
+    const rows = await this.#rows(`INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options) VALUES ${tuples.join(", ")} RETURNING ${COLUMNS}`, values);
     return rows.sort((a, b) => a.id - b.id);
   }
 

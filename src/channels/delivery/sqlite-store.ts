@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
   chat_id TEXT NOT NULL,
   session_id TEXT NOT NULL,
   text TEXT NOT NULL,
+  options TEXT NOT NULL DEFAULT '',
   inbound TEXT NOT NULL DEFAULT '[]',
   parts_done INTEGER NOT NULL DEFAULT 0,
   attempts INTEGER NOT NULL DEFAULT 0,
@@ -58,6 +59,8 @@ export function openSqliteDeliveryStore(path: string): DeliveryStore {
     database = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
     database.exec(SCHEMA);
+    // Ledgers made before outbounds had sending options get the column.
+    if (!database.prepare("PRAGMA table_info(deliveries)").all().some((column) => column.name === "options")) database.exec("ALTER TABLE deliveries ADD COLUMN options TEXT NOT NULL DEFAULT ''");
     database.prepare("DELETE FROM delivery_keys WHERE created_at < ?").run(Date.now() - KEY_KEEP_DAYS * 86_400_000);
   } catch (error) {
     throw new BubError("config", `Cannot open the delivery ledger ${path} (${errorMessage(error)}): check that BUB_HOME is writable.`, { cause: error });
@@ -120,13 +123,13 @@ class SqliteDeliveryStore implements DeliveryStore {
   record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {
     const now = Date.now();
     return this.#write((database) => {
-      const insert = database.prepare(`INSERT INTO deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`);
+      const insert = database.prepare(`INSERT INTO deliveries (source, chat_id, session_id, text, options, inbound, owner, lease_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`);
       const claimKey = database.prepare("INSERT INTO delivery_keys (key, created_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING");
       const recorded: DeliveryRecord[] = [];
       for (const delivery of deliveries) {
         // A key seen before: this outbound was recorded already (and maybe sent).
         if (delivery.key !== undefined && Number(claimKey.run(delivery.key, now).changes) === 0) continue;
-        const row = insert.get(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
+        const row = insert.get(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, delivery.options ?? "", JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
         if (!row) throw new Error("the ledger inserted no row");
         recorded.push(recordOf(row));
       }

@@ -16,6 +16,8 @@ export interface DeliveryRecord {
   sessionId: string;
   /** The text to send. */
   text: string;
+  /** How the channel sends it, as the channel wrote it (JSON, or "" for a plain reply). */
+  options: string;
   /** The inbound item ids (Telegram update ids) whose turn produced it. */
   inbound: number[];
   /** Parts of the text already confirmed by the channel (a reply may take several messages). */
@@ -38,7 +40,7 @@ export interface DeliveryRecord {
  * ledger has seen is not recorded, even after the first was sent and forgotten (keys are
  * kept for {@link KEY_KEEP_DAYS} days).
  */
-export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound"> & { key?: string };
+export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound"> & { key?: string; options?: string };
 
 /** How long the ledger remembers the keys of outbounds it recorded: longer than a queued message can wait or be retried. */
 export const KEY_KEEP_DAYS = 30;

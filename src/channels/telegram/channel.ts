@@ -23,6 +23,8 @@ import type { DeliveryLedger } from "../delivery/ledger.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { apiSignal } from "./narrow.ts";
 import { DurableUpdates, type Notify, type OutboundOrigin } from "./polling.ts";
+import { toolSendOptions } from "./send-options.ts";
+import type { LedgerSend } from "./tools.ts";
 import type { QueuedUpdates } from "./queued.ts";
 import type { WebhookServer } from "./webhook.ts";
 import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
@@ -349,6 +351,13 @@ export class TelegramChannel implements Channel {
     const text = outboundText(message);
     if (!text.trim()) return;
     await this.#record(message.chatId, message.sessionId ?? "?", text, origin);
+  }
+
+  /** `telegram.send` through the delivery ledger while the channel runs (null otherwise); see ./tools.ts. */
+  get ledgerSend(): LedgerSend | null {
+    const ledger = this.#ledger;
+    if (!ledger) return null;
+    return ({ chatId, sessionId, text, options }, signal) => ledger.deliver({ chatId, sessionId, text, inbound: [], options: toolSendOptions(options) }, signal);
   }
 
   /** A notice of the channel's own (a message given up after restarts) to a chat, through the ledger like a reply. */
