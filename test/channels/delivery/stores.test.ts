@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, describe, it } from "node:test";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
 import { openSqliteDeliveryStore } from "../../../src/channels/delivery/sqlite-store.ts";
@@ -80,4 +81,23 @@ contract("SQLite", async () => {
 contract("PostgreSQL", async () => {
   const url = await (await postgres()).createDatabase();
   return { store: await openPostgresDeliveryStore(url), reopen: () => openPostgresDeliveryStore(url) };
+});
+
+describe("a ledger made by an earlier version", () => {
+  it("gets the options column and the keys table (SQLite), keeping its records", async () => {
+    const dir = await tempDir();
+    after(() => dir.cleanup());
+    const path = join(dir.path, "delivery.sqlite3");
+    const old = new DatabaseSync(path);
+    old.exec(`CREATE TABLE deliveries (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, chat_id TEXT NOT NULL, session_id TEXT NOT NULL, text TEXT NOT NULL, inbound TEXT NOT NULL DEFAULT '[]', parts_done INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'pending', possibly_repeated INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '', owner TEXT, lease_until INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      INSERT INTO deliveries (source, chat_id, session_id, text, created_at, updated_at) VALUES ('telegram-1', '7', 'telegram:7', 'from before', 1, 1);`);
+    old.close();
+    const store = openSqliteDeliveryStore(path);
+    const [kept] = await store.claim("telegram-1", "me", true);
+    assert.deepEqual([kept?.text, kept?.options], ["from before", ""]);
+    const [fresh] = await store.record("me", [{ ...outbound("7", "new"), key: "k#0", options: '{"send":{}}' }]);
+    assert.deepEqual([fresh?.text, fresh?.options], ["new", '{"send":{}}']);
+    assert.deepEqual(await store.record("me", [{ ...outbound("7", "again"), key: "k#0" }]), []);
+    await store.close();
+  });
 });
