@@ -88,11 +88,12 @@ export class DeliveryLedger {
   /**
    * Records an outbound durably and queues it for sending; resolves once it is recorded
    * (not sent: from then on the ledger answers for it). An outbound whose `key` the ledger
-   * has recorded before is dropped.
+   * has recorded before is dropped. With `after`, it is sent once that settles.
    */
-  async enqueue(delivery: Omit<NewDelivery, "source">): Promise<void> {
+  async enqueue(delivery: Omit<NewDelivery, "source">, after?: Promise<void>): Promise<void> {
     const [record] = await this.#options.store.record(this.owner, [{ ...delivery, source: this.#options.source }]);
-    if (record) this.#add(record);
+    if (record && after) void after.catch(() => undefined).then(() => this.#add(record));
+    else if (record) this.#add(record);
     else if (delivery.key !== undefined) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId} was recorded before (an earlier run of its turn); not sent again`);
   }
 

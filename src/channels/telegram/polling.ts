@@ -33,6 +33,12 @@ export const GIVEN_UP = "Bub restarted twice while working on your message, so i
 export interface OutboundOrigin {
   inbound?: readonly number[];
   key?: string;
+  /**
+   * The ledger sends the outbound only once this settles: the journal has marked the
+   * turn's updates done. Else a kill -9 after the ledger sent and forgot the reply, but
+   * before the journal's mark, would run the turn again and repeat the reply.
+   */
+  after?: Promise<void>;
 }
 
 /** Sends a text to a chat through the delivery ledger (recorded durably before it resolves). */
@@ -268,8 +274,9 @@ export class DurableUpdates {
   /**
    * Hands a reply of a journaled turn to `deliver` (which records it in the delivery ledger,
    * naming the turn's updates) and records the turn's updates as done right after, one reply
-   * at a time. A kill -9 between the two leaves the reply in the ledger, which sends it, and
-   * {@link resume} does not run the turn again. Other sends go straight to `deliver`.
+   * at a time; the ledger sends the reply only after that. A kill -9 between the two leaves
+   * the reply in the ledger, which sends it, and {@link resume} does not run the turn again.
+   * Other sends go straight to `deliver`.
    */
   async sendRecorded(message: Envelope, deliver: (message: Envelope, origin?: OutboundOrigin) => Promise<void>): Promise<void> {
     if (this.#queued) return this.#queued.sendRecorded(message, deliver);
@@ -280,11 +287,13 @@ export class DurableUpdates {
     const previous = this.#replying;
     const turn = Promise.withResolvers<void>();
     this.#replying = turn.promise;
+    const journaled = Promise.withResolvers<void>();
     try {
       await previous;
-      await deliver(message, { inbound: claim() });
+      await deliver(message, { inbound: claim(), after: journaled.promise });
       await this.#journalDone(claim());
     } finally {
+      journaled.resolve();
       turn.resolve();
     }
   }
