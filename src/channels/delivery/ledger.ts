@@ -92,6 +92,7 @@ export class DeliveryLedger {
    */
   async enqueue(delivery: Omit<NewDelivery, "source">, after?: Promise<void>): Promise<void> {
     const [record] = await this.#options.store.record(this.owner, [{ ...delivery, source: this.#options.source }]);
+    if (record && delivery.key !== undefined && record.text !== delivery.text) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId}: an earlier copy (id=${record.id}) was still pending; it is sent instead`);
     if (record && after) void after.catch(() => undefined).then(() => this.#add(record));
     else if (record) this.#add(record);
     else if (delivery.key !== undefined) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId} was recorded before (an earlier run of its turn); not sent again`);

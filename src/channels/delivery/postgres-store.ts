@@ -39,6 +39,7 @@ ALTER TABLE bub_deliveries ADD COLUMN IF NOT EXISTS options text NOT NULL DEFAUL
 CREATE INDEX IF NOT EXISTS bub_deliveries_state ON bub_deliveries (state, source, id);
 CREATE TABLE IF NOT EXISTS bub_delivery_keys (
   key text PRIMARY KEY,
+  delivery_id bigint NOT NULL DEFAULT 0,
   created_at bigint NOT NULL
 );
 COMMIT;`;
@@ -91,15 +92,38 @@ class PostgresDeliveryStore implements DeliveryStore {
     return this.#insert(owner, deliveries);
   }
 
-  /** Records the outbound unless its key is in `bub_delivery_keys` already (one statement). */
-  #insertKeyed(owner: string, delivery: NewDelivery, key: string): Promise<DeliveryRecord[]> {
+  /**
+   * Records the outbound and its key in one transaction, unless the key is in
+   * `bub_delivery_keys` already: then the earlier copy, when it is still pending, is taken
+   * over (answered, to be sent by this process now) and this one is not recorded.
+   */
+  async #insertKeyed(owner: string, delivery: NewDelivery, key: string): Promise<DeliveryRecord[]> {
     const now = Date.now();
-    return this.#rows(
-      `WITH fresh AS (INSERT INTO bub_delivery_keys (key, created_at) VALUES ($10, $8::bigint) ON CONFLICT (key) DO NOTHING RETURNING key)
-       INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options)
-       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint, $9::bigint, $11::text FROM fresh RETURNING ${COLUMNS}`,
-      [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, key, delivery.options ?? ""],
-    );
+    const client = await this.#pool.connect();
+    try {
+      await client.query("BEGIN");
+      const fresh = await client.query("INSERT INTO bub_delivery_keys (key, created_at) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key", [key, now]);
+      let rows: Record<string, unknown>[];
+      if ((fresh.rowCount ?? 0) === 0) {
+        ({ rows } = await client.query<Record<string, unknown>>(
+          `UPDATE bub_deliveries SET owner = $1, lease_until = $2 WHERE id = (SELECT delivery_id FROM bub_delivery_keys WHERE key = $3) AND state = 'pending' AND owner IS DISTINCT FROM $1 RETURNING ${COLUMNS}`,
+          [owner, now + LEASE_MS, key],
+        ));
+      } else {
+        ({ rows } = await client.query<Record<string, unknown>>(
+          `INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+          [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, delivery.options ?? ""],
+        ));
+        await client.query("UPDATE bub_delivery_keys SET delivery_id = $1 WHERE key = $2", [rows[0]?.id ?? 0, key]);
+      }
+      await client.query("COMMIT");
+      return rows.map(recordOf);
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async #insert(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {

@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
 CREATE INDEX IF NOT EXISTS deliveries_state ON deliveries (state, source, id);
 CREATE TABLE IF NOT EXISTS delivery_keys (
   key TEXT PRIMARY KEY,
+  delivery_id INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL
 );
 `;
@@ -125,13 +126,21 @@ class SqliteDeliveryStore implements DeliveryStore {
     return this.#write((database) => {
       const insert = database.prepare(`INSERT INTO deliveries (source, chat_id, session_id, text, options, inbound, owner, lease_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`);
       const claimKey = database.prepare("INSERT INTO delivery_keys (key, created_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING");
+      const noteKey = database.prepare("UPDATE delivery_keys SET delivery_id = ? WHERE key = ?");
+      const adopt = database.prepare(`UPDATE deliveries SET owner = ?, lease_until = ? WHERE id = (SELECT delivery_id FROM delivery_keys WHERE key = ?) AND state = 'pending' AND owner IS NOT ? RETURNING ${COLUMNS}`);
       const recorded: DeliveryRecord[] = [];
       for (const delivery of deliveries) {
-        // A key seen before: this outbound was recorded already (and maybe sent).
-        if (delivery.key !== undefined && Number(claimKey.run(delivery.key, now).changes) === 0) continue;
+        if (delivery.key !== undefined && Number(claimKey.run(delivery.key, now).changes) === 0) {
+          // A key seen before: the earlier copy is sent instead (taken over while still pending), never this one.
+          const earlier = adopt.get(owner, now + LEASE_MS, delivery.key, owner);
+          if (earlier) recorded.push(recordOf(earlier));
+          continue;
+        }
         const row = insert.get(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, delivery.options ?? "", JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
         if (!row) throw new Error("the ledger inserted no row");
-        recorded.push(recordOf(row));
+        const record = recordOf(row);
+        if (delivery.key !== undefined) noteKey.run(record.id, delivery.key);
+        recorded.push(record);
       }
       return recorded;
     });

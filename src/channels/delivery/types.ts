@@ -38,7 +38,7 @@ export interface DeliveryRecord {
  * What is recorded for a new outbound. `key`, when given, names the outbound for good (a
  * queued turn's reply: its message key and reply index): a second outbound with a key the
  * ledger has seen is not recorded, even after the first was sent and forgotten (keys are
- * kept for {@link KEY_KEEP_DAYS} days).
+ * kept for {@link KEY_KEEP_DAYS} days); an earlier copy still pending is sent instead.
  */
 export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound"> & { key?: string; options?: string };
 
@@ -56,7 +56,9 @@ export interface DeliveryStore {
   readonly where: string;
   /**
    * Records new outbounds (owned by `owner`), in order; answers them with their ids. One
-   * whose `key` was recorded before is left out (it is not recorded, and not in the answer).
+   * whose `key` was recorded before is not recorded: when the earlier copy is still pending
+   * under another owner (a process that died), that copy is taken over by `owner` and
+   * answered in its place; else nothing is answered for it.
    */
   record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]>;
   /** Records that the first `partsDone` parts of a record were confirmed. */

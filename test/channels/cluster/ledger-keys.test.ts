@@ -111,6 +111,24 @@ describe("queued turns and the delivery ledger", () => {
       await again.drain(5000);
       assert.deepEqual(againSender.sent, ["a second reply"], "reply 0 was sent by the first run's ledger record; only reply 1 is new");
       assert.deepEqual([...(await queue.replies.sent(key))].sort(), [0, 1]);
+
+      // A process that died before sending: its record waits under its lease. The re-run's
+      // reply takes that copy over and sends it now (the chat's order holds), not its new wording.
+      const deadStore = await openPostgresDeliveryStore(url);
+      await deadStore.record("a dead process", [{ source: "telegram-1", chatId: "2", sessionId: "telegram:2", text: "the answer to 6", inbound: [], key: "telegram:1:6#0" }]);
+      await deadStore.close();
+      const rerun = new QueuedTurns({ queue });
+      const job6: QueuedJob = { id: "00000000-0000-8000-8000-000000000006", retryCount: 1, payload: { key: "telegram:1:6", session: "telegram:2", item: {} } };
+      await rerun.run(job6, () =>
+        rerun.handOver(
+          new ChannelMessage({ sessionId: "telegram:2", channel: "telegram", chatId: "2", content: "hi", isActive: true, outputChannel: "telegram" }),
+          turnRunner(async (message) => {
+            await rerun.sendRecorded(toEnvelope({ content: "the answer to 6, worded anew", channel: "telegram", chatId: "2", sessionId: message.sessionId }), deliverTo(again));
+          }),
+        ),
+      );
+      await again.drain(5000);
+      assert.deepEqual(againSender.sent, ["a second reply", "the answer to 6"]);
     } finally {
       await first.close();
       await again.close();

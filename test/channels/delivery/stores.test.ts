@@ -45,6 +45,11 @@ function contract(name: string, open: () => Promise<{ store: DeliveryStore; reop
       const again = await other.record("other", [{ ...outbound("7", "reply 0, a re-run"), key: "telegram:1:5#0" }, { ...outbound("7", "reply 1"), key: "telegram:1:5#1" }, outbound("7", "unkeyed")]);
       assert.deepEqual(again.map((record) => record.text), ["reply 1", "unkeyed"], "confirmed and deleted: still left out");
       assert.deepEqual((await other.record("other", [outbound("7", "unkeyed")])).map((record) => record.text), ["unkeyed"], "outbounds without a key are never left out");
+      // A copy still pending under a process that died is taken over, and sent instead of the new one.
+      const [pending] = await store.record("dead", [{ ...outbound("9", "the first wording"), key: "telegram:1:6#0" }]);
+      const adopted = await other.record("other", [{ ...outbound("9", "a second wording"), key: "telegram:1:6#0" }]);
+      assert.deepEqual(adopted.map((record) => [record.id, record.text]), [[pending?.id, "the first wording"]]);
+      assert.deepEqual(await other.claim("telegram-1", "third", false), [], "now leased by the one that took it over");
       await other.close();
       await store.close();
     });
