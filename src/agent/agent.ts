@@ -4,7 +4,7 @@
  * command. Spec §6.2–6.4, with the departures listed in ARCHITECTURE.md.
  */
 import { join } from "node:path";
-import { isEmptyPrompt, type Envelope, type Prompt } from "../kernel/envelope.ts";
+import { isEmptyPrompt, type Prompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
 import { interruptible, type PendingPrompts } from "./interrupt.ts";
@@ -34,6 +34,8 @@ import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
 import { isCommand, promptText } from "./prompt-text.ts";
 import { SystemPromptRecorder } from "./system-recorder.ts";
+import { TurnReads } from "./turn-reads.ts";
+import { drainSteering } from "./steering-prompts.ts";
 import { stateUser, TurnCosts } from "./turn-costs.ts";
 import { CostLedgers } from "../cost/ledger.ts";
 import { contextBudgetHandoff } from "./context-handoff.ts";
@@ -90,6 +92,8 @@ export class Agent implements RuntimeAgent {
   readonly #systemPrompts = new SystemPromptRecorder();
   /** The fork each open run writes, by its turn context (what `afterToolCall` spills into). */
   readonly #turnTapes = new WeakMap<TurnContext, Tape>();
+  /** Each turn's one read of its session tape. */
+  readonly #turnReads = new TurnReads();
 
   constructor(options: AgentOptions) {
     this.#options = options;
@@ -134,10 +138,14 @@ export class Agent implements RuntimeAgent {
     await this.framework.runtime.call("quitSession", context ? { sessionId, context } : { sessionId });
   }
 
-  /** The session tape as persisted (not a fork), read through the given state's context. */
-  sessionTape(sessionId: string, workspace: string, state: TurnState): Tape {
+  /**
+   * The session tape as persisted (not a fork), read through the given state's context. With
+   * the turn, its reads and the turn's run share one read of the store (see `tape/tape-snapshot.ts`).
+   */
+  sessionTape(sessionId: string, workspace: string, state: TurnState, turn?: TurnContext): Tape {
     const tapes = this.tapes;
-    return tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
+    const tape = tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
+    return turn ? this.#turnReads.of(turn, tape, tapes).tape.withContext(tape.context) : tape;
   }
 
   /** The tape a turn's run writes (a fork of its session tape), while the run is open. */
@@ -183,8 +191,9 @@ export class Agent implements RuntimeAgent {
     // Asked once per turn: every tool call of the turn runs in the same place; nothing answers: the host in the workspace.
     const sandbox = (await this.framework.runtime.call("provideSandbox", { sessionId, workspace })) ?? createHostSandbox({ workspace, envPassthrough: () => this.configValue("tool_env_passthrough"), isolation: () => this.configValue("tool_isolation") });
     const tapes = this.tapes;
-    const tape = tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
-    const fork = tapes.fork(tape, { mergeBack: !sessionId.startsWith("temp/") });
+    const persisted = tapes.sessionTape(sessionId, workspace, { ...tapes.context, state });
+    const read = this.#turnReads.of(turn, persisted, tapes);
+    const fork = tapes.fork(read.tape.withContext(persisted.context), { mergeBack: !sessionId.startsWith("temp/") });
     // Steps that ran tools are journaled as they complete, so a turn retried after a crash resumes (issue 36).
     const journal = fork.mergeBack ? new TurnJournal(fork, tapes.store, turnId) : null;
     const streamState = createStreamState();
@@ -196,7 +205,7 @@ export class Agent implements RuntimeAgent {
     const body =
       isCommand(prompt) && runCommand
         ? this.#command(runCommand, prompt, fork.tape, state, sandbox, turn)
-        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, turn, journal }, pending);
+        : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, turn, journal, refresh: read.refresh }, pending);
     return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, interruptible(body, fork.tape, pending, turn.signal), journal)), streamState);
   }
 
@@ -209,6 +218,7 @@ export class Agent implements RuntimeAgent {
       completed = true;
     } finally {
       this.#turnTapes.delete(turn);
+      this.#turnReads.end(turn);
       if (fork.mergeBack) {
         try {
           await fork.merge();
@@ -237,19 +247,6 @@ export class Agent implements RuntimeAgent {
     return blocks.filter((block) => block.length > 0).join("\n\n");
   }
 
-  /** Steering messages waiting for this turn, turned into prompts. */
-  async #drainSteering(state: TurnState, turn: TurnContext): Promise<Prompt[]> {
-    if (!turn.steering) return [];
-    const prompts: Prompt[] = [];
-    for (const message of turn.steering.drainMessages(turn)) prompts.push(await this.#steeringPrompt(message, state, turn));
-    return prompts;
-  }
-
-  async #steeringPrompt(message: Envelope, state: TurnState, turn: TurnContext): Promise<Prompt> {
-    const built = await this.framework.runtime.call("buildPrompt", { message, sessionId: turn.sessionId, state, context: turn, signal: turn.signal });
-    return isEmptyPrompt(built) ? message.content : built;
-  }
-
   /** Ends the loop on a step that cannot recover: the error on the tape, then an error and a failed final event. */
   async *#failStep(tape: Tape, streamState: StreamState, error: BubError, step: { step: number; elapsed_ms: number; runId: string | undefined; modelCallId?: string }): AsyncGenerator<StreamEvent, void, undefined> {
     streamState.error = error;
@@ -265,7 +262,7 @@ export class Agent implements RuntimeAgent {
     state: TurnState,
     settings: ModelSettings,
     streamState: StreamState,
-    options: Omit<RunStreamOptions, "allowedTools" | "signal" | "context"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox; turn: TurnContext; journal: TurnJournal | null },
+    options: Omit<RunStreamOptions, "allowedTools" | "signal" | "context"> & { allowedTools: ReadonlySet<string> | null; sandbox: Sandbox; turn: TurnContext; journal: TurnJournal | null; refresh: () => Promise<void> },
     pending: PendingPrompts,
   ): AsyncGenerator<StreamEvent, void, undefined> {
     const model = options.model ?? settings.model;
@@ -299,8 +296,11 @@ export class Agent implements RuntimeAgent {
     let wroteText = false;
     const continued = (from: Prompt) => this.framework.runtime.call("continuePrompt", { prompt: from, tape, state: streamState, context: options.turn, signal: options.turn.signal });
     let current: Prompt = resume ? await continued(resume.prompt) : prompt;
-    for (let step = (resume?.step ?? 0) + 1; step <= maxSteps; step++) {
+    const firstStep = (resume?.step ?? 0) + 1;
+    for (let step = firstStep; step <= maxSteps; step++) {
       log.debug(`loop.step step=${step} tape=${tape.name}`);
+      // Later steps see what was merged meanwhile (a subagent on this session, another process).
+      if (step > firstStep) await options.refresh();
       await tape.appendEvent("loop.step.start", { step, prompt: current });
       const started = performance.now();
       const refused = await costs.refuse(step, current);
@@ -308,7 +308,7 @@ export class Agent implements RuntimeAgent {
         yield* this.#failStep(tape, streamState, refused, { step, elapsed_ms: 0, runId: undefined });
         return;
       }
-      const steering = await this.#drainSteering(state, options.turn);
+      const steering = await drainSteering(this.framework, state, options.turn);
       pending.prompts = [...steering, current];
       const systemPrompt = await this.#systemPrompt(current, state, options.turn, options.allowedTools, allowedSkills);
       const over = budgetHandoff ? null : await costs.overBudget(model, systemPrompt, [...steering, current].map(promptText).join("\n"));

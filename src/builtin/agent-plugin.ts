@@ -101,14 +101,15 @@ function applySwitchEvents(found: Switches, events: readonly TapeEntry[]): void 
  * The latest value of each session switch on the tape. The first turn of a session reads its
  * events once; later turns read only the events appended since the last one seen (another
  * process's included), starting at that event itself: when it is no longer there with its
- * date, the tape was reset, and its events are read again from the start.
+ * date, the tape was reset, and its events are read again from the start. The memo is kept
+ * per `store` (default: the tape's; a turn reading through a snapshot passes the store below it).
  */
-export async function sessionSwitches(tape: Tape, memos: Map<string, SwitchMemo>): Promise<Switches> {
+export async function sessionSwitches(tape: Tape, memos: Map<string, SwitchMemo>, store: TapeStore = tape.store): Promise<Switches> {
   const memo = memos.get(tape.name);
   if (memo) memos.delete(tape.name);
   let found: Switches = {};
   let events: TapeEntry[] | null = null;
-  if (memo && memo.store === tape.store) {
+  if (memo && memo.store === store) {
     const since = await tape.search(tape.query().kinds("event").afterId(Math.max(0, memo.lastId - 1)));
     if (memo.lastId === 0) events = since;
     else if (since[0]?.id === memo.lastId && since[0].date === memo.lastDate) events = since.slice(1);
@@ -118,7 +119,7 @@ export async function sessionSwitches(tape: Tape, memos: Map<string, SwitchMemo>
   events ??= await tape.search(tape.query().kinds("event"));
   applySwitchEvents(found, events);
   const last = events.at(-1);
-  memos.set(tape.name, { store: tape.store, lastId: last?.id ?? kept?.lastId ?? 0, lastDate: last?.date ?? kept?.lastDate ?? "", found });
+  memos.set(tape.name, { store, lastId: last?.id ?? kept?.lastId ?? 0, lastDate: last?.date ?? kept?.lastDate ?? "", found });
   if (memos.size > MAX_SWITCH_MEMOS) for (const name of memos.keys()) if (memos.size > MAX_SWITCH_MEMOS) memos.delete(name);
   return { ...found };
 }
@@ -155,8 +156,9 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
       const state: TurnState = { session_id: sessionId, user: turnUser(message) };
       const formatted = formatContext(message.context);
       if (formatted) state.context = formatted;
-      const tape = agent.sessionTape(sessionId, context.workspace, state);
-      Object.assign(state, await sessionSwitches(tape, switchMemos));
+      // The turn's one read of its tape: the switches now, the anchor check and context in the run.
+      const tape = agent.sessionTape(sessionId, context.workspace, state, context);
+      Object.assign(state, await sessionSwitches(tape, switchMemos, agent.tapes.store));
       const model = message.context.model;
       if (typeof model === "string" && model !== "") state.model = model;
       // A turn a restart cut off resumes from its journal (src/agent/turn-journal.ts).

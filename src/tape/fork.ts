@@ -12,6 +12,7 @@ import { anchorNotFound, anchorSliceOf, compileFilter, isAnchorNamed, runQuery }
 import { sidecarTapeName } from "./sidecar.ts";
 import { hasAnchor, type Tape } from "./tape.ts";
 import { withTapeLock } from "./tape-lock.ts";
+import { storeBelow } from "./tape-snapshot.ts";
 import { isRecord } from "../kernel/guards.ts";
 
 const log = createLogger("bub:tape");
@@ -175,7 +176,8 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
       bootstrap = null;
       return;
     }
-    if (await hasAnchor(parent, main)) {
+    // Asked of the store itself, never of the turn's snapshot: the other turn merged after it was read.
+    if (await hasAnchor(storeBelow(parent), main)) {
       target.entries.splice(0, written.length);
       log.debug(`tape.fork tape=${main}: another turn started the session first; this fork's session/start is dropped`);
     }

@@ -6,6 +6,7 @@ import type { TapeContext, TapeSidecar, TapeStore } from "../kernel/tape-contrac
 import { createDefaultTapeContext } from "./context.ts";
 import { forkTape, type TapeFork } from "./fork.ts";
 import { createTape, type Tape } from "./tape.ts";
+import { createTapeSnapshot, TapeAnchors, type TapeSnapshot } from "./tape-snapshot.ts";
 
 function md5Prefix(text: string): string {
   return createHash("md5").update(text).digest("hex").slice(0, 16);
@@ -71,6 +72,11 @@ export interface Tapes {
   tape(name: string, context?: TapeContext): Tape;
   /** A private fork of `tape` for one turn; see {@link TapeFork}. */
   fork(tape: Tape, options?: { mergeBack?: boolean }): TapeFork;
+  /**
+   * One turn's snapshot of `tape` (see `tape-snapshot.ts`): `tape` over a store that reads
+   * it once and answers the turn's reads from that; `refresh` adds what others appended since.
+   */
+  snapshot(tape: Tape): { readonly tape: Tape; readonly refresh: TapeSnapshot["refresh"] };
 }
 
 /**
@@ -92,6 +98,8 @@ export function createTapes(options: TapesOptions): Tapes {
   // Bounded: cleared when it fills up.
   // The first time, the store's name index learns the pair (in the background).
   const names = new Map<string, string>();
+  // The last anchor of each tape a turn read, so the next turn reads from there.
+  const anchors = new TapeAnchors();
   const workspaces = new Map<string, string>();
   const nameOf = (sessionId: string, workspace: string): string => {
     const key = `${workspace}\u0000${sessionId}`;
@@ -117,5 +125,9 @@ export function createTapes(options: TapesOptions): Tapes {
     sessionTape: (sessionId, workspace, tapeContext) => tape(nameOf(sessionId, workspace), tapeContext),
     tape,
     fork: (target, forkOptions) => forkTape(target, forkOptions),
+    snapshot(target) {
+      const snapshot = createTapeSnapshot(target.store, target.name, anchors);
+      return { tape: target.withStore(snapshot.store), refresh: snapshot.refresh };
+    },
   };
 }

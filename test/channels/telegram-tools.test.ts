@@ -6,6 +6,12 @@ import { Api } from "grammy";
 import { markdownToTelegramHtml } from "../../src/channels/telegram/markdown.ts";
 import { registerTelegramTools, telegramTools, type TelegramBotApi } from "../../src/channels/telegram/tools.ts";
 import { toolsOf } from "../../src/tools/global.ts";
+import { join } from "node:path";
+import { DeliveryLedger } from "../../src/channels/delivery/ledger.ts";
+import { openSqliteDeliveryStore } from "../../src/channels/delivery/sqlite-store.ts";
+import { telegramSender } from "../../src/channels/telegram/delivery.ts";
+import { toolSendOptions } from "../../src/channels/telegram/send-options.ts";
+import { tempDir } from "../support/temp.ts";
 import { startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
 import { call, errorOf, toolContext } from "../tools/support/tool-context.ts";
 
@@ -64,6 +70,36 @@ describe("telegram tools", () => {
     assert.match(await errorOf(call(stopped, "telegram.send", { text: "hi" }, inChat("42"))), /the Telegram channel is not running/);
     telegram.fail("sendMessage", { status: 403, description: "Forbidden: bot was blocked by the user" });
     assert.match(await errorOf(call(tools, "telegram.send", { text: "hi" }, inChat("42"))), /telegram\.send to 42 failed: Forbidden: bot was blocked by the user/);
+  });
+
+  it("with the channel's ledger, sends through it: recorded first, a 502 retried, the ids answered; a 403 makes a dead letter and fails the call", async () => {
+    const dir = await tempDir();
+    const store = openSqliteDeliveryStore(join(dir.path, "delivery.sqlite3"));
+    const ledger = new DeliveryLedger({ store, source: "telegram-1", sender: telegramSender(new Api(TOKEN, { apiRoot: telegram.apiRoot }), () => undefined), policy: { maxAttempts: 3, backoffMs: 10, maxBackoffMs: 10 }, exclusive: true });
+    await ledger.start();
+    try {
+      const viaLedger = telegramTools(
+        () => api,
+        () => (message, signal) => ledger.deliver({ chatId: message.chatId, sessionId: message.sessionId, text: message.text, inbound: [], options: toolSendOptions(message.options) }, signal),
+      );
+      const before = telegram.callsOf("sendMessage").length;
+      telegram.fail("sendMessage", { status: 502 });
+      const result = String(await call(viaLedger, "telegram.send", { text: "**done**", reply_to: 5, silent: true }, inChat("42")));
+      const calls = telegram.callsOf("sendMessage").slice(before);
+      assert.deepEqual(calls.map((entry) => entry.status), [502, 200], "the failed call was retried by the ledger");
+      const delivered = calls[1]!;
+      assert.match(result, /^sent to 42: message_id=\d+$/);
+      assert.deepEqual([delivered.payload.text, delivered.payload.parse_mode, delivered.payload.disable_notification, delivered.payload.reply_parameters], ["<b>done</b>", "HTML", true, { message_id: 5, allow_sending_without_reply: true }]);
+      assert.deepEqual(await store.list(["pending", "dead", "sent"]), [], "confirmed and forgotten");
+
+      telegram.fail("sendMessage", { status: 403, description: "Forbidden: bot was blocked by the user" });
+      assert.match(await errorOf(call(viaLedger, "telegram.send", { text: "hi" }, inChat("42"))), /telegram\.send to 42 failed: .*403 Forbidden: bot was blocked by the user \(a dead letter: bub delivery list, bub delivery retry \d+\)/);
+      const [dead] = await store.list(["dead"]);
+      assert.deepEqual([dead?.text, dead?.chatId, JSON.parse(dead?.options ?? "{}")], ["hi", "42", { send: { format: "markdown", silent: false, replyTo: null } }]);
+    } finally {
+      await ledger.close();
+      await dir.cleanup();
+    }
   });
 
   it("registers on a framework's tools and removes them again", () => {

@@ -5,7 +5,7 @@
  * (bot blocked) is a dead letter at once, which `bub delivery list` shows, `retry` sends and
  * `purge` removes; a retry waiting in one chat does not hold up another; and a `kill -9`
  * between recording a reply and its confirmation sends it after the restart without
- * running the turn again.
+ * running the turn again. A `telegram.send` message goes through the ledger as well.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -135,6 +135,20 @@ describe("bub gateway's delivery ledger (installed package, fake Bot API with fa
     await fx.stop(gateway);
     assert.deepEqual([...deliveredTexts(fx.telegram)].sort(), [["Alice waits.", 1], ["Bob first.", 1]]);
     assert.equal(fx.openai.requests.length, 2, "no turn ran again");
+  });
+
+  it("sends a telegram.send message through the ledger: a 502 is retried, the model gets the message id, and it arrives once", async () => {
+    fx.openai.script(reply.toolCalls([{ id: "call_send", name: "telegram_send", arguments: JSON.stringify({ text: "Working on it." }) }]), reply.text("Done."));
+    const gateway = await fx.start(FAST);
+    fx.telegram.fail("sendMessage", { status: 502 });
+    fx.telegram.sendText({ chatId: ALICE, userId: ALICE, text: "long job" });
+    await delivered("Done.");
+    await fx.stop(gateway);
+    assert.deepEqual([...deliveredTexts(fx.telegram)], [["Working on it.", 1], ["Done.", 1]]);
+    assert.deepEqual(fx.telegram.callsOf("sendMessage").map((call) => [call.payload.text, call.status]), [["Working on it.", 502], ["Working on it.", 200], ["Done.", 200]]);
+    const toolResult = JSON.stringify(fx.openai.requests[1]?.body.messages ?? []);
+    assert.match(toolResult, new RegExp(`sent to ${ALICE}: message_id=\\d+`), "the model was told the id Telegram gave the message");
+    assert.equal((await listed()).pending, 0);
   });
 
   it("sends a reply a kill -9 cut off between recording and confirmation after the restart, once, without running the turn again", async () => {

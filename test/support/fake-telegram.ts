@@ -11,6 +11,8 @@
  * const [reply] = await telegram.waitForCalls("sendMessage", 1);
  * telegram.fail("sendMessage", { status: 429, retryAfter: 0 }); // once, then it succeeds
  * telegram.fail("sendMessage", { status: 502 });
+ * // a share of calls fails retryably at random (seeded: the same seed fails the same calls)
+ * telegram.randomFaults({ methods: ["sendMessage"], rate: 0.1, seed: 1 });
  * // sendDocument uploads (multipart) are recorded with payload.document a FakeDocument
  * const [upload] = await telegram.waitForCalls("sendDocument", 1);
  * // inline keyboard buttons: press one as a user (a callback_query update)
@@ -23,44 +25,14 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { RandomFaults, type RandomFaultsInit } from "./fake-telegram-faults.ts";
 import { FakeWebhook } from "./fake-telegram-webhook.ts";
 import { parseMultipart, type FakeDocument } from "./multipart.ts";
+import type { FakeFailure, FakeMessageInit, FakeUser, RecordedCall } from "./fake-telegram-types.ts";
 
 export type { FakeDocument } from "./multipart.ts";
 
-/** One Bot API call the bot made. */
-export interface RecordedCall {
-  method: string;
-  payload: Record<string, unknown>;
-  /** The HTTP status the fake answered with (0: it dropped the connection). */
-  status: number;
-}
-
-/**
- * A scripted failure for the next call of a method: a 429 with `parameters.retry_after`
- * (seconds), another error status (5xx, 400, 403, ...), a dropped connection (with
- * `delivered`, dropped after the call took effect: Telegram has the message, the bot never
- * hears so; recorded with status 200), or a call never answered (`hang`). With `chatId`, only
- * a call to that chat takes it.
- */
-export type FakeFailure = ({ status: 429; retryAfter: number } | { status: number; description?: string } | { network: true; delivered?: boolean } | { hang: true }) & { chatId?: number };
-
-/** A Telegram user as the fake sends it. */
-export interface FakeUser {
-  id: number;
-  is_bot?: boolean;
-  first_name?: string;
-  username?: string;
-}
-
-/** Options for {@link FakeTelegram.sendMessage}. */
-export interface FakeMessageInit {
-  chatId: number;
-  chatType?: "private" | "group" | "supergroup" | "channel";
-  from?: FakeUser;
-  /** Extra message fields: text, caption, photo, entities, reply_to_message, ... */
-  fields?: Record<string, unknown>;
-}
+export type { FakeFailure, FakeMessageInit, FakeUser, RecordedCall } from "./fake-telegram-types.ts";
 
 interface Waiter {
   method: string;
@@ -106,6 +78,15 @@ export interface FakeTelegram {
   addFile(fileId: string, bytes: Uint8Array, fileSize?: number): string;
   /** The next call of `method` fails this way (queue several for several calls). */
   fail(method: string, failure: FakeFailure): void;
+  /**
+   * From now on, each call of these methods that no scripted failure answers fails with
+   * probability `rate`, retryably: half of them `502 Bad Gateway`, half `429` with
+   * `retry_after: retryAfter` (default 1 s). Draws come from a generator seeded with `seed`,
+   * so the same calls in the same order fail the same way. `rate: 0` turns it off.
+   */
+  randomFaults(init: RandomFaultsInit): void;
+  /** How many calls {@link randomFaults} failed, by status. */
+  readonly injectedFaults: { 429: number; 502: number };
   /** Resolves with the calls of `method` once there are at least `count` of them. */
   waitForCalls(method: string, count: number): Promise<RecordedCall[]>;
   /** Calls of one method. */
@@ -140,6 +121,7 @@ export async function startFakeTelegram(options: { token?: string; webhookRetryM
   /** The message id each successful sendMessage call got. */
   const sentIds = new WeakMap<Record<string, unknown>, number>();
   let downloads = 0;
+  let random: RandomFaults | null = null;
   let getUpdatesCount = 0;
   let overlappingPolls = 0;
 
@@ -192,7 +174,7 @@ export async function startFakeTelegram(options: { token?: string; webhookRetryM
     }
     const queued = failures.get(method) ?? [];
     const at = queued.findIndex((candidate) => candidate.chatId === undefined || String(candidate.chatId) === String(payload.chat_id));
-    const failure = at >= 0 ? queued.splice(at, 1)[0] : undefined;
+    const failure = at >= 0 ? queued.splice(at, 1)[0] : random?.draw(method);
     if (failure) {
       if ("hang" in failure) return;
       if ("network" in failure) {
@@ -375,6 +357,12 @@ export async function startFakeTelegram(options: { token?: string; webhookRetryM
       files.set(fileId, { path, bytes, size: fileSize ?? bytes.byteLength });
       return path;
     },
+    randomFaults(init) {
+      random = init.rate > 0 ? new RandomFaults(init) : null;
+    },
+    get injectedFaults() {
+      return { ...(random?.injected ?? { 429: 0, 502: 0 }) };
+    },
     fail(method, failure) {
       const queue = failures.get(method) ?? [];
       queue.push(failure);
@@ -400,3 +388,4 @@ export async function startFakeTelegram(options: { token?: string; webhookRetryM
   };
   return fake;
 }
+

@@ -4,7 +4,8 @@
  * answered (the chats run in parallel). Each message carries a token `q<chat>x<seq>` that the
  * fake model echoes, so every sendMessage names the message it answers: answered / lost (no
  * answer by the deadline) / duplicated (answered twice) / order kept (answers of a chat
- * arrive in the order of its messages).
+ * arrive in the order of its messages). Only calls the fake answered with success count as
+ * answers: a call it failed (bench/delivery/faults.ts) is counted as `failedCalls`.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { answerToken, FIRST_CHAT, sendToken, type RunningGateway } from "./gateway.ts";
@@ -18,6 +19,8 @@ export interface BurstResult {
   outOfOrder: number;
   /** sendMessage calls that name no message (errors, notices). */
   otherMessages: number;
+  /** sendMessage calls the fake Bot API answered with a failure (not delivered). */
+  failedCalls: number;
   /** First message pushed to last answer, in ms. */
   wallMs: number;
 }
@@ -36,7 +39,7 @@ export async function closedLoop(gateway: BurstTarget, chats: number, messages: 
   const total = chats * messages;
   const next = new Map<number, number>(); // chat -> seq expected next (1-based)
   const seen = new Set<string>();
-  const result: BurstResult = { sent: 0, answered: 0, lost: 0, duplicated: 0, outOfOrder: 0, otherMessages: 0, wallMs: 0 };
+  const result: BurstResult = { sent: 0, answered: 0, lost: 0, duplicated: 0, outOfOrder: 0, otherMessages: 0, failedCalls: 0, wallMs: 0 };
   const send = (chat: number, seq: number) => {
     result.sent++;
     sendToken(telegram, chat, seq);
@@ -55,6 +58,10 @@ export async function closedLoop(gateway: BurstTarget, chats: number, messages: 
     for (; scanned < calls.length; scanned++) {
       const call = calls[scanned]!;
       if (call.method !== "sendMessage") continue;
+      if (call.status !== 200) {
+        result.failedCalls++;
+        continue;
+      }
       const token = answerToken(call.payload);
       if (!token) {
         result.otherMessages++;
@@ -75,7 +82,7 @@ export async function closedLoop(gateway: BurstTarget, chats: number, messages: 
   result.wallMs = lastAnswerAt - start;
   await sleep(250);
   for (const call of telegram.calls.slice(scanned)) {
-    const token = call.method === "sendMessage" ? answerToken(call.payload) : undefined;
+    const token = call.method === "sendMessage" && call.status === 200 ? answerToken(call.payload) : undefined;
     if (token && seen.has(token.key)) result.duplicated++;
   }
   gateway.assertRunning("during the burst");

@@ -224,7 +224,7 @@ export class QueuedTurns {
    * between leaving and being recorded (that one is sent again by the retry). Other sends
    * (no `turnMessage`, the message the sending turn answers) go straight out.
    */
-  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>, turnMessage: Envelope | null = null): Promise<void> {
+  sendRecorded(message: Envelope, deliver: (message: Envelope, recorded?: { key: string }) => Promise<void>, turnMessage: Envelope | null = null): Promise<void> {
     const lifespan = turnMessage?.lifespan;
     const run = lifespan ? this.#byLifespan.get(lifespan) : undefined;
     if (!run) return deliver(message);
@@ -244,7 +244,9 @@ export class QueuedTurns {
         return;
       }
       await this.#flush(run);
-      await deliver(message);
+      // The key makes the delivery ledger drop the reply when an earlier run handed it over
+      // already and died before recording it here.
+      await deliver(message, { key: `${key}#${index}` });
       run.unrecorded = index;
     });
     run.replying = sending.catch(() => undefined);

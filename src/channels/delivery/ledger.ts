@@ -21,9 +21,9 @@ export interface DeliverySender {
   /**
    * Sends the parts of `record` from `record.partsDone` on, calling `partSent(done, total)`
    * after each part the channel confirmed (and waiting for it). Rejects on the first part
-   * that fails.
+   * that fails. May answer the channel's ids of the messages it sent in this try.
    */
-  send(record: DeliveryRecord, partSent: (done: number, total: number) => Promise<void>): Promise<void>;
+  send(record: DeliveryRecord, partSent: (done: number, total: number) => Promise<void>): Promise<readonly string[] | void>;
   /** The class of a failure `send` rejected with. */
   classify(error: unknown): DeliveryFailure;
 }
@@ -61,6 +61,8 @@ export class DeliveryLedger {
   #sweep: NodeJS.Timeout | null = null;
   #closing = false;
   #idle: (() => void)[] = [];
+  /** Who waits for a record to be confirmed ({@link deliver}), by id. */
+  readonly #waiters = new Map<number, PromiseWithResolvers<readonly string[]>>();
 
   constructor(options: DeliveryLedgerOptions) {
     this.#options = options;
@@ -89,11 +91,45 @@ export class DeliveryLedger {
 
   /**
    * Records an outbound durably and queues it for sending; resolves once it is recorded
-   * (not sent: from then on the ledger answers for it).
+   * (not sent: from then on the ledger answers for it). An outbound whose `key` the ledger
+   * has recorded before is dropped. With `after`, it is sent once that settles.
    */
-  async enqueue(delivery: Omit<NewDelivery, "source">): Promise<void> {
+  async enqueue(delivery: Omit<NewDelivery, "source">, after?: Promise<void>): Promise<void> {
     const [record] = await this.#options.store.record(this.owner, [{ ...delivery, source: this.#options.source }]);
-    if (record) this.#add(record);
+    if (record && delivery.key !== undefined && record.text !== delivery.text) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId}: an earlier copy (id=${record.id}) was still pending; it is sent instead`);
+    if (record && after) void after.catch(() => undefined).then(() => this.#add(record));
+    else if (record) this.#add(record);
+    else if (delivery.key !== undefined) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId} was recorded before (an earlier run of its turn); not sent again`);
+  }
+
+  /**
+   * Records an outbound like {@link enqueue} and waits until the channel confirmed it:
+   * resolves with the ids of the messages sent (those of the last try), rejects once it is a
+   * dead letter or the ledger closes first (it stays recorded: sent after the restart).
+   * `signal` only stops the waiting, not the sending.
+   */
+  async deliver(delivery: Omit<NewDelivery, "source" | "key">, signal?: AbortSignal): Promise<readonly string[]> {
+    const [record] = await this.#options.store.record(this.owner, [{ ...delivery, source: this.#options.source }]);
+    if (!record) throw new Error("the delivery ledger recorded nothing");
+    const waiter = Promise.withResolvers<readonly string[]>();
+    this.#waiters.set(record.id, waiter);
+    this.#add(record);
+    if (!signal) return waiter.promise;
+    const aborted = new Promise<never>((_, reject) => {
+      const stop = () => reject(new Error(`stopped waiting; outbound ${record.id} stays in the delivery ledger, which sends it`));
+      if (signal.aborted) stop();
+      else signal.addEventListener("abort", stop, { once: true });
+      void waiter.promise.finally(() => signal.removeEventListener("abort", stop)).catch(() => undefined);
+    });
+    return Promise.race([waiter.promise, aborted]);
+  }
+
+  #settle(id: number, outcome: { ids: readonly string[] } | { error: string }): void {
+    const waiter = this.#waiters.get(id);
+    if (!waiter) return;
+    this.#waiters.delete(id);
+    if ("ids" in outcome) waiter.resolve(outcome.ids);
+    else waiter.reject(new Error(outcome.error));
   }
 
   /** Resolves once nothing is ready to send and no send is in flight, or after `timeoutMs`. */
@@ -113,6 +149,7 @@ export class DeliveryLedger {
     for (const timer of this.#waiting.values()) clearTimeout(timer);
     this.#waiting.clear();
     await this.#pumping;
+    for (const id of [...this.#waiters.keys()]) this.#settle(id, { error: `the gateway stopped before outbound ${id} was sent; it stays in the delivery ledger and is sent after the restart` });
     await this.#options.store.close();
   }
 
@@ -198,12 +235,13 @@ export class DeliveryLedger {
     const { store, sender, policy } = this.#options;
     const where = `id=${record.id} chat_id=${record.chatId} session_id=${record.sessionId}`;
     try {
-      await sender.send(record, async (done, total) => {
+      const ids = await sender.send(record, async (done, total) => {
         record.partsDone = done;
         if (done < total) await store.progress(record.id, done);
         else await store.confirm(record.id, record.possiblyRepeated);
       });
       if (record.possiblyRepeated) log.warn(`delivery.sent ${where} after a try whose connection died: the chat may have it twice`);
+      this.#settle(record.id, { ids: ids ?? [] });
       return "done";
     } catch (error) {
       let step;
@@ -222,6 +260,7 @@ export class DeliveryLedger {
         log.error(`delivery.ledger could not record the failure of ${where} (${this.where}): ${errorMessage(writing)}`);
       }
       if (step.action === "dead") {
+        this.#settle(record.id, { error: `${step.error} (a dead letter: bub delivery list, bub delivery retry ${record.id})` });
         log.error(`delivery.dead_letter ${where} after ${step.attempts} tr${step.attempts === 1 ? "y" : "ies"}: ${step.error} — see bub delivery list, then bub delivery retry ${record.id}`);
         return "done";
       }

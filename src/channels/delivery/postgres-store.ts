@@ -10,7 +10,7 @@ import type { Pool } from "pg";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { describeDatabaseUrl } from "../../tape/postgres/errors.ts";
 import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
-import type { DeliveryRecord, DeliveryState, DeliveryStore, NewDelivery } from "./types.ts";
+import { KEY_KEEP_DAYS, type DeliveryRecord, type DeliveryState, type DeliveryStore, type NewDelivery } from "./types.ts";
 
 const LOCK_KEY = createHash("sha256").update("bub-deliveries-schema").digest().readBigInt64BE(0).toString();
 
@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS bub_deliveries (
   chat_id text NOT NULL,
   session_id text NOT NULL,
   text text NOT NULL,
+  options text NOT NULL DEFAULT '',
   inbound text NOT NULL DEFAULT '[]',
   parts_done integer NOT NULL DEFAULT 0,
   attempts integer NOT NULL DEFAULT 0,
@@ -34,7 +35,13 @@ CREATE TABLE IF NOT EXISTS bub_deliveries (
   created_at bigint NOT NULL,
   updated_at bigint NOT NULL
 );
+ALTER TABLE bub_deliveries ADD COLUMN IF NOT EXISTS options text NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS bub_deliveries_state ON bub_deliveries (state, source, id);
+CREATE TABLE IF NOT EXISTS bub_delivery_keys (
+  key text PRIMARY KEY,
+  delivery_id bigint NOT NULL DEFAULT 0,
+  created_at bigint NOT NULL
+);
 COMMIT;`;
 
 /**
@@ -48,6 +55,7 @@ export async function openPostgresDeliveryStore(url: string): Promise<DeliverySt
   pool.on("error", () => undefined);
   try {
     await pool.query(SCHEMA);
+    await pool.query("DELETE FROM bub_delivery_keys WHERE created_at < $1", [Date.now() - KEY_KEEP_DAYS * 86_400_000]);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;
@@ -75,22 +83,79 @@ class PostgresDeliveryStore implements DeliveryStore {
   }
 
   async record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {
+    if (deliveries.some((delivery) => delivery.key !== undefined)) {
+      // Keyed outbounds one statement each, in order: the key and the record are written together or not at all.
+      const recorded: DeliveryRecord[] = [];
+      for (const delivery of deliveries) recorded.push(...(delivery.key === undefined ? await this.#insert(owner, [delivery]) : await this.#insertKeyed(owner, delivery, delivery.key)));
+      return recorded;
+    }
+    return this.#insert(owner, deliveries);
+  }
+
+  /**
+   * Records the outbound and its key in one transaction, unless the key is in
+   * `bub_delivery_keys` already: then the earlier copy, when it is still pending, is taken
+   * over (answered, to be sent by this process now) and this one is not recorded.
+   */
+  async #insertKeyed(owner: string, delivery: NewDelivery, key: string): Promise<DeliveryRecord[]> {
+    const now = Date.now();
+    const client = await this.#pool.connect();
+    try {
+      await client.query("BEGIN");
+      const fresh = await client.query("INSERT INTO bub_delivery_keys (key, created_at) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key", [key, now]);
+      let rows: Record<string, unknown>[];
+      if ((fresh.rowCount ?? 0) === 0) {
+        ({ rows } = await client.query<Record<string, unknown>>(
+          `UPDATE bub_deliveries SET owner = $1, lease_until = $2 WHERE id = (SELECT delivery_id FROM bub_delivery_keys WHERE key = $3) AND state = 'pending' AND owner IS DISTINCT FROM $1 RETURNING ${COLUMNS}`,
+          [owner, now + LEASE_MS, key],
+        ));
+      } else {
+        const added = await this.#blocked(
+          `INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+          [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, delivery.options ?? ""],
+          6,
+          client,
+        );
+        await client.query("UPDATE bub_delivery_keys SET delivery_id = $1 WHERE key = $2", [added[0]?.id ?? 0, key]);
+        await client.query("COMMIT");
+        return added;
+      }
+      await client.query("COMMIT");
+      return rows.map(recordOf);
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Runs `insert` (an INSERT … RETURNING) and answers its records, each marked `blocked` when
+   * another process than the owner (parameter `$ownerParam`) still has an older pending record
+   * of its chat; in the same statement.
+   */
+  async #blocked(insert: string, values: unknown[], ownerParam: number, client: Pick<Pool, "query">): Promise<DeliveryRecord[]> {
+    const { rows } = await client.query<Record<string, unknown>>(
+      `WITH added AS (${insert})
+       SELECT added.*, EXISTS (SELECT 1 FROM bub_deliveries d WHERE d.source = added.source AND d.chat_id = added.chat_id AND d.state = 'pending' AND d.id < added.id AND d.owner IS DISTINCT FROM $${ownerParam}) AS blocked FROM added`,
+      values,
+    );
+    return rows.map((row) => ({ ...recordOf(row), blocked: row.blocked === true }));
+  }
+
+  async #insert(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {
     if (deliveries.length === 0) return [];
     const now = Date.now();
     const values: unknown[] = [];
     const tuples = deliveries.map((delivery) => {
       const base = values.length;
-      values.push(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
-      return `(${Array.from({ length: 9 }, (_, index) => `$${base + index + 1}`).join(", ")})`;
+      values.push(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, delivery.options ?? "");
+      return `(${Array.from({ length: 10 }, (_, index) => `$${base + index + 1}`).join(", ")})`;
     });
     values.push(owner);
-    // In the same statement: whether another process still has an older pending record of the chat.
-    const { rows } = await this.#pool.query<Record<string, unknown>>(
-      `WITH added AS (INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES ${tuples.join(", ")} RETURNING ${COLUMNS})
-       SELECT added.*, EXISTS (SELECT 1 FROM bub_deliveries d WHERE d.source = added.source AND d.chat_id = added.chat_id AND d.state = 'pending' AND d.id < added.id AND d.owner IS DISTINCT FROM $${values.length}) AS blocked FROM added`,
-      values,
-    );
-    return rows.map((row) => ({ ...recordOf(row), blocked: row.blocked === true })).sort((a, b) => a.id - b.id);
+    const rows = await this.#blocked(`INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options) VALUES ${tuples.join(", ")} RETURNING ${COLUMNS}`, values, values.length, this.#pool);
+    return rows.sort((a, b) => a.id - b.id);
   }
 
   async progress(id: number, partsDone: number): Promise<void> {

@@ -2,7 +2,7 @@
 import type { DeliveryRecord, DeliveryState } from "./types.ts";
 
 /** The columns both stores select, in this order. */
-export const COLUMNS = "id, source, chat_id, session_id, text, inbound, parts_done, attempts, state, possibly_repeated, error, created_at, updated_at";
+export const COLUMNS = "id, source, chat_id, session_id, text, options, inbound, parts_done, attempts, state, possibly_repeated, error, created_at, updated_at";
 
 function num(value: unknown): number {
   if (typeof value === "number") return value;
@@ -36,6 +36,7 @@ export function recordOf(row: Record<string, unknown>): DeliveryRecord {
     chatId: text(row.chat_id),
     sessionId: text(row.session_id),
     text: text(row.text),
+    options: text(row.options),
     inbound: ids(row.inbound),
     partsDone: num(row.parts_done),
     attempts: num(row.attempts),

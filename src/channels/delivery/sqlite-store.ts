@@ -10,7 +10,7 @@ import { createPrivateFile, makeDirectory } from "../../config/home-dir.ts";
 import { errorMessage } from "../../config/thrown.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
-import type { DeliveryRecord, DeliveryState, DeliveryStore, NewDelivery } from "./types.ts";
+import { KEY_KEEP_DAYS, type DeliveryRecord, type DeliveryState, type DeliveryStore, type NewDelivery } from "./types.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS deliveries (
@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS deliveries (
   chat_id TEXT NOT NULL,
   session_id TEXT NOT NULL,
   text TEXT NOT NULL,
+  options TEXT NOT NULL DEFAULT '',
   inbound TEXT NOT NULL DEFAULT '[]',
   parts_done INTEGER NOT NULL DEFAULT 0,
   attempts INTEGER NOT NULL DEFAULT 0,
@@ -31,6 +32,11 @@ CREATE TABLE IF NOT EXISTS deliveries (
   updated_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS deliveries_state ON deliveries (state, source, id);
+CREATE TABLE IF NOT EXISTS delivery_keys (
+  key TEXT PRIMARY KEY,
+  delivery_id INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL
+);
 `;
 
 /** How long a statement waits for another process's write lock (`bub delivery` while the gateway runs). */
@@ -54,6 +60,9 @@ export function openSqliteDeliveryStore(path: string): DeliveryStore {
     database = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
     database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
     database.exec(SCHEMA);
+    // Ledgers made before outbounds had sending options get the column.
+    if (!database.prepare("PRAGMA table_info(deliveries)").all().some((column) => column.name === "options")) database.exec("ALTER TABLE deliveries ADD COLUMN options TEXT NOT NULL DEFAULT ''");
+    database.prepare("DELETE FROM delivery_keys WHERE created_at < ?").run(Date.now() - KEY_KEEP_DAYS * 86_400_000);
   } catch (error) {
     throw new BubError("config", `Cannot open the delivery ledger ${path} (${errorMessage(error)}): check that BUB_HOME is writable.`, { cause: error });
   }
@@ -115,12 +124,25 @@ class SqliteDeliveryStore implements DeliveryStore {
   record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]> {
     const now = Date.now();
     return this.#write((database) => {
-      const insert = database.prepare(`INSERT INTO deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`);
-      return deliveries.map((delivery) => {
-        const row = insert.get(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
+      const insert = database.prepare(`INSERT INTO deliveries (source, chat_id, session_id, text, options, inbound, owner, lease_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`);
+      const claimKey = database.prepare("INSERT INTO delivery_keys (key, created_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING");
+      const noteKey = database.prepare("UPDATE delivery_keys SET delivery_id = ? WHERE key = ?");
+      const adopt = database.prepare(`UPDATE deliveries SET owner = ?, lease_until = ? WHERE id = (SELECT delivery_id FROM delivery_keys WHERE key = ?) AND state = 'pending' AND owner IS NOT ? RETURNING ${COLUMNS}`);
+      const recorded: DeliveryRecord[] = [];
+      for (const delivery of deliveries) {
+        if (delivery.key !== undefined && Number(claimKey.run(delivery.key, now).changes) === 0) {
+          // A key seen before: the earlier copy is sent instead (taken over while still pending), never this one.
+          const earlier = adopt.get(owner, now + LEASE_MS, delivery.key, owner);
+          if (earlier) recorded.push(recordOf(earlier));
+          continue;
+        }
+        const row = insert.get(delivery.source, delivery.chatId, delivery.sessionId, delivery.text, delivery.options ?? "", JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now);
         if (!row) throw new Error("the ledger inserted no row");
-        return recordOf(row);
-      });
+        const record = recordOf(row);
+        if (delivery.key !== undefined) noteKey.run(record.id, delivery.key);
+        recorded.push(record);
+      }
+      return recorded;
     });
   }
 

@@ -16,6 +16,8 @@ export interface DeliveryRecord {
   sessionId: string;
   /** The text to send. */
   text: string;
+  /** How the channel sends it, as the channel wrote it (JSON, or "" for a plain reply). */
+  options: string;
   /** The inbound item ids (Telegram update ids) whose turn produced it. */
   inbound: number[];
   /** Parts of the text already confirmed by the channel (a reply may take several messages). */
@@ -37,8 +39,16 @@ export interface DeliveryRecord {
   blocked?: boolean;
 }
 
-/** What is recorded for a new outbound. */
-export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound">;
+/**
+ * What is recorded for a new outbound. `key`, when given, names the outbound for good (a
+ * queued turn's reply: its message key and reply index): a second outbound with a key the
+ * ledger has seen is not recorded, even after the first was sent and forgotten (keys are
+ * kept for {@link KEY_KEEP_DAYS} days); an earlier copy still pending is sent instead.
+ */
+export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound"> & { key?: string; options?: string };
+
+/** How long the ledger remembers the keys of outbounds it recorded: longer than a queued message can wait or be retried. */
+export const KEY_KEEP_DAYS = 30;
 
 /**
  * A durable ledger store. Every write resolves only once it is durable. `owner` names the
@@ -49,7 +59,12 @@ export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId"
 export interface DeliveryStore {
   /** `sqlite <path>` or `postgres <host:port/database>`, for messages. */
   readonly where: string;
-  /** Records new outbounds (owned by `owner`), in order; answers them with their ids. */
+  /**
+   * Records new outbounds (owned by `owner`), in order; answers them with their ids. One
+   * whose `key` was recorded before is not recorded: when the earlier copy is still pending
+   * under another owner (a process that died), that copy is taken over by `owner` and
+   * answered in its place; else nothing is answered for it.
+   */
   record(owner: string, deliveries: readonly NewDelivery[]): Promise<DeliveryRecord[]>;
   /** Records that the first `partsDone` parts of a record were confirmed. */
   progress(id: number, partsDone: number): Promise<void>;

@@ -24,7 +24,9 @@ import { outboundText } from "./outbound.ts";
 import type { DeliveryLedger } from "../delivery/ledger.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { apiSignal } from "./narrow.ts";
-import { DurableUpdates } from "./polling.ts";
+import { DurableUpdates, type Notify, type OutboundOrigin } from "./polling.ts";
+import { toolSendOptions } from "./send-options.ts";
+import type { LedgerSend } from "./tools.ts";
 import type { QueuedUpdates } from "./queued.ts";
 import type { WebhookServer } from "./webhook.ts";
 import { hasTelegramToken, parseAllowlist, telegramSettings, type TelegramSettings } from "./settings.ts";
@@ -120,7 +122,7 @@ export class TelegramChannel implements Channel {
    * of its turn (`context.message`, the message the turn answers) as done.
    */
   send(message: Envelope, context?: TurnContext): Promise<void> {
-    return this.#durable.sendRecorded(message, (outbound, inbound) => this.#deliver(outbound, inbound), context?.message ?? null);
+    return this.#durable.sendRecorded(message, (outbound, origin) => this.#deliver(outbound, origin), context?.message ?? null);
   }
 
   /** Enabled when a bot token is configured (`BUB_TELEGRAM_TOKEN`). */
@@ -207,6 +209,7 @@ export class TelegramChannel implements Channel {
           settings: this.#framework.settings,
           framework: this.#framework,
           asks: (data) => this.#approvals.asks(data),
+          notify: this.#notify,
           describeError: this.#describeError,
         });
         this.#queued = opened.queued;
@@ -239,7 +242,7 @@ export class TelegramChannel implements Channel {
         signal.addEventListener("abort", () => void queued.stopWorking(), { once: true });
       }
       if (webhook) {
-        await this.#durable.resume(bot, this.#ledger?.pendingInbound());
+        await this.#durable.resume(bot, this.#ledger?.pendingInbound() ?? new Set(), this.#notify);
         const { serveWebhook } = await import("./webhook.ts");
         const server = await serveWebhook(bot, settings, (update) => this.#durable.accept(bot, [update]), signal, this.#describeError);
         this.#webhook = server;
@@ -249,7 +252,7 @@ export class TelegramChannel implements Channel {
       } else {
         // Polling needs no webhook; what Telegram still holds for the bot is kept (not dropped).
         await bot.api.deleteWebhook({ drop_pending_updates: false }, apiSignal(signal));
-        await this.#durable.resume(bot, this.#ledger?.pendingInbound());
+        await this.#durable.resume(bot, this.#ledger?.pendingInbound() ?? new Set(), this.#notify);
         this.#durable.startPolling(bot, signal, election);
         log.info(`telegram.start ${election ? "serving (polling once elected)" : "polling"} as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
       }
@@ -351,18 +354,31 @@ export class TelegramChannel implements Channel {
    * Records an outbound message in the delivery ledger, which sends it to its chat (split
    * at Telegram's length limit, or as a preview and `answer.md` beyond `max_messages`
    * messages; see ../delivery/ledger.ts for retries and dead letters). Resolves once it is
-   * recorded; `inbound` names the updates whose turn it answers.
+   * recorded; `origin` names the updates whose turn it answers, or its key (a queued turn's reply).
    */
-  async #deliver(message: Envelope, inbound: readonly number[] = []): Promise<void> {
+  async #deliver(message: Envelope, origin: OutboundOrigin = {}): Promise<void> {
     const text = outboundText(message);
     if (!text.trim()) return;
+    await this.#record(message.chatId, message.sessionId ?? "?", text, origin);
+  }
+
+  /** `telegram.send` through the delivery ledger while the channel runs (null otherwise); see ./tools.ts. */
+  get ledgerSend(): LedgerSend | null {
     const ledger = this.#ledger;
-    const sessionId = message.sessionId ?? "?";
+    if (!ledger) return null;
+    return ({ chatId, sessionId, text, options }, signal) => ledger.deliver({ chatId, sessionId, text, inbound: [], options: toolSendOptions(options) }, signal);
+  }
+
+  /** A notice of the channel's own (a message given up after restarts) to a chat, through the ledger like a reply. */
+  readonly #notify: Notify = (chatId, text, origin) => this.#record(chatId, `telegram:${chatId}`, text, origin);
+
+  async #record(chatId: string, sessionId: string, text: string, origin: OutboundOrigin): Promise<void> {
+    const ledger = this.#ledger;
     if (!ledger) {
-      log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${message.chatId}: the channel is not running`);
+      log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId}: the channel is not running`);
       return;
     }
-    await ledger.enqueue({ chatId: message.chatId, sessionId, text, inbound: [...inbound] });
+    await ledger.enqueue({ chatId, sessionId, text, inbound: [...(origin.inbound ?? [])], ...(origin.key === undefined ? {} : { key: origin.key }) }, origin.after);
   }
 }
 

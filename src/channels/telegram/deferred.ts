@@ -2,7 +2,8 @@
  * The Telegram channel as the builtin plugin offers it: a stand-in that imports the channel
  * (and with it grammY and undici) the first time it is started or asked to send, so commands
  * that never run the gateway do not load that code. While it runs, the model has the
- * `telegram.send` and `telegram.edit` tools (./tools.ts).
+ * `telegram.send` and `telegram.edit` tools (./tools.ts); `telegram.send` goes through the
+ * channel's delivery ledger.
  */
 import type { Envelope } from "../../kernel/envelope.ts";
 import type { TurnContext } from "../../kernel/turn-context.ts";
@@ -43,7 +44,7 @@ export class DeferredTelegramChannel implements Channel {
     await channel.start(signal);
     const { registerTelegramTools } = await import("./tools.ts");
     this.#removeTools?.();
-    this.#removeTools = registerTelegramTools(this.#framework, () => channel.api);
+    this.#removeTools = registerTelegramTools(this.#framework, () => channel.api, () => channel.ledgerSend);
   }
 
   /** Stops the channel if it was ever loaded (one that never started has nothing to stop), and removes its tools. */

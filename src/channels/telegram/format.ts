@@ -106,3 +106,13 @@ export async function sendPart<T>(item: TelegramPart, send: (text: string, parse
     return send(item.plain, undefined);
   }
 }
+
+/** How a `telegram.send` text is written: Markdown (converted to Telegram HTML), Telegram HTML as written, or plain text. */
+export const TEXT_FORMATS = ["markdown", "html", "plain"] as const;
+export type TextFormat = (typeof TEXT_FORMATS)[number];
+
+/** The messages of a text in `format`: Markdown converted and split between blocks, HTML or plain text split as written. */
+export function formatText(text: string, format: TextFormat): TelegramPart[] {
+  if (format === "markdown") return formatReply(text);
+  return splitMessage(text).map((part) => ({ text: part, parseMode: format === "html" ? "HTML" : undefined, plain: part }));
+}

@@ -25,6 +25,24 @@ export const ALLOWED_UPDATES = ["message", "callback_query"] as const;
 /** Sent for a message whose turn a restart cut off twice (it is not run a third time). */
 export const GIVEN_UP = "Bub restarted twice while working on your message, so it was not answered. Please send it again.";
 
+/**
+ * What the delivery ledger is told of an outbound besides its text: the journaled updates
+ * whose turn it answers, or the key that names it for good (a queued turn's reply).
+ */
+export interface OutboundOrigin {
+  inbound?: readonly number[];
+  key?: string;
+  /**
+   * The ledger sends the outbound only once this settles: the journal has marked the
+   * turn's updates done. Else a kill -9 after the ledger sent and forgot the reply, but
+   * before the journal's mark, would run the turn again and repeat the reply.
+   */
+  after?: Promise<void>;
+}
+
+/** Sends a text to a chat through the delivery ledger (recorded durably before it resolves). */
+export type Notify = (chatId: string, text: string, origin: OutboundOrigin) => Promise<void>;
+
 /** The update being handed to the bot's handlers (updates are handled one at a time). */
 interface Handing {
   id: number;
@@ -100,9 +118,11 @@ export class DurableUpdates {
    * `retried_after_restart: true`. One whose retry was cut off too is given up: its chat
    * is told to send it again (a message that brings the gateway down is not run for ever).
    * An update in `answered` (its reply is in the delivery ledger) is done without running.
+   * The notice to a given-up chat goes through the ledger (`notify`), naming the update, so
+   * a restart before the update is marked done does not send it twice.
    * Call it before updates are taken (polling or the webhook).
    */
-  async resume(bot: Bot, answered: ReadonlySet<number> = new Set()): Promise<void> {
+  async resume(bot: Bot, answered: ReadonlySet<number>, notify: Notify): Promise<void> {
     const journal = this.#journal;
     if (!journal) return;
     const pending = journal.pending();
@@ -124,7 +144,7 @@ export class DurableUpdates {
       if (entry.starts >= 2) {
         const chatId = update.message?.chat.id;
         log.warn(`telegram.journal update_id=${entry.id} chat_id=${String(chatId ?? "?")} was cut off by a restart twice; not run again`);
-        if (chatId !== undefined) await bot.api.sendMessage(chatId, GIVEN_UP).catch((error: unknown) => log.error(`telegram.send undeliverable chat_id=${chatId}: ${this.#describeError(error)}`));
+        if (chatId !== undefined) await notify(String(chatId), GIVEN_UP, { inbound: [entry.id] }).catch((error: unknown) => log.error(`telegram.send undeliverable chat_id=${chatId}: ${this.#describeError(error)}`));
         await journal.done([entry.id]);
         continue;
       }
@@ -253,11 +273,11 @@ export class DurableUpdates {
   /**
    * Hands a reply of a journaled turn to `deliver` (which records it in the delivery ledger,
    * naming the turn's updates) and records the turn's updates as done right after, one reply
-   * at a time. A kill -9 between the two leaves the reply in the ledger, which sends it, and
-   * {@link resume} does not run the turn again. Other sends (no `turnMessage`, the message
-   * the sending turn answers) go straight to `deliver`.
+   * at a time; the ledger sends the reply only after that. A kill -9 between the two leaves
+   * the reply in the ledger, which sends it, and {@link resume} does not run the turn again.
+   * Other sends (no `turnMessage`, the message the sending turn answers) go straight to `deliver`.
    */
-  async sendRecorded(message: Envelope, deliver: (message: Envelope, inbound?: readonly number[]) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
+  async sendRecorded(message: Envelope, deliver: (message: Envelope, origin?: OutboundOrigin) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
     if (this.#queued) return this.#queued.sendRecorded(message, deliver, turnMessage);
     const lifespan = turnMessage?.lifespan;
     const claim = lifespan ? this.#turnIds.get(lifespan) : undefined;
@@ -266,11 +286,13 @@ export class DurableUpdates {
     const previous = this.#replying;
     const turn = Promise.withResolvers<void>();
     this.#replying = turn.promise;
+    const journaled = Promise.withResolvers<void>();
     try {
       await previous;
-      await deliver(message, claim());
+      await deliver(message, { inbound: claim(), after: journaled.promise });
       await this.#journalDone(claim());
     } finally {
+      journaled.resolve();
       turn.resolve();
     }
   }

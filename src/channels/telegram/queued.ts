@@ -19,6 +19,7 @@ import { openInboundQueue } from "../cluster/open.ts";
 import { queueSettings } from "../cluster/settings.ts";
 import { QueuedTurns, type SteeringFramework } from "../cluster/turns.ts";
 import { handlerError, isUpdate } from "./narrow.ts";
+import type { Notify } from "./polling.ts";
 
 const log = createLogger("bub:telegram");
 
@@ -41,7 +42,7 @@ export async function openQueuedUpdates(
   const configured = options.settings.getValue("max_concurrent_turns", UNBOUNDED_TURNS);
   const concurrency = typeof configured === "number" && Number.isInteger(configured) && configured > 0 ? configured : UNBOUNDED_TURNS;
   log.info(`telegram.queue serving bot ${options.botId} from the shared queue ${queue.queue} on ${queue.database} (${concurrency} turns at once here)`);
-  return { queued: new QueuedUpdates({ queue, botId: options.botId, framework: options.framework, asks: options.asks, describeError: options.describeError }), concurrency };
+  return { queued: new QueuedUpdates({ queue, botId: options.botId, framework: options.framework, asks: options.asks, notify: options.notify, describeError: options.describeError }), concurrency };
 }
 
 /** Options of {@link QueuedUpdates}. */
@@ -53,6 +54,8 @@ export interface QueuedUpdatesOptions {
   framework?: SteeringFramework;
   /** Whether a button's callback data answers an approval question this process asked. */
   asks?: (data: string | undefined) => boolean;
+  /** Sends a notice to a chat through the delivery ledger (the channel's). */
+  notify: Notify;
   describeError: (error: unknown) => string;
 }
 
@@ -66,10 +69,12 @@ export class QueuedUpdates {
   readonly #botId: string;
   readonly #describeError: (error: unknown) => string;
   readonly #asks: (data: string | undefined) => boolean;
+  readonly #notify: Notify;
 
   constructor(options: QueuedUpdatesOptions) {
     this.queue = options.queue;
     this.#asks = options.asks ?? (() => true);
+    this.#notify = options.notify;
     this.#botId = options.botId;
     this.#describeError = options.describeError;
     this.turns = new QueuedTurns({ queue: options.queue, framework: options.framework });
@@ -118,7 +123,7 @@ export class QueuedUpdates {
     await this.queue.work(
       concurrency,
       (job) => this.turns.run(job, () => this.#handle(bot, job.payload.item)),
-      (payload) => this.#tellDeadLettered(bot, payload),
+      (payload) => this.#tellDeadLettered(payload),
     );
   }
 
@@ -135,18 +140,19 @@ export class QueuedUpdates {
     }
   }
 
-  async #tellDeadLettered(bot: Bot, payload: JobPayload): Promise<void> {
+  async #tellDeadLettered(payload: JobPayload): Promise<void> {
     if (!isUpdate(payload.item)) return;
     const chatId = payload.item.message?.chat.id;
     if (chatId === undefined) return;
-    await bot.api.sendMessage(chatId, DEAD_LETTERED).catch((error: unknown) => log.error(`telegram.send undeliverable chat_id=${chatId}: ${this.#describeError(error)}`));
+    // Through the delivery ledger, keyed by the message: told once even if two processes see the dead letter.
+    await this.#notify(String(chatId), DEAD_LETTERED, { key: `${payload.key}#dead` }).catch((error: unknown) => log.error(`telegram.send undeliverable chat_id=${chatId}: ${this.#describeError(error)}`));
   }
 
   handOver(message: Envelope, handler: MessageHandler, update?: Update): Promise<void> {
     return this.turns.handOver(message, handler, update);
   }
 
-  sendRecorded(message: Envelope, deliver: (message: Envelope) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
+  sendRecorded(message: Envelope, deliver: (message: Envelope, origin?: { key: string }) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
     return this.turns.sendRecorded(message, deliver, turnMessage);
   }
 

@@ -11,19 +11,25 @@ import { registerTool } from "../../tools/global.ts";
 import { defineTool, type Tool } from "../../tools/tool.ts";
 import type { TurnState } from "../../kernel/types.ts";
 import { grammySignal } from "./client.ts";
-import { formatOne, formatReply, sendPart, telegramReason as reason, type TelegramPart } from "./format.ts";
-import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split.ts";
+import type { ToolSendOptions } from "./send-options.ts";
+import { formatOne, formatText, sendPart, telegramReason as reason, TEXT_FORMATS, type TelegramPart, type TextFormat } from "./format.ts";
+import { TELEGRAM_TEXT_LIMIT } from "./split.ts";
 
 /** The Bot API calls the tools make (the channel's grammY `bot.api`). */
 export type TelegramBotApi = Pick<Api, "sendMessage" | "editMessageText">;
 
-/** Markdown (converted to Telegram HTML), Telegram HTML as written, or plain text. */
-const FORMATS = ["markdown", "html", "plain"] as const;
-type Format = (typeof FORMATS)[number];
+type Format = TextFormat;
+
+/**
+ * Sends a `telegram.send` message through the channel's delivery ledger: recorded before it
+ * is sent, retried like a reply; resolves with the sent message ids once Telegram confirmed
+ * it, rejects when it became a dead letter.
+ */
+export type LedgerSend = (message: { chatId: string; sessionId: string; text: string; options: ToolSendOptions }, signal?: AbortSignal) => Promise<readonly string[]>;
 
 const chatIdSchema = () =>
   z.union([z.string(), z.number().int()]).nullable().optional().describe("The chat id (chat_id=... in the message context); default: this turn's Telegram chat.");
-const formatSchema = () => z.enum(FORMATS).default("markdown").describe("markdown (converted to Telegram formatting), html (Telegram HTML as is) or plain.");
+const formatSchema = () => z.enum(TEXT_FORMATS).default("markdown").describe("markdown (converted to Telegram formatting), html (Telegram HTML as is) or plain.");
 
 /** The chat of a turn from a Telegram chat (`telegram:<chat id>`), else null. */
 function turnChat(state: TurnState): string | null {
@@ -43,19 +49,18 @@ function chatFor(tool: string, given: string | number | null | undefined, state:
   return chat;
 }
 
-/** The messages of a `telegram.send` text: Markdown converted and split between blocks, HTML or plain text split as written. */
-function partsOf(text: string, format: Format): TelegramPart[] {
-  if (format === "markdown") return formatReply(text);
-  return splitMessage(text).map((part) => ({ text: part, parseMode: format === "html" ? "HTML" : undefined, plain: part }));
-}
-
 /** The one message of a `telegram.edit` text. */
 function oneOf(text: string, format: Format): TelegramPart {
   return format === "markdown" ? formatOne(text) : { text, parseMode: format === "html" ? "HTML" : undefined, plain: text };
 }
 
-/** The two tools over a Bot API client that is there while the channel runs (`api()` null otherwise). */
-export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
+/**
+ * The two tools over a Bot API client that is there while the channel runs (`api()` null
+ * otherwise). With `ledger` (the running channel's), `telegram.send` goes through the
+ * delivery ledger like a reply; without one (a bare client) it calls the Bot API itself.
+ * `telegram.edit` always calls it: it changes a message in place, and doing so twice is harmless.
+ */
+export function telegramTools(api: () => TelegramBotApi | null, ledger: () => LedgerSend | null = () => null): Tool[] {
   const running = (tool: string): TelegramBotApi => {
     const client = api();
     if (!client) throw new BubError("tool", `${tool}: the Telegram channel is not running`);
@@ -78,9 +83,19 @@ export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
     context: true,
     async run({ text, chat_id, reply_to, format, silent }, { state, signal }) {
       const chat = chatFor("telegram.send", chat_id, state);
+      const send = ledger();
+      if (send) {
+        const sessionId = typeof state.session_id === "string" ? state.session_id : `telegram:${chat}`;
+        try {
+          const ids = await send({ chatId: chat, sessionId, text, options: { format, silent, replyTo: reply_to ?? null } }, signal);
+          return `sent to ${chat}: message_id=${ids.join(",")}`;
+        } catch (error) {
+          throw new BubError("tool", `telegram.send to ${chat} failed: ${reason(error)}`, { cause: error });
+        }
+      }
       const apiSignal = signal && grammySignal(signal);
       const client = running("telegram.send");
-      const parts = partsOf(text, format);
+      const parts = formatText(text, format);
       const ids: number[] = [];
       for (const [index, part] of parts.entries()) {
         const other = {
@@ -131,8 +146,8 @@ export function telegramTools(api: () => TelegramBotApi | null): Tool[] {
 }
 
 /** Registers the tools on `framework`; returns a function that removes them again. */
-export function registerTelegramTools(framework: object, api: () => TelegramBotApi | null): () => void {
-  const removals = telegramTools(api).map((tool) => registerTool(framework, tool));
+export function registerTelegramTools(framework: object, api: () => TelegramBotApi | null, ledger?: () => LedgerSend | null): () => void {
+  const removals = telegramTools(api, ledger).map((tool) => registerTool(framework, tool));
   return () => {
     for (const remove of removals) remove();
   };

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, describe, it } from "node:test";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
 import { openSqliteDeliveryStore } from "../../../src/channels/delivery/sqlite-store.ts";
@@ -30,6 +31,25 @@ function contract(name: string, open: () => Promise<{ store: DeliveryStore; reop
       assert.deepEqual(taken.map((record) => [record.id, record.text, record.partsDone, record.inbound]), [[a.id, "first", 1, [11, 12]]]);
       assert.deepEqual((await other.list(["sent"])).map((record) => [record.text, record.possiblyRepeated, record.error]), [["third", true, "reset"]]);
       assert.deepEqual(await other.claim("telegram-2", "next", true), [], "another bot's records are not taken");
+      await other.close();
+      await store.close();
+    });
+
+    it("records a keyed outbound once: a second with the same key is left out, even after the first was confirmed and forgotten", async () => {
+      const { store, reopen } = await open();
+      const [a] = await store.record("me", [{ ...outbound("7", "reply 0"), key: "telegram:1:5#0" }]);
+      assert.ok(a);
+      assert.deepEqual(await store.record("me", [{ ...outbound("7", "reply 0 again"), key: "telegram:1:5#0" }]), [], "pending: left out");
+      await store.confirm(a.id, false);
+      const other = await reopen();
+      const again = await other.record("other", [{ ...outbound("7", "reply 0, a re-run"), key: "telegram:1:5#0" }, { ...outbound("7", "reply 1"), key: "telegram:1:5#1" }, outbound("7", "unkeyed")]);
+      assert.deepEqual(again.map((record) => record.text), ["reply 1", "unkeyed"], "confirmed and deleted: still left out");
+      assert.deepEqual((await other.record("other", [outbound("7", "unkeyed")])).map((record) => record.text), ["unkeyed"], "outbounds without a key are never left out");
+      // A copy still pending under a process that died is taken over, and sent instead of the new one.
+      const [pending] = await store.record("dead", [{ ...outbound("9", "the first wording"), key: "telegram:1:6#0" }]);
+      const adopted = await other.record("other", [{ ...outbound("9", "a second wording"), key: "telegram:1:6#0" }]);
+      assert.deepEqual(adopted.map((record) => [record.id, record.text]), [[pending?.id, "the first wording"]]);
+      assert.deepEqual(await other.claim("telegram-1", "third", false), [], "now leased by the one that took it over");
       await other.close();
       await store.close();
     });
@@ -66,4 +86,23 @@ contract("SQLite", async () => {
 contract("PostgreSQL", async () => {
   const url = await (await postgres()).createDatabase();
   return { store: await openPostgresDeliveryStore(url), reopen: () => openPostgresDeliveryStore(url) };
+});
+
+describe("a ledger made by an earlier version", () => {
+  it("gets the options column and the keys table (SQLite), keeping its records", async () => {
+    const dir = await tempDir();
+    after(() => dir.cleanup());
+    const path = join(dir.path, "delivery.sqlite3");
+    const old = new DatabaseSync(path);
+    old.exec(`CREATE TABLE deliveries (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, chat_id TEXT NOT NULL, session_id TEXT NOT NULL, text TEXT NOT NULL, inbound TEXT NOT NULL DEFAULT '[]', parts_done INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'pending', possibly_repeated INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '', owner TEXT, lease_until INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      INSERT INTO deliveries (source, chat_id, session_id, text, created_at, updated_at) VALUES ('telegram-1', '7', 'telegram:7', 'from before', 1, 1);`);
+    old.close();
+    const store = openSqliteDeliveryStore(path);
+    const [kept] = await store.claim("telegram-1", "me", true);
+    assert.deepEqual([kept?.text, kept?.options], ["from before", ""]);
+    const [fresh] = await store.record("me", [{ ...outbound("7", "new"), key: "k#0", options: '{"send":{}}' }]);
+    assert.deepEqual([fresh?.text, fresh?.options], ["new", '{"send":{}}']);
+    assert.deepEqual(await store.record("me", [{ ...outbound("7", "again"), key: "k#0" }]), []);
+    await store.close();
+  });
 });

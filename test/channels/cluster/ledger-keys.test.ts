@@ -1,0 +1,141 @@
+/**
+ * The shared queue and the delivery ledger together, on a real PostgreSQL: a queued turn's
+ * reply is handed to the ledger with its key (message key + reply index). When the process
+ * dies after the ledger took the reply but before the queue recorded it as sent, the job
+ * runs again and produces the same reply again: the ledger drops the second copy, even
+ * after it sent and forgot the first.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ChannelMessage } from "../../../src/channels/message.ts";
+import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
+import { QueuedTurns } from "../../../src/channels/cluster/turns.ts";
+import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
+import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
+import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
+import type { MessageHandler } from "../../../src/kernel/types.ts";
+import { usePostgres } from "../../support/postgres.ts";
+
+const postgres = usePostgres();
+const QUICK = { source: "test", expireSeconds: 5, heartbeatSeconds: 10 };
+const POLICY = { maxAttempts: 3, backoffMs: 10, maxBackoffMs: 10 };
+
+/** A sender that records what it sent, per chat. */
+function recordingSender(): DeliverySender & { sent: string[] } {
+  const sent: string[] = [];
+  return {
+    sent,
+    classify: (error) => ({ kind: "permanent", reason: String(error) }),
+    async send(record, partSent) {
+      sent.push(record.text);
+      await partSent(1, 1);
+    },
+  };
+}
+
+/** A stand-in for the channel manager: runs a turn for each message handed to it. */
+function turnRunner(body: (message: Envelope) => Promise<void>): MessageHandler {
+  return async (input) => {
+    const message = toEnvelope(input);
+    void (async () => {
+      await message.lifespan?.enter();
+      try {
+        await body(message);
+      } finally {
+        await message.lifespan?.exit();
+        message.lifespan?.settled?.("done");
+      }
+    })();
+  };
+}
+
+async function openLedger(url: string, sender: DeliverySender): Promise<DeliveryLedger> {
+  const ledger = new DeliveryLedger({ store: await openPostgresDeliveryStore(url), source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
+  await ledger.start();
+  return ledger;
+}
+
+/** The channel's send: the reply goes to the ledger under the key the queue gives it. */
+function deliverTo(ledger: DeliveryLedger) {
+  return async (message: Envelope, recorded?: { key?: string }) => {
+    await ledger.enqueue({ chatId: message.chatId, sessionId: message.sessionId ?? "?", text: message.content, inbound: [], ...(recorded?.key ? { key: recorded.key } : {}) });
+  };
+}
+
+describe("queued turns and the delivery ledger", () => {
+  it("a re-run job's reply that the ledger already took (the process died before the queue recorded it) is not sent again", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    const firstSender = recordingSender();
+    const first = await openLedger(url, firstSender);
+    const againSender = recordingSender();
+    const again = await openLedger(url, againSender);
+    try {
+      const key = "telegram:1:5";
+      const job = (retryCount: number): QueuedJob => ({ id: "00000000-0000-8000-8000-000000000005", retryCount, payload: { key, session: "telegram:1", item: {} } });
+      // The first run: its reply reaches the ledger, which sends it; the process dies before
+      // the queue records the reply as sent (the queue is not told: no turns.run completion).
+      // (startWithinMs: its job's wait for the turn must not hold the test open once it ends.)
+      const firstTurns = new QueuedTurns({ queue, startWithinMs: 1000 });
+      let handed: (() => void) | null = null;
+      const firstReplied = new Promise<void>((resolve) => (handed = resolve));
+      const firstJob = job(0);
+      const dying = firstTurns.run(firstJob, () =>
+        firstTurns.handOver(
+          new ChannelMessage({ sessionId: "telegram:1", channel: "telegram", chatId: "1", content: "hello", isActive: true, outputChannel: "telegram" }),
+          turnRunner(async (message) => {
+            await firstTurns.sendRecorded(toEnvelope({ content: "the answer", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(first), message);
+            handed?.();
+            await new Promise(() => undefined); // killed here: the turn never ends
+          }),
+          firstJob.payload.item,
+        ),
+      );
+      void dying.catch(() => undefined);
+      await firstReplied;
+      await first.drain(5000);
+      assert.deepEqual(firstSender.sent, ["the answer"]);
+      assert.deepEqual([...(await queue.replies.sent(key))], [], "the queue did not record the reply (the process died first)");
+
+      // The job runs again (another process): the model answers again, the same reply index.
+      const turns = new QueuedTurns({ queue });
+      const secondJob = job(1);
+      await turns.run(secondJob, () =>
+        turns.handOver(
+          new ChannelMessage({ sessionId: "telegram:1", channel: "telegram", chatId: "1", content: "hello", isActive: true, outputChannel: "telegram" }),
+          turnRunner(async (message) => {
+            await turns.sendRecorded(toEnvelope({ content: "the answer, worded anew", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(again), message);
+            await turns.sendRecorded(toEnvelope({ content: "a second reply", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(again), message);
+          }),
+          secondJob.payload.item,
+        ),
+      );
+      await again.drain(5000);
+      assert.deepEqual(againSender.sent, ["a second reply"], "reply 0 was sent by the first run's ledger record; only reply 1 is new");
+      assert.deepEqual([...(await queue.replies.sent(key))].sort(), [0, 1]);
+
+      // A process that died before sending: its record waits under its lease. The re-run's
+      // reply takes that copy over and sends it now (the chat's order holds), not its new wording.
+      const deadStore = await openPostgresDeliveryStore(url);
+      await deadStore.record("a dead process", [{ source: "telegram-1", chatId: "2", sessionId: "telegram:2", text: "the answer to 6", inbound: [], key: "telegram:1:6#0" }]);
+      await deadStore.close();
+      const rerun = new QueuedTurns({ queue });
+      const job6: QueuedJob = { id: "00000000-0000-8000-8000-000000000006", retryCount: 1, payload: { key: "telegram:1:6", session: "telegram:2", item: {} } };
+      await rerun.run(job6, () =>
+        rerun.handOver(
+          new ChannelMessage({ sessionId: "telegram:2", channel: "telegram", chatId: "2", content: "hi", isActive: true, outputChannel: "telegram" }),
+          turnRunner(async (message) => {
+            await rerun.sendRecorded(toEnvelope({ content: "the answer to 6, worded anew", channel: "telegram", chatId: "2", sessionId: message.sessionId }), deliverTo(again), message);
+          }),
+          job6.payload.item,
+        ),
+      );
+      await again.drain(5000);
+      assert.deepEqual(againSender.sent, ["a second reply", "the answer to 6"]);
+    } finally {
+      await first.close();
+      await again.close();
+      await queue.close();
+    }
+  });
+});

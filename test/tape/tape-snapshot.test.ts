@@ -1,0 +1,116 @@
+// A turn's snapshot of its session tape: one read of the store answers the turn's reads;
+// another writer's appends and resets are seen; "no anchor" is always the store's answer.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import type { TapeQuery, TapeStore } from "../../src/kernel/tape-contract.ts";
+import { entries } from "../../src/tape/entry.ts";
+import { createFileTapeStore } from "../../src/tape/file-store.ts";
+import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
+import { createTapeSnapshot, storeBelow, TapeAnchors } from "../../src/tape/tape-snapshot.ts";
+import { createTapes } from "../../src/tape/tapes.ts";
+import { tempDir } from "./support/helpers.ts";
+
+const NAME = "ws__session";
+
+/** `store` with every query it answers recorded. */
+function watched(store: TapeStore): { store: TapeStore; queries: TapeQuery[] } {
+  const queries: TapeQuery[] = [];
+  return { store: { ...store, fetchAll: (query) => (queries.push(query), store.fetchAll(query)) }, queries };
+}
+
+const contents = (found: readonly { payload: Record<string, unknown> }[]) => found.map((entry) => entry.payload.content ?? entry.payload.name);
+
+describe("createTapeSnapshot", () => {
+  it("answers the turn's reads from one read of the store, then from the last anchor on", async () => {
+    const parent = createMemoryTapeStore();
+    await parent.appendBatch(NAME, [entries.anchor("session/start"), entries.event("model_switch", { model: "a" }), entries.system("sys"), entries.anchor("later"), entries.message({ role: "user", content: "hi" })]);
+    const { store, queries } = watched(parent);
+    const anchors = new TapeAnchors();
+    const first = createTapeSnapshot(store, NAME, anchors).store;
+    assert.deepEqual(contents(await first.fetchAll({ tape: NAME, kinds: ["event"] })), ["model_switch"]);
+    assert.deepEqual(contents(await first.fetchAll({ tape: NAME, kinds: ["system"] })), ["sys"]);
+    assert.deepEqual(contents(await first.fetchAll({ tape: NAME, lastAnchor: true })), ["hi"]);
+    assert.deepEqual(await first.fetchAll({ tape: NAME, lastAnchor: true, limit: 0 }), []);
+    assert.deepEqual(queries, [{ tape: NAME }], "the anchor is not known yet: one read of the whole tape");
+    // What the turn writes through it is added to what it holds, without reading again.
+    await first.appendBatch?.(NAME, [entries.message({ role: "assistant", content: "hello" })]);
+    assert.deepEqual(contents(await first.fetchAll({ tape: NAME, lastAnchor: true })), ["hi", "hello"]);
+    assert.equal(queries.length, 1);
+
+    // The next turn reads from the last anchor (id 4) on, and only that.
+    const second = createTapeSnapshot(store, NAME, anchors).store;
+    assert.deepEqual(contents(await second.fetchAll({ tape: NAME, lastAnchor: true })), ["hi", "hello"]);
+    assert.deepEqual(contents(await second.fetchAll({ tape: NAME, afterId: 4 })), ["hi", "hello"]);
+    assert.deepEqual(queries.slice(1), [{ tape: NAME, afterId: 3 }]);
+    // A read reaching before what it holds, and a text search, go to the store.
+    assert.deepEqual(contents(await second.fetchAll({ tape: NAME, kinds: ["system"] })), ["sys"]);
+    assert.deepEqual(contents(await second.fetchAll({ tape: NAME, text: "hello" })), ["hello"]);
+    assert.deepEqual(queries.slice(2), [
+      { tape: NAME, kinds: ["system"] },
+      { tape: NAME, text: "hello" },
+    ]);
+  });
+
+  it("sees another process's appends on refresh, and its reset on the next snapshot (file store)", async () => {
+    const directory = join(tempDir("snapshot"), "tapes");
+    const mine = watched(createFileTapeStore({ directory }));
+    const other = createFileTapeStore({ directory });
+    await other.appendBatch(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "one" })]);
+    const anchors = new TapeAnchors();
+    const snapshot = createTapeSnapshot(mine.store, NAME, anchors);
+    assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME, lastAnchor: true })), ["one"]);
+    await other.append(NAME, entries.message({ role: "user", content: "two" }));
+    assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME, lastAnchor: true })), ["one"], "a snapshot until refreshed");
+    await snapshot.refresh();
+    assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME, lastAnchor: true })), ["one", "two"]);
+    assert.deepEqual(mine.queries.at(-1), { tape: NAME, afterId: 1 }, "the refresh reads from the last entry held on");
+
+    // Reset elsewhere and written again with the same ids: the anchor's date differs, so the whole tape is read.
+    await other.reset(NAME);
+    await other.appendBatch(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "fresh" })]);
+    const next = createTapeSnapshot(mine.store, NAME, anchors);
+    assert.deepEqual(contents(await next.store.fetchAll({ tape: NAME, lastAnchor: true })), ["fresh"]);
+    assert.deepEqual(mine.queries.slice(-2), [{ tape: NAME, afterId: 0 }, { tape: NAME }]);
+    await mine.store.close?.();
+    await other.close();
+  });
+
+  it("answers 'no anchor' from a whole-tape read; the store below it is what a merge asks", async () => {
+    const parent = createMemoryTapeStore();
+    const { store, queries } = watched(parent);
+    const snapshot = createTapeSnapshot(store, NAME, new TapeAnchors());
+    assert.deepEqual(await snapshot.store.fetchAll({ tape: NAME }), []);
+    await parent.appendBatch(NAME, [entries.anchor("session/start"), entries.event("handoff", { name: "session/start" })]);
+    await assert.rejects(snapshot.store.fetchAll({ tape: NAME, lastAnchor: true, limit: 0 }), /No anchors found/);
+    assert.equal(queries.length, 1);
+    assert.equal(storeBelow(snapshot.store), store);
+    assert.equal(storeBelow(store), store);
+    assert.deepEqual(await storeBelow(snapshot.store).fetchAll({ tape: NAME, lastAnchor: true, limit: 0 }), [], "the other turn's anchor is found below");
+  });
+
+  it("one session/start when two turns of a new session run at once", async () => {
+    const parent = createMemoryTapeStore();
+    const tapes = createTapes({ store: parent, archivePath: "/tmp/unused" });
+    const tape = tapes.tape(NAME);
+    const forks = [tapes.fork(tapes.snapshot(tape).tape), tapes.fork(tapes.snapshot(tape).tape)];
+    for (const fork of forks) await fork.tape.ensureBootstrapAnchor();
+    for (const [index, fork] of forks.entries()) await fork.tape.appendEvent("turn", { index });
+    for (const fork of forks) await fork.merge();
+    const kinds = (await parent.fetchAll({ tape: NAME })).map((entry) => (entry.kind === "anchor" ? "anchor" : String(entry.payload.name)));
+    assert.deepEqual(kinds, ["anchor", "handoff", "turn", "turn"]);
+  });
+
+  it("a reset through it empties what it holds", async () => {
+    const parent = createMemoryTapeStore();
+    await parent.appendBatch(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "old" })]);
+    const { store, queries } = watched(parent);
+    const snapshot = createTapeSnapshot(store, NAME, new TapeAnchors());
+    assert.equal((await snapshot.store.fetchAll({ tape: NAME })).length, 2);
+    await snapshot.store.reset(NAME);
+    await snapshot.store.appendBatch?.(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "new" })]);
+    assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME })), ["session/start", "new"]);
+    assert.equal(queries.length, 1);
+    assert.deepEqual(contents(await parent.fetchAll({ tape: NAME })), ["session/start", "new"]);
+  });
+});
