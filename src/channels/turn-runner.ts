@@ -60,6 +60,8 @@ export class TurnRunner {
   readonly #framework: BubFramework;
   readonly #options: TurnRunnerOptions;
   readonly #sessions = new Map<string, SessionTurns>();
+  /** The signals of turns a newer message superseded (admission `interrupt`): what they still send is withheld. */
+  readonly #supersededSignals = new WeakSet<AbortSignal>();
   /** The message of each running turn that streams its output, by the turn's signal. */
   readonly #streaming = new WeakMap<AbortSignal, Envelope>();
   #slots: TurnSlots | null = null;
@@ -112,9 +114,7 @@ export class TurnRunner {
    * still tries to send is withheld.
    */
   superseded(context: TurnContext | undefined): boolean {
-    if (!context) return false;
-    const turns = this.#sessions.get(context.sessionId);
-    return turns ? turns.active.toArray().some((task) => task.superseded && task.runs(context)) : false;
+    return context !== undefined && this.#supersededSignals.has(context.signal);
   }
 
   /** The message of the turn `signal` belongs to, when the runner started it with streaming output; else null. */
@@ -153,6 +153,7 @@ export class TurnRunner {
     for (const task of previous) {
       if (task.cancelled) continue;
       task.superseded = true;
+      this.#supersededSignals.add(task.signal);
       this.#cancel(task, reason);
       cancelled++;
     }

@@ -34,7 +34,8 @@ describe("the gateway lock", () => {
   });
 
   it("is free once the process holding it is killed with SIGKILL", async () => {
-    const holder = spawn(process.execPath, ["--input-type=module", "-e", `const { tryGatewayLock } = await import(${JSON.stringify(MODULE)}); const got = tryGatewayLock(${JSON.stringify(home)}); console.log("held" in got ? "held" : "busy"); setInterval(() => {}, 1000);`], { stdio: ["ignore", "pipe", "inherit"] });
+    // The holder keeps its lock reachable (a gateway does): a collected lock closes its database.
+    const holder = spawn(process.execPath, ["--input-type=module", "-e", `const { tryGatewayLock } = await import(${JSON.stringify(MODULE)}); const got = tryGatewayLock(${JSON.stringify(home)}); globalThis.lock = got; console.log("held" in got ? "held" : "busy"); setInterval(() => {}, 1000);`], { stdio: ["ignore", "pipe", "inherit"] });
     const closed = once(holder, "close");
     try {
       const [line] = (await once(holder.stdout.setEncoding("utf8"), "data")) as [string];
