@@ -13,8 +13,6 @@ import { applyChange, parseLinkState, settle, type LinkStore } from "./store.ts"
 
 const SCHEMA = "CREATE TABLE IF NOT EXISTS identity_links (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)";
 
-/** A cell to block on for {@link Atomics.wait} pauses between open attempts. */
-
 /** The {@link LinkStore} in the SQLite database file `path` (created, with its folder, on first use). */
 export function createSqliteLinkStore(path: string, busyTimeoutMs = 5_000): LinkStore {
   let database: DatabaseSync | null = null;
