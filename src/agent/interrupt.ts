@@ -42,6 +42,28 @@ export function interruptSignalOf(reason: unknown): InterruptSignal | null {
   return reason instanceof TurnInterrupted ? reason.signal : null;
 }
 
+/**
+ * Runs `body` with a signal Ctrl-C or SIGTERM aborts (its reason a {@link TurnInterrupted});
+ * a second signal exits at once with the shell's code for it. Answers `body`'s result and
+ * the signal that interrupted it, if one did.
+ */
+export async function withInterruptSignals<T>(body: (signal: AbortSignal) => Promise<T>): Promise<{ result: T; interrupted: InterruptSignal | null }> {
+  const interrupt = new AbortController();
+  const onSignal = (signal: InterruptSignal) => {
+    if (interrupt.signal.aborted) process.exit(INTERRUPT_EXIT_CODES[signal]);
+    interrupt.abort(new TurnInterrupted(signal));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const result = await body(interrupt.signal);
+    return { result, interrupted: interrupt.signal.aborted ? interruptSignalOf(interrupt.signal.reason) : null };
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
 /** The prompts of the running step that are not on the tape yet (written if the turn is interrupted). */
 export interface PendingPrompts {
   prompts: Prompt[];

@@ -1,7 +1,5 @@
-import { dirname } from "node:path";
-import { DatabaseSync, type SQLOutputValue, type StatementSync } from "node:sqlite";
+import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
 import { createLogger } from "../kernel/log.ts";
-import { createPrivateFile, makeDirectory } from "../config/home-dir.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { utcNow } from "./date.ts";
@@ -12,6 +10,7 @@ import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "./
 import { isSidecarTapeName } from "./sidecar.ts";
 import { errorMessage } from "../config/thrown.ts";
 import { sqliteCode } from "./values.ts";
+import { openWalDatabase } from "./sqlite-open.ts";
 
 const log = createLogger("bub:tape");
 
@@ -109,9 +108,6 @@ function sqliteError(error: unknown, path: string, busyTimeoutMs: number): BubEr
   }
 }
 
-/** A cell to block on for {@link Atomics.wait} pauses between open attempts. */
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
-
 /** A row as `node:sqlite` reads it. */
 type Row = Record<string, SQLOutputValue>;
 
@@ -148,27 +144,12 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
 
   function db(): DatabaseSync {
     if (database) return database;
-    // Switching a new file to WAL takes an exclusive lock that SQLite's busy handler does not
-    // wait for, so a second process opening the same new database at that moment fails at
-    // once: retry the setup, within the same time limit as any other lock.
-    const deadline = Date.now() + busyTimeoutMs;
-    for (;;) {
-      try {
-        makeDirectory(dirname(path));
-        // Owner-only before SQLite creates it (its -wal and -shm files take the same mode).
-        createPrivateFile(path);
-        database = new DatabaseSync(path, { timeout: busyTimeoutMs });
-        database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
-        database.exec(SCHEMA);
-        return database;
-      } catch (error) {
-        database?.close();
-        database = null;
-        const code = sqliteCode(error);
-        if ((code !== SQLITE_BUSY && code !== SQLITE_LOCKED) || Date.now() >= deadline) throw sqliteError(error, path, busyTimeoutMs);
-        Atomics.wait(PAUSE, 0, 0, 5); // the store's API is synchronous here: a short blocking pause
-      }
+    try {
+      database = openWalDatabase(path, busyTimeoutMs, SCHEMA);
+    } catch (error) {
+      throw sqliteError(error, path, busyTimeoutMs);
     }
+    return database;
   }
 
   function statement(sql: string): StatementSync {

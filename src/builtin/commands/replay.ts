@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import type { BubFramework } from "../../kernel/framework.ts";
 import { escapeControlChars } from "../../kernel/terminal-text.ts";
 import { modelOption } from "./model-option.ts";
-import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
+import { INTERRUPT_EXIT_CODES, withInterruptSignals } from "../../agent/interrupt.ts";
 
 /** Adds `bub replay` to the program. */
 export function registerReplayCommand(app: Command, framework: BubFramework): void {
@@ -38,20 +38,7 @@ Examples:
       // Answers and tool output come from models: on a terminal their control characters are shown, not obeyed.
       const out = process.stdout.isTTY ? { write: (text: string) => process.stdout.write(escapeControlChars(text)) } : process.stdout;
       // Ctrl-C or SIGTERM stops the running turn as in `bub run`; the turns that ran are still compared, the scratch copy removed.
-      const interrupt = new AbortController();
-      const onSignal = (signal: InterruptSignal) => {
-        if (interrupt.signal.aborted) process.exit(INTERRUPT_EXIT_CODES[signal]);
-        interrupt.abort(new TurnInterrupted(signal));
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
-      try {
-        await runReplay(framework, session, options, out, interrupt.signal);
-      } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
-      }
-      const which = interrupt.signal.aborted ? interruptSignalOf(interrupt.signal.reason) : null;
+      const { interrupted: which } = await withInterruptSignals((signal) => runReplay(framework, session, options, out, signal));
       if (which) {
         process.stderr.write(`bub: interrupted (${which}) — the replay stopped; the turns that ran are compared above and kept on its tape\n`);
         process.exitCode = INTERRUPT_EXIT_CODES[which];

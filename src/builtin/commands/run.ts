@@ -10,7 +10,7 @@ import { JsonTurnWriter } from "./run-json.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
 import { errorLine } from "../error-line.ts";
 import { listedPluginFailures } from "./listed-failures.ts";
-import { INTERRUPT_EXIT_CODES, interruptSignalOf, TurnInterrupted, type InterruptSignal } from "../../agent/interrupt.ts";
+import { INTERRUPT_EXIT_CODES, interruptSignalOf, withInterruptSignals, type InterruptSignal } from "../../agent/interrupt.ts";
 import { redactSecrets } from "../../config/redaction.ts";
 import { escapeControlChars } from "../../kernel/terminal-text.ts";
 
@@ -183,19 +183,7 @@ and bub exits with 130 (SIGINT) or 143 (SIGTERM). A second signal exits at once.
     )
     .action(async (message: string, options: RunCommandOptions, command: Command) => {
       options.verbose = command.optsWithGlobals().verbose === true;
-      const interrupt = new AbortController();
-      const onSignal = (signal: InterruptSignal) => {
-        if (interrupt.signal.aborted) process.exit(INTERRUPT_EXIT_CODES[signal]);
-        interrupt.abort(new TurnInterrupted(signal));
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
-      try {
-        const code = await runOnce(framework, message, options, forTerminal(process.stdout), forTerminal(process.stderr), interrupt.signal);
-        if (code !== 0) process.exitCode = code;
-      } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
-      }
+      const { result: code } = await withInterruptSignals((signal) => runOnce(framework, message, options, forTerminal(process.stdout), forTerminal(process.stderr), signal));
+      if (code !== 0) process.exitCode = code;
     });
 }

@@ -3,19 +3,15 @@
  * `identity_links`, one row holding the state as JSON). Changes run in a `BEGIN IMMEDIATE`
  * transaction, so processes on the same file take turns; reads are one indexed row.
  */
-import { dirname } from "node:path";
-import { DatabaseSync } from "node:sqlite";
-import { createPrivateFile, makeDirectory } from "../../config/home-dir.ts";
+import type { DatabaseSync } from "node:sqlite";
 import { errorMessage } from "../../config/thrown.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { isSqliteBusy } from "../../tape/values.ts";
+import { openWalDatabase } from "../../tape/sqlite-open.ts";
 import { emptyLinkState, personOf, type LinkState } from "./codes.ts";
 import { applyChange, parseLinkState, settle, type LinkStore } from "./store.ts";
 
 const SCHEMA = "CREATE TABLE IF NOT EXISTS identity_links (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)";
-
-/** A cell to block on for {@link Atomics.wait} pauses between open attempts. */
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** The {@link LinkStore} in the SQLite database file `path` (created, with its folder, on first use). */
 export function createSqliteLinkStore(path: string, busyTimeoutMs = 5_000): LinkStore {
@@ -30,23 +26,12 @@ export function createSqliteLinkStore(path: string, busyTimeoutMs = 5_000): Link
 
   function db(): DatabaseSync {
     if (database) return database;
-    // A new file switches to WAL under an exclusive lock SQLite's busy handler does not wait for: retry within the timeout.
-    const deadline = Date.now() + busyTimeoutMs;
-    for (;;) {
-      try {
-        makeDirectory(dirname(path));
-        createPrivateFile(path);
-        database = new DatabaseSync(path, { timeout: busyTimeoutMs });
-        database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
-        database.exec(SCHEMA);
-        return database;
-      } catch (error) {
-        database?.close();
-        database = null;
-        if (!isSqliteBusy(error) || Date.now() >= deadline) throw failure(error);
-        Atomics.wait(PAUSE, 0, 0, 5);
-      }
+    try {
+      database = openWalDatabase(path, busyTimeoutMs, SCHEMA);
+    } catch (error) {
+      throw failure(error);
     }
+    return database;
   }
 
   function read(): LinkState {
