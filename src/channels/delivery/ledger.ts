@@ -53,8 +53,6 @@ export class DeliveryLedger {
   readonly #ready = new Set<string>();
   /** Chats waiting to retry their head. */
   readonly #waiting = new Map<string, NodeJS.Timeout>();
-  /** Chats whose records wait behind older ones another process holds: the first such record's id. */
-  readonly #held = new Map<string, number>();
   /** The record being tried now. */
   #sending: DeliveryRecord | null = null;
   #pumping: Promise<void> | null = null;
@@ -157,13 +155,6 @@ export class DeliveryLedger {
     if (this.#closing) return;
     try {
       for (const record of await this.#options.store.claim(this.#options.source, this.owner, false)) this.#add(record);
-      for (const [chatId, beforeId] of [...this.#held]) {
-        const { taken, held } = await this.#options.store.takeOlder(this.#options.source, chatId, beforeId, this.owner);
-        for (const record of taken) this.#add(record);
-        if (held) continue;
-        this.#held.delete(chatId);
-        if (!this.#waiting.has(chatId) && this.#queues.has(chatId)) this.#markReady(chatId);
-      }
     } catch (error) {
       log.warn(`delivery.sweep could not read the ledger (${this.where}): ${errorMessage(error)}`);
     }
@@ -171,9 +162,9 @@ export class DeliveryLedger {
 
   /**
    * Queues a record in id order (the order it was recorded in), never ahead of the one being
-   * tried. A record recorded behind another process's older ones of its chat holds the chat
-   * until those are sent or taken over (see #sweepOnce): replies of a chat keep their order
-   * across gateways.
+   * tried. A record recorded behind another process's older ones of its chat waits, when it
+   * is the chat's head, until those are sent or taken over (see {@link #gate}): replies of a
+   * chat keep their order across gateways.
    */
   #add(record: DeliveryRecord): void {
     if (this.#known.has(record.id)) return;
@@ -183,8 +174,7 @@ export class DeliveryLedger {
     let at = queue.length;
     while (at > 0 && queue[at - 1].id > record.id && queue[at - 1] !== this.#sending) at--;
     queue.splice(at, 0, record);
-    if (record.blocked && !this.#held.has(record.chatId)) this.#held.set(record.chatId, record.id);
-    if (at === 0 && !this.#held.has(record.chatId) && !this.#waiting.has(record.chatId)) this.#markReady(record.chatId);
+    if (at === 0 && !this.#waiting.has(record.chatId)) this.#markReady(record.chatId);
   }
 
   #markReady(chatId: string): void {
@@ -212,7 +202,7 @@ export class DeliveryLedger {
       if (chatId === undefined) return;
       this.#ready.delete(chatId);
       const record = this.#queues.get(chatId)?.[0];
-      if (!record || this.#held.has(chatId)) continue;
+      if (!record || !(await this.#gate(record))) continue;
       this.#sending = record;
       const outcome = await this.#attempt(record).finally(() => (this.#sending = null));
       if (outcome === "wait") continue;
@@ -227,7 +217,37 @@ export class DeliveryLedger {
     if (queue && at >= 0) queue.splice(at, 1);
     this.#known.delete(record.id);
     if (!queue || queue.length === 0) this.#queues.delete(record.chatId);
-    else if (!this.#held.has(record.chatId)) this.#ready.add(record.chatId);
+    else this.#ready.add(record.chatId);
+  }
+
+  /**
+   * Whether a chat's head may be sent now. A record recorded behind another process's older
+   * pending ones of its chat (`blocked`) first takes over those whose process died (they go
+   * ahead of it) and waits, checking again every half second, while a live process still
+   * has one.
+   */
+  async #gate(record: DeliveryRecord): Promise<boolean> {
+    if (!record.blocked) return true;
+    try {
+      const { taken, held } = await this.#options.store.takeOlder(this.#options.source, record.chatId, record.id, this.owner);
+      for (const older of taken) this.#add(older);
+      if (taken.length === 0 && !held) {
+        record.blocked = false;
+        return true;
+      }
+      if (taken.length > 0) {
+        this.#ready.add(record.chatId);
+        return false;
+      }
+    } catch (error) {
+      log.warn(`delivery.order could not read the ledger (${this.where}): ${errorMessage(error)}`);
+    }
+    const timer = setTimeout(() => {
+      this.#waiting.delete(record.chatId);
+      if (!this.#closing) this.#markReady(record.chatId);
+    }, 500);
+    this.#waiting.set(record.chatId, timer);
+    return false;
   }
 
   /** One try of a record: `done` (sent, or a dead letter) or `wait` (a retry is scheduled). */
