@@ -24,7 +24,7 @@ export interface Replays {
   readonly replays: readonly RelatedSession[];
 }
 
-const REPLAY_NAME = /^(.+)\/replay-(\d{8}T\d{6}Z)$/;
+const REPLAY_NAME = /^(.+)\/replay-(\d{8}T\d{6}(?:\d{3})?Z)$/;
 
 /** The `replay.start` event's data among a tape's first entries, or null. */
 export function replayStart(entries: readonly TapeEntry[]): Record<string, unknown> | null {

@@ -73,7 +73,7 @@ describe("bub replay and the trajectory exports (installed package)", () => {
     const result = await runBub(["replay", "cli:local", "--model", "second:other-model"], { home: home.path, env, timeoutMs: 60_000 });
     assert.equal(result.code, 0, result.stderr);
     const out = result.stdout;
-    assert.match(out, /^Replay of cli:local \(tape [0-9a-f]{16}__[0-9a-f]{16}\)\n {2}replay session cli:local\/replay-\d{8}T\d{6}Z /);
+    assert.match(out, /^Replay of cli:local \(tape [0-9a-f]{16}__[0-9a-f]{16}\)\n {2}replay session cli:local\/replay-\d{8}T\d{9}Z /);
     assert.match(out, /\nTurn 1 · hello\n/);
     assert.match(out, /\n {2}model +first:small-model +second:other-model\n/);
     assert.match(out, /\n {4}\[-Hello-\]\{\+Hi there\+\}! \[-How-\]\{\+What\+\} can I \[-help-\]\{\+do for you\+\}\?\n/);
@@ -103,7 +103,7 @@ describe("bub replay and the trajectory exports (installed package)", () => {
     assert.equal(list.code, 0, list.stderr);
     const rows = JSON.parse(list.stdout) as Json[];
     const workspace = await realpath(home.path);
-    const replays = rows.filter((row) => /^cli:local\/replay-\d{8}T\d{6}Z$/.test(String(row.session_id)));
+    const replays = rows.filter((row) => /^cli:local\/replay-\d{8}T\d{9}Z$/.test(String(row.session_id)));
     assert.ok(replays.length >= 1, list.stdout);
     assert.ok(rows.some((row) => row.session_id === "cli:local" && row.workspace === workspace));
     for (const row of replays) {
@@ -118,7 +118,7 @@ describe("bub replay and the trajectory exports (installed package)", () => {
     assert.equal(result.code, 0, result.stderr);
     const report = JSON.parse(result.stdout) as Json;
     assert.equal(report.original.session_id, "cli:local");
-    assert.match(report.replay.session_id, /^cli:local\/replay-\d{8}T\d{6}Z$/);
+    assert.match(report.replay.session_id, /^cli:local\/replay-\d{8}T\d{9}Z$/);
     assert.deepEqual({ model: report.replay.model, plugins: report.replay.plugins, live: report.replay.live, scratch: report.replay.scratch }, { model: "second:other-model", plugins: [], live: false, scratch: null });
     assert.deepEqual(report.turns.map((turn: Json) => [turn.number, turn.prompt, turn.same_answer]), [
       [1, "hello", false],

@@ -186,7 +186,7 @@ describe("bub ui with prices, a replay and the delivery ledger (installed packag
     const replays = page.locator("#replays");
     assert.match((await replays.textContent()) ?? "", /^replays: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(second:other-model\)$/);
     await replays.getByRole("link").click();
-    await page.getByRole("heading", { level: 1, name: /^cli:local\/replay-\d{8}T\d{6}Z/ }).waitFor();
+    await page.getByRole("heading", { level: 1, name: /^cli:local\/replay-\d{8}T\d{9}Z/ }).waitFor();
     assert.deepEqual((await page.locator("article.role-assistant .content").allTextContents()).map((text) => text.trim()), ["Freeze, tag, tell Ada.", "Freeze first."]);
     assert.match((await page.locator("#session-context").textContent()) ?? "", /^context: 10% of 16k tokens \(1,540 tokens of second:other-model;/, "measured against the replay model's window");
     assert.equal(await page.locator("#replays").count(), 0);

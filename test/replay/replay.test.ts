@@ -165,3 +165,11 @@ describe("scratchCopy", () => {
     }
   });
 });
+
+describe("replay session names", () => {
+  it("stamp the UTC time to the millisecond, so two replays started within a second get sessions of their own", async () => {
+    const { replayStamp } = await import("../../src/builtin/commands/replay-run.ts");
+    assert.equal(replayStamp(new Date("2026-12-01T17:37:00.123Z")), "20261201T173700123Z");
+    assert.notEqual(replayStamp(new Date("2026-12-01T17:37:00.123Z")), replayStamp(new Date("2026-12-01T17:37:00.456Z")));
+  });
+});

@@ -36,9 +36,10 @@ export interface ReplayOptions {
   json?: boolean;
 }
 
-/** `20261201T173700Z`: the UTC time in a session id. */
+/** `20261201T173700123Z`: the UTC time, to the millisecond, in a session id. */
 export function replayStamp(date: Date = new Date()): string {
-  return date.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  // To the millisecond: two replays of a session started within one second get sessions of their own.
+  return date.toISOString().replace(/[-:.]/g, "");
 }
 
 /** The session tape `session` names and its turns. */
