@@ -4,9 +4,8 @@
  * writes asked for while the event loop turns are run together in one transaction at the
  * next `setImmediate`, one fsync for all of them, and each promise resolves after its commit.
  */
-import { dirname } from "node:path";
-import { DatabaseSync } from "node:sqlite";
-import { createPrivateFile, makeDirectory } from "../../config/home-dir.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { openWalDatabase } from "../../tape/sqlite-open.ts";
 import { errorMessage } from "../../config/thrown.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
@@ -55,11 +54,7 @@ interface Write {
 export function openSqliteDeliveryStore(path: string): DeliveryStore {
   let database: DatabaseSync;
   try {
-    makeDirectory(dirname(path));
-    createPrivateFile(path);
-    database = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS });
-    database.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
-    database.exec(SCHEMA);
+    database = openWalDatabase(path, BUSY_TIMEOUT_MS, SCHEMA);
     // Ledgers made before outbounds had sending options get the column.
     if (!database.prepare("PRAGMA table_info(deliveries)").all().some((column) => column.name === "options")) database.exec("ALTER TABLE deliveries ADD COLUMN options TEXT NOT NULL DEFAULT ''");
     database.prepare("DELETE FROM delivery_keys WHERE created_at < ?").run(Date.now() - KEY_KEEP_DAYS * 86_400_000);
