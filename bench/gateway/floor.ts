@@ -23,7 +23,7 @@
 // The streamed-answer workload: BENCH_ANSWER_WORDS=200 node bench/gateway/floor.ts (both gateways
 // get the same 200-word answers, about 400 chunks each).
 import { printMachine } from "../support/processes.ts";
-import { cpuMs, intArg, MODEL_MS, passedThroughText, peakKiB, startGateway, type GatewayLabel } from "./support/gateway.ts";
+import { cpuSplitMs, intArg, MODEL_MS, passedThroughText, peakKiB, startGateway, type GatewayLabel } from "./support/gateway.ts";
 import { burstSummary, closedLoop, type BurstResult } from "./support/workload.ts";
 
 const CHATS = intArg(2, 1000, 10_000);
@@ -35,6 +35,7 @@ const RSS_GOAL = 2;
 interface Result extends BurstResult {
   label: GatewayLabel;
   cpuMs: number;
+  systemMs: number;
   cpuPerMessageMs: number;
   peakKiB: number;
   modelRequests: number;
@@ -44,12 +45,14 @@ interface Result extends BurstResult {
 async function measure(label: GatewayLabel): Promise<Result> {
   const gateway = await startGateway(label, { modelReplies: CHATS * MESSAGES + 100 });
   try {
-    const cpuStart = cpuMs(gateway.pid);
+    const cpuStart = cpuSplitMs(gateway.pid);
     const burst = await closedLoop(gateway, CHATS, MESSAGES);
-    const cpu = cpuMs(gateway.pid) - cpuStart;
+    const cpuEnd = cpuSplitMs(gateway.pid);
+    const systemMs = cpuEnd.system - cpuStart.system;
+    const cpu = cpuEnd.user - cpuStart.user + systemMs;
     const peak = peakKiB(gateway.pid);
     const modelRequests = gateway.openai.requests.length;
-    return { label, ...burst, cpuMs: cpu, cpuPerMessageMs: cpu / Math.max(burst.answered, 1), peakKiB: peak, modelRequests, exitCode: await gateway.stop() };
+    return { label, ...burst, cpuMs: cpu, systemMs, cpuPerMessageMs: cpu / Math.max(burst.answered, 1), peakKiB: peak, modelRequests, exitCode: await gateway.stop() };
   } finally {
     if (!gateway.exited()) gateway.child.kill("SIGKILL");
   }
@@ -59,7 +62,7 @@ function row(result: Result): string {
   return [
     result.label.padEnd(6),
     burstSummary(result, CHATS * MESSAGES),
-    `CPU ${result.cpuMs.toFixed(0)} ms = ${result.cpuPerMessageMs.toFixed(3)} ms/msg`,
+    `CPU ${result.cpuMs.toFixed(0)} ms (${result.systemMs.toFixed(0)} in the kernel) = ${result.cpuPerMessageMs.toFixed(3)} ms/msg`,
     `peak RSS ${(result.peakKiB / 1024).toFixed(1)} MiB`,
     `model calls ${result.modelRequests}`,
     `exit ${result.exitCode}`,

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { packAndInstall, cleanEnv, type InstalledPackage } from "../../test/e2e/support/installed.ts";
+import { packAndInstall, installedPackage, cleanEnv, type InstalledPackage } from "../../test/e2e/support/installed.ts";
 
 /** Every temporary folder of this bench process; removed when the process exits. */
 export const scratch = mkdtempSync(join(tmpdir(), "bub-bench-"));
@@ -20,10 +20,13 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(scratch, `${prefix}-`));
 }
 
-/** Packs the checkout and installs the tarball into a temporary prefix (once per bench process). */
+/**
+ * Packs the checkout and installs the tarball into a temporary prefix (once per bench process);
+ * `BUB_E2E_PREFIX` names a prefix installed before (as the e2e runner does), to measure it instead.
+ */
 export async function installBub(): Promise<InstalledPackage> {
   const started = performance.now();
-  const installed = await packAndInstall(tempDir("pack"));
+  const installed = process.env.BUB_E2E_PREFIX ? await installedPackage() : await packAndInstall(tempDir("pack"));
   if (!existsSync(installed.bin)) throw new Error(`npm install did not create ${installed.bin}`);
   const { version } = JSON.parse(readFileSync(join(installed.prefix, "node_modules", "bub-ts", "package.json"), "utf8")) as { version: string };
   console.log(`packed and installed bub-ts ${version} (${installed.tarball.split("/").at(-1)}) in ${((performance.now() - started) / 1000).toFixed(1)} s; measuring ${installed.bin}`);

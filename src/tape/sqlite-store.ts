@@ -11,6 +11,7 @@ import { isSidecarTapeName } from "./sidecar.ts";
 import { errorMessage } from "../config/thrown.ts";
 import { sqliteCode } from "./values.ts";
 import { openWalDatabase } from "./sqlite-open.ts";
+import { createWalSync, type WalSync } from "./wal-sync.ts";
 
 const log = createLogger("bub:tape");
 
@@ -124,8 +125,9 @@ function textColumn(row: Row | undefined, column: string): string | undefined {
 }
 
 /**
- * A tape store in one SQLite database file (`node:sqlite`), in WAL mode with
- * `synchronous=FULL`, so every acknowledged append survives a crash. Several processes may
+ * A tape store in one SQLite database file (`node:sqlite`), in WAL mode. An append is
+ * acknowledged once its commit is on the disk, synced off the event loop (`wal-sync.ts`), so
+ * every acknowledged append survives a crash or a power loss. Several processes may
  * share the file: an append is one `BEGIN IMMEDIATE` transaction that reads the tape's last
  * id and inserts after it; a process that finds the database locked waits `busyTimeoutMs`,
  * then fails with a clear error.
@@ -138,6 +140,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
   const { path } = options;
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   let database: DatabaseSync | null = null;
+  let walSync: WalSync | null = null;
   const statements = new Map<string, StatementSync>();
   /** Tapes this process put in the name index already (an insert is a durable write); bounded. */
   const recorded = recordedTapeNames();
@@ -145,10 +148,11 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
   function db(): DatabaseSync {
     if (database) return database;
     try {
-      database = openWalDatabase(path, busyTimeoutMs, SCHEMA);
+      database = openWalDatabase(path, busyTimeoutMs, SCHEMA, "NORMAL");
     } catch (error) {
       throw sqliteError(error, path, busyTimeoutMs);
     }
+    walSync = createWalSync(path);
     return database;
   }
 
@@ -239,10 +243,19 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
     return found;
   }
 
-  function appendRows(tape: string, batch: readonly NewTapeEntry[]): TapeEntry[] {
+  /** Resolves once the commits made so far are on the disk. */
+  async function durable(): Promise<void> {
+    try {
+      await walSync?.durable();
+    } catch (error) {
+      throw new BubError("temporary", `Cannot sync the tape database ${path} to disk (${errorMessage(error)}): the last append may be lost; check the disk and retry.`, { cause: error });
+    }
+  }
+
+  async function appendRows(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
     if (batch.length === 0) return [];
     const prepared = batch.map(prepareEntry);
-    return transaction(() => {
+    const stored = transaction(() => {
       const lastId = integerColumn(statement("SELECT last_id FROM tapes WHERE name = ?").get(tape), "last_id") ?? 0;
       const insert = statement("INSERT INTO tape_entries (tape, id, kind, anchor_name, payload, meta, date) VALUES (?, ?, ?, ?, ?, ?, ?)");
       const stored = prepared.map((entry, index) => {
@@ -258,6 +271,8 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       );
       return stored;
     });
+    await durable();
+    return stored;
   }
 
   return {
@@ -274,7 +289,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       return guarded(() => fetch(query));
     },
     async append(tape, entry) {
-      return onlyEntry(appendRows(tape, [entry]));
+      return onlyEntry(await appendRows(tape, [entry]));
     },
     async appendBatch(tape, batch) {
       return appendRows(tape, batch);
@@ -284,6 +299,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       guarded(() =>
         statement("INSERT OR IGNORE INTO tape_names (tape, session_id, workspace, date) VALUES (?, ?, ?, ?)").run(record.tape, record.sessionId, record.workspace, utcNow()),
       );
+      await durable();
       recorded.add(record.tape);
     },
     async tapeNames() {
@@ -318,6 +334,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
         statement("DELETE FROM tape_entries WHERE tape = ?").run(tape);
         statement("DELETE FROM tapes WHERE name = ?").run(tape);
       });
+      await durable();
     },
     close,
     [Symbol.asyncDispose]: close,
@@ -325,6 +342,9 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
 
   async function close(): Promise<void> {
     statements.clear();
+    const sync = walSync;
+    walSync = null;
+    await sync?.close();
     database?.close();
     database = null;
   }

@@ -65,9 +65,15 @@ export function gatewaysToRun(fallback: readonly GatewayLabel[]): GatewayLabel[]
 
 /** utime + stime of a live process in ms. */
 export function cpuMs(pid: number): number {
+  const { user, system } = cpuSplitMs(pid);
+  return user + system;
+}
+
+/** CPU time of a live process in ms, split into user (utime) and kernel (stime) time. */
+export function cpuSplitMs(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // fields from #3 (state) on
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK; // #14 utime, #15 stime
+  return { user: (Number(fields[11]) * 1000) / CLK_TCK, system: (Number(fields[12]) * 1000) / CLK_TCK }; // #14 utime, #15 stime
 }
 
 function statusKiB(pid: number, field: "VmHWM" | "VmRSS"): number {
