@@ -1,9 +1,10 @@
 /**
  * The outbound delivery ledger: every outbound is recorded durably (./types.ts stores)
  * before it is sent, and forgotten once the channel confirmed it. Sending is per chat, in
- * the order recorded; one Bot API call is in flight at a time (so a `kill -9` can cut at
- * most one send between leaving and being confirmed), and a chat waiting to retry does not
- * hold up the others. A failed try is classified (./classify.ts): retried with backoff,
+ * the order recorded, one call at a time per chat; chats are sent to side by side, up to
+ * `concurrency` calls in flight (so a `kill -9` can cut at most that many sends between
+ * leaving and being confirmed, one per chat), and a chat waiting to retry does not hold up
+ * the others. A failed try is classified (./classify.ts): retried with backoff,
  * given up as a dead letter, or, when the connection died after the request left, retried
  * once and marked possibly repeated. Records pending at a restart are sent again; dead
  * letters sent back by `bub delivery retry` are taken by the next sweep.
@@ -39,7 +40,12 @@ export interface DeliveryLedgerOptions {
   exclusive: boolean;
   /** How often the store is swept for records sent back by `bub delivery retry` (default 2,000 ms). */
   sweepMs?: number;
+  /** Most calls in flight at once, each to another chat (default {@link DEFAULT_CONCURRENCY}). */
+  concurrency?: number;
 }
+
+/** Calls in flight at once when the options do not say (the `delivery.concurrency` default). */
+export const DEFAULT_CONCURRENCY = 16;
 
 /** See the module comment. */
 export class DeliveryLedger {
@@ -53,9 +59,12 @@ export class DeliveryLedger {
   readonly #ready = new Set<string>();
   /** Chats waiting to retry their head. */
   readonly #waiting = new Map<string, NodeJS.Timeout>();
-  /** The record being tried now. */
-  #sending: DeliveryRecord | null = null;
-  #pumping: Promise<void> | null = null;
+  /** The records being tried now (a chat's head each). */
+  readonly #sending = new Set<DeliveryRecord>();
+  /** The tries in flight, and the gate checks (which may read the store), until they settle. */
+  readonly #inFlight = new Set<Promise<void>>();
+  /** Chats with a try in flight: a chat has one at a time, so its records keep their order. */
+  readonly #busyChats = new Set<string>();
   #sweep: NodeJS.Timeout | null = null;
   #closing = false;
   #idle: (() => void)[] = [];
@@ -132,7 +141,7 @@ export class DeliveryLedger {
 
   /** Resolves once nothing is ready to send and no send is in flight, or after `timeoutMs`. */
   async drain(timeoutMs: number): Promise<void> {
-    if (this.#ready.size === 0 && !this.#pumping) return;
+    if (this.#ready.size === 0 && this.#inFlight.size === 0) return;
     const { promise, resolve } = Promise.withResolvers<void>();
     this.#idle.push(resolve);
     const timer = setTimeout(resolve, timeoutMs);
@@ -146,7 +155,7 @@ export class DeliveryLedger {
     if (this.#sweep) clearInterval(this.#sweep);
     for (const timer of this.#waiting.values()) clearTimeout(timer);
     this.#waiting.clear();
-    await this.#pumping;
+    while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
     for (const id of [...this.#waiters.keys()]) this.#settle(id, { error: `the gateway stopped before outbound ${id} was sent; it stays in the delivery ledger and is sent after the restart` });
     await this.#options.store.close();
   }
@@ -172,21 +181,14 @@ export class DeliveryLedger {
     let queue = this.#queues.get(record.chatId);
     if (!queue) this.#queues.set(record.chatId, (queue = []));
     let at = queue.length;
-    while (at > 0 && queue[at - 1].id > record.id && queue[at - 1] !== this.#sending) at--;
+    while (at > 0 && queue[at - 1].id > record.id && !this.#sending.has(queue[at - 1])) at--;
     queue.splice(at, 0, record);
     if (at === 0 && !this.#waiting.has(record.chatId)) this.#markReady(record.chatId);
   }
 
   #markReady(chatId: string): void {
     this.#ready.add(chatId);
-    if (this.#pumping || this.#closing) return;
-    this.#pumping = this.#pump().finally(() => {
-      this.#pumping = null;
-      if (this.#ready.size > 0 && !this.#closing) {
-        const [next] = this.#ready;
-        if (next !== undefined) this.#markReady(next);
-      } else this.#notifyIdle();
-    });
+    this.#pump();
   }
 
   #notifyIdle(): void {
@@ -195,19 +197,35 @@ export class DeliveryLedger {
     for (const resolve of idle) resolve();
   }
 
-  /** Sends the ready chats' heads, one at a time, round robin. */
-  async #pump(): Promise<void> {
-    while (!this.#closing) {
-      const [chatId] = this.#ready;
-      if (chatId === undefined) return;
+  /** Starts a try of each ready chat's head, in the order they became ready, while calls may be added (one per chat). */
+  #pump(): void {
+    const limit = this.#options.concurrency ?? DEFAULT_CONCURRENCY;
+    for (const chatId of this.#ready) {
+      if (this.#closing || this.#inFlight.size >= limit) break;
+      if (this.#busyChats.has(chatId)) continue;
       this.#ready.delete(chatId);
+      if (this.#waiting.has(chatId)) continue; // its retry timer makes it ready again
       const record = this.#queues.get(chatId)?.[0];
-      if (!record || !(await this.#gate(record))) continue;
-      this.#sending = record;
-      const outcome = await this.#attempt(record).finally(() => (this.#sending = null));
-      if (outcome === "wait") continue;
-      this.#dequeue(record);
+      if (!record) continue;
+      this.#busyChats.add(chatId);
+      const run = this.#tryHead(record)
+        .catch((error: unknown) => log.error(`delivery.send id=${record.id} chat_id=${chatId} failed unexpectedly: ${errorMessage(error)}`))
+        .finally(() => {
+          this.#busyChats.delete(chatId);
+          this.#inFlight.delete(run);
+          this.#pump();
+        });
+      this.#inFlight.add(run);
     }
+    if (this.#inFlight.size === 0 && (this.#ready.size === 0 || this.#closing)) this.#notifyIdle();
+  }
+
+  /** One chat's head: checks its gate, tries it, and drops it once done. */
+  async #tryHead(record: DeliveryRecord): Promise<void> {
+    if (!(await this.#gate(record))) return;
+    this.#sending.add(record);
+    const outcome = await this.#attempt(record).finally(() => this.#sending.delete(record));
+    if (outcome === "done") this.#dequeue(record);
   }
 
   /** Drops a chat's head; its next record becomes ready. */

@@ -9,4 +9,6 @@ export const deliverySchema = z.object({
   backoff_seconds: durationSeconds().default(1),
   /** The longest wait between two tries; a channel asking to wait longer (`retry_after`) makes the outbound a dead letter at once. */
   max_backoff_seconds: durationSeconds().default(300),
+  /** Most sends in flight at once, each to another chat (a chat's replies go one at a time, in order). */
+  concurrency: z.number().int().min(1).max(256).default(16),
 });

@@ -299,8 +299,9 @@ export class TelegramChannel implements Channel {
       import("../delivery/ledger.ts"),
       import("./delivery.ts"),
     ]);
-    const policy = delivery.retryPolicyOf(await this.#framework.settings.load(delivery.deliverySettings));
-    // A call that hangs holds up every chat (one send is in flight at a time): it is cut off
+    const deliverySettings = await this.#framework.settings.load(delivery.deliverySettings);
+    const policy = delivery.retryPolicyOf(deliverySettings);
+    // A call that hangs holds up its chat and one of the ledger's send slots: it is cut off
     // after the per-call deadline and counts as unknown (the request may have arrived).
     const api = new Api(settings.token.trim(), { apiRoot, fetch: connection.fetch, timeoutSeconds: this.#options.retry?.deadlineSeconds ?? 120 });
     client.installFailureLogging(api);
@@ -311,7 +312,7 @@ export class TelegramChannel implements Channel {
       if (BubError.isInstance(error)) throw error;
       throw new BubError("config", `Cannot open the delivery ledger (${describeError(error)}): check BUB_DATABASE_URL, or that BUB_HOME is writable.`, { cause: error });
     }
-    const ledger = new DeliveryLedger({ ...opened, source: `telegram-${botId}`, sender: telegramSender(api, () => settings.max_messages), policy });
+    const ledger = new DeliveryLedger({ ...opened, source: `telegram-${botId}`, sender: telegramSender(api, () => settings.max_messages), policy, concurrency: deliverySettings.concurrency });
     try {
       await ledger.start();
     } catch (error) {
