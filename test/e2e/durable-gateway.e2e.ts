@@ -2,13 +2,15 @@
  * `bub gateway` of the installed binary loses no Telegram message across restarts (1,000
  * messages through three `kill -9` restarts and a SIGTERM under load): what
  * arrives while it is down is answered after it starts, a `kill -9` at a random moment
- * repeats at most the one reply it cut between leaving and being recorded, a SIGTERM
- * repeats none, and a SIGTERM with nothing running exits at once. Fake Bot API and fake
+ * repeats at most the replies it cut between leaving and being confirmed (one per chat, among
+ * the last `delivery.concurrency` the killed process sent), a reply recorded before its update was marked done is sent once and
+ * its turn not run again, a SIGTERM repeats none, and a SIGTERM with nothing running exits at once. Fake Bot API and fake
  * model on 127.0.0.1; every wait has a deadline.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { after, afterEach, before, beforeEach, describe, it } from "node:test";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
@@ -34,6 +36,8 @@ function compacted(journal: string): { last: unknown; seen: number[] } {
 const TOKEN = "123456:E2E-DURABLE";
 /** Each message comes from its own private chat (its own session), `text` `msg-<n>`. */
 const FIRST_CHAT = 1000;
+/** `delivery.concurrency` of these gateways: sends in flight at once, each to another chat. */
+const SENDS_IN_FLIGHT = 4;
 
 /** The model answers `re: msg-<n>` to the latest message it was given. */
 const model = echoModel(/msg-\d+/, { delayMs: 20 });
@@ -77,6 +81,7 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
         BUB_TELEGRAM_API_ROOT: telegram.apiRoot,
         BUB_TELEGRAM_ALLOW_ALL: "true",
         BUB_DEBOUNCE_SECONDS: "0",
+        BUB_DELIVERY_CONCURRENCY: String(SENDS_IN_FLIGHT),
       },
     });
     const started = live;
@@ -131,7 +136,7 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
     assert.deepEqual(compacted(await readFile(path, "utf8")), { last: 20, seen: Array.from({ length: 20 }, (_, index) => index + 1) }, "compacted to its mark when opened");
   });
 
-  it("answers all of 1,000 messages across 3 kill -9 restarts at random moments and a SIGTERM under load: at most one repeated reply per kill -9, none across the SIGTERM", async (t) => {
+  it("answers all of 1,000 messages across 3 kill -9 restarts at random moments and a SIGTERM under load: at most the replies in flight repeated per kill -9, none across the SIGTERM", async (t) => {
     const total = 1000;
     const kills = 3;
     /** Messages pushed per run while the gateway works (the rest arrive while it is down, or at the end). */
@@ -179,9 +184,18 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
     const sent = telegram.succeededOf("sendMessage").map((call) => Number(call.payload.chat_id) - FIRST_CHAT);
     const seen = new Set<number>();
     const repeatsInRun = new Array<number>(restarts.length + 1).fill(0);
+    /** Repeats of another reply than those the stopped process was sending when it stopped. */
+    const notInFlight: string[] = [];
     sent.forEach((n, index) => {
       const run = restarts.filter((restart) => restart.firstReply <= index).length;
-      if (seen.has(n)) repeatsInRun[run]!++;
+      if (seen.has(n)) {
+        repeatsInRun[run]!++;
+        // At most SENDS_IN_FLIGHT sends are in flight (one per chat), each confirmed as soon as
+        // Telegram answers: only the last ones the stopped process sent can have left unconfirmed.
+        const stopped = run > 0 ? restarts[run - 1] : undefined;
+        const inFlight = stopped ? sent.slice(Math.max(0, stopped.firstReply - SENDS_IN_FLIGHT), stopped.firstReply) : [];
+        if (!inFlight.includes(n)) notInFlight.push(`msg-${n} after stop #${run} (the replies in flight were to ${inFlight.map((m) => `msg-${m}`).join(", ") || "none"})`);
+      }
       seen.add(n);
     });
     const givenUp = telegram.succeededOf("sendMessage").filter((call) => call.payload.text === GIVEN_UP).length;
@@ -190,8 +204,9 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
     assert.equal(counts.size, total, "every message answered");
     assert.equal(givenUp, 0, "no message was cut off twice");
     assert.equal(repeatsInRun[0], 0, "the first run repeats nothing");
+    assert.deepEqual(notInFlight, [], "a repeated reply is only ever the one being sent at the kill");
     restarts.forEach((restart, index) => {
-      const limit = restart.how === "kill -9" ? 1 : 0;
+      const limit = restart.how === "kill -9" ? SENDS_IN_FLIGHT : 0;
       assert.ok(repeatsInRun[index + 1]! <= limit, `after ${restart.how} #${index + 1}: ${repeatsInRun[index + 1]} repeated replies (at most ${limit})`);
     });
     // None lost on the way either: every update went through the journal, which is now
@@ -206,6 +221,31 @@ describe("bub gateway keeps Telegram messages across restarts (installed package
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(telegram.succeededOf("sendMessage").length, beforeRestart, "nothing answered again after a SIGTERM restart");
     await sigterm(gateway);
+  });
+
+  it("sends a reply recorded before a kill -9 marked its update done once, and does not run its turn again, though the reply leaves before the journal is resumed", async () => {
+    // What a kill -9 between the two steps leaves: the update received and started in the
+    // journal, its reply recorded in the delivery ledger (by the installed package's store).
+    const update = { update_id: 1, message: { message_id: 1, date: Math.floor(Date.now() / 1000), chat: { id: FIRST_CHAT, type: "private" }, from: { id: FIRST_CHAT, is_bot: false, first_name: "User", username: `user${FIRST_CHAT}` }, text: "msg-0" } };
+    await mkdir(join(bubHome, "inbound"), { recursive: true });
+    const journalPath = join(bubHome, "inbound", `telegram-${FAKE_BOT.id}.jsonl`);
+    await writeFile(journalPath, `${JSON.stringify({ t: "received", id: 1, at: Math.floor(Date.now() / 1000), item: update })}\n${JSON.stringify({ t: "started", id: 1 })}\n`);
+    const { prefix } = await installedPackage();
+    const storeModule = pathToFileURL(join(prefix, "node_modules", "bub-ts", "dist", "channels", "delivery", "sqlite-store.js")).href;
+    const { openSqliteDeliveryStore } = (await import(storeModule)) as typeof import("../../src/channels/delivery/sqlite-store.ts");
+    const store = openSqliteDeliveryStore(join(bubHome, "delivery.sqlite3"));
+    await store.record("killed-gateway", [{ source: `telegram-${FAKE_BOT.id}`, chatId: String(FIRST_CHAT), sessionId: `telegram:${FIRST_CHAT}`, text: "re: msg-0", inbound: [1] }]);
+    await store.close();
+    // The journal is resumed after deleteWebhook; asked to wait a second, the gateway has sent
+    // the recorded reply (and forgotten it) by then.
+    telegram.fail("deleteWebhook", { status: 429, retryAfter: 1 });
+    const gateway = await start();
+    await within(telegram.waitForCalls("sendMessage", 1), 15_000, "the recorded reply");
+    await pollUntil(async () => ((await readFile(journalPath, "utf8")).includes(JSON.stringify({ t: "done", id: 1 })) ? true : undefined), "update 1 marked done", { timeoutMs: 15_000, intervalMs: 50 });
+    // A SIGTERM lets a turn that runs finish and sends what it recorded.
+    await sigterm(gateway);
+    assert.deepEqual(telegram.succeededOf("sendMessage").map((call) => call.payload.text), ["re: msg-0"], "sent once");
+    assert.equal(openai.requests.length, 0, "the turn was not run again");
   });
 
   it("retries a turn a kill -9 cut off once, marked retried_after_restart on the tape", async () => {

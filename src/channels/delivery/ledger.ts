@@ -55,6 +55,8 @@ export class DeliveryLedger {
   /** Per chat, its records in the order they go out (the head is the one being tried). */
   readonly #queues = new Map<string, DeliveryRecord[]>();
   readonly #known = new Set<number>();
+  /** The inbound item ids of the records taken over at {@link start} (see {@link answeredInbound}). */
+  readonly #takenOver = new Set<number>();
   /** Chats whose head may be sent now, in the order they became ready. */
   readonly #ready = new Set<string>();
   /** Chats waiting to retry their head. */
@@ -84,14 +86,20 @@ export class DeliveryLedger {
   async start(): Promise<void> {
     const pending = await this.#options.store.claim(this.#options.source, this.owner, this.#options.exclusive);
     if (pending.length > 0) log.info(`delivery.resume ${pending.length} outbound(s) recorded before the restart are sent again (${this.where})`);
+    for (const record of pending) for (const id of record.inbound) this.#takenOver.add(id);
     for (const record of pending) this.#add(record);
     this.#sweep = setInterval(() => void this.#sweepOnce(), this.#options.sweepMs ?? 2000);
     this.#sweep.unref();
   }
 
-  /** The inbound item ids whose outbounds are recorded and not yet sent (their turns need not run again). */
-  pendingInbound(): Set<number> {
-    const ids = new Set<number>();
+  /**
+   * The inbound item ids whose outbounds are recorded (their turns need not run again): those
+   * queued now, and those of every record {@link start} took over, also once it was sent and
+   * forgotten — the records pending from before go out at once, while the channel still
+   * prepares to resume its inbound journal, which must not run their turns again.
+   */
+  answeredInbound(): Set<number> {
+    const ids = new Set(this.#takenOver);
     for (const queue of this.#queues.values()) for (const record of queue) for (const id of record.inbound) ids.add(id);
     return ids;
   }

@@ -242,7 +242,7 @@ export class TelegramChannel implements Channel {
         signal.addEventListener("abort", () => void queued.stopWorking(), { once: true });
       }
       if (webhook) {
-        await this.#durable.resume(bot, this.#ledger?.pendingInbound() ?? new Set(), this.#notify);
+        await this.#durable.resume(bot, this.#ledger?.answeredInbound() ?? new Set(), this.#notify);
         const { serveWebhook } = await import("./webhook.ts");
         const server = await serveWebhook(bot, settings, (update) => this.#durable.accept(bot, [update]), signal, this.#describeError);
         this.#webhook = server;
@@ -252,7 +252,7 @@ export class TelegramChannel implements Channel {
       } else {
         // Polling needs no webhook; what Telegram still holds for the bot is kept (not dropped).
         await bot.api.deleteWebhook({ drop_pending_updates: false }, apiSignal(signal));
-        await this.#durable.resume(bot, this.#ledger?.pendingInbound() ?? new Set(), this.#notify);
+        await this.#durable.resume(bot, this.#ledger?.answeredInbound() ?? new Set(), this.#notify);
         this.#durable.startPolling(bot, signal, election);
         log.info(`telegram.start ${election ? "serving (polling once elected)" : "polling"} as @${bot.botInfo.username} (api ${apiRoot}, ${connection.route})`);
       }

@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
+import { openSqliteDeliveryStore } from "../../../src/channels/delivery/sqlite-store.ts";
+import { tempDir } from "../../support/temp.ts";
+
+/** Records the texts it is asked to send, in order; every send succeeds at once. */
+function recordingSender(): DeliverySender & { sent: string[] } {
+  const sent: string[] = [];
+  return {
+    sent,
+    async send(record, partSent) {
+      sent.push(record.text);
+      await partSent(1, 1);
+    },
+    classify: (error) => ({ kind: "permanent", reason: String(error) }),
+  };
+}
+
+const policy = { maxAttempts: 3, backoffMs: 10, maxBackoffMs: 100 };
+
+describe("the delivery ledger after a restart", () => {
+  it("names the updates of the replies it took over as answered after it sent them (their turns must not run again)", async () => {
+    const dir = await tempDir("bub-ledger-restart-");
+    try {
+      const path = join(dir.path, "delivery.sqlite3");
+      // A gateway recorded the reply to update 61 and was killed before it marked the update done.
+      const killed = openSqliteDeliveryStore(path);
+      await killed.record("killed-gateway", [{ source: "telegram-1", chatId: "60", sessionId: "telegram:60", text: "re: msg-60", inbound: [61] }]);
+      await killed.close();
+      const sender = recordingSender();
+      const ledger = new DeliveryLedger({ store: openSqliteDeliveryStore(path), source: "telegram-1", sender, policy, exclusive: true });
+      await ledger.start();
+      try {
+        await ledger.drain(10_000);
+        assert.deepEqual(sender.sent, ["re: msg-60"], "the reply taken over is sent");
+        // The journal is resumed after this (the channel first calls the Bot API): update 61 is
+        // still answered, though its reply has left and is forgotten by now.
+        assert.deepEqual([...ledger.answeredInbound()], [61]);
+      } finally {
+        await ledger.close();
+      }
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
