@@ -149,13 +149,15 @@ export function mergeLoadedStates(answers: readonly unknown[], plugins: readonly
       log.warn(`hook.load_state_not_an_object adapter=${plugins[index]}`);
       continue;
     }
-    const skipped: string[] = [];
-    for (const [key, value] of Object.entries(answer)) {
+    let skipped = "";
+    for (const key in answer) {
+      if (!Object.hasOwn(answer, key)) continue;
+      const value = answer[key];
       const valid = OWN_KEYS.get(key);
-      if (Object.hasOwn(COMPAT_KEYS, key) || (valid && value !== null && value !== undefined && !valid(value))) skipped.push(key);
+      if ((key.startsWith("_runtime_") && Object.hasOwn(COMPAT_KEYS, key)) || (valid && value !== null && value !== undefined && !valid(value))) skipped += skipped ? `,${key}` : key;
       else merged[key] = valid && value === null ? undefined : value;
     }
-    if (skipped.length > 0) log.warn(`hook.load_state_keys_skipped keys=${skipped.join(",")} adapter=${plugins[index]}`);
+    if (skipped) log.warn(`hook.load_state_keys_skipped keys=${skipped} adapter=${plugins[index]}`);
   }
   return merged;
 }
