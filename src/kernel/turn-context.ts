@@ -140,8 +140,8 @@ const OWN_KEYS: ReadonlyMap<string, (value: unknown) => boolean> = new Map([
  * type: an answer that is not an object, a `_runtime_*` key (read-only on the state) and a
  * value of the wrong type for one of bub's own keys are left out, with a warning naming the plugin.
  */
-export function mergeLoadedStates(answers: readonly unknown[], plugins: readonly string[]): Record<string, unknown> {
-  const merged: Record<string, unknown> = {};
+export function mergeLoadedStates(answers: readonly unknown[], plugins: readonly string[]): Record<PropertyKey, unknown> {
+  const merged: Record<PropertyKey, unknown> = {};
   for (let index = answers.length - 1; index >= 0; index--) {
     const answer = answers[index];
     if (answer === null || answer === undefined) continue;
@@ -158,6 +158,8 @@ export function mergeLoadedStates(answers: readonly unknown[], plugins: readonly
       else merged[key] = valid && value === null ? undefined : value;
     }
     if (skipped) log.warn(`hook.load_state_keys_skipped keys=${skipped} adapter=${plugins[index]}`);
+    // A symbol key (a plugin's private one) is merged as it is.
+    for (const symbol of Object.getOwnPropertySymbols(answer)) if (Object.prototype.propertyIsEnumerable.call(answer, symbol)) merged[symbol] = Reflect.get(answer, symbol);
   }
   return merged;
 }

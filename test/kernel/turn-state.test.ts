@@ -103,9 +103,10 @@ describe("the typed turn state", () => {
     assert.deepEqual(logs.filter((log) => log.level === "warn").map((log) => log.message), ["hook.load_state_keys_skipped keys=model,allowed_skills,retried_after_restart adapter=bad"]);
   });
 
-  it("merges lowest precedence first (answers come highest first, each with its plugin)", () => {
-    const merged = mergeLoadedStates([{ shared: "high" }, null, { shared: "low", low: 1 }], ["high", "none", "low"]);
-    assert.deepEqual(merged, { shared: "high", low: 1 });
+  it("merges lowest precedence first (answers come highest first, each with its plugin), symbol keys too", () => {
+    const secret = Symbol("secret");
+    const merged = mergeLoadedStates([{ shared: "high" }, null, { shared: "low", low: 1, [secret]: "kept" }], ["high", "none", "low"]);
+    assert.deepEqual(merged, { shared: "high", low: 1, [secret]: "kept" });
   });
 });
 
