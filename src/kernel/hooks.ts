@@ -59,9 +59,8 @@ export interface BubHooks {
   /** firstresult — the session id of an inbound message. */
   resolveSession(args: { message: Envelope; /** Absent when a channel asks before admitting the message. */ signal?: AbortSignal }): MaybePromise<string | NoResult>;
   /**
-   * broadcast — state for the turn; results merged, higher precedence wins. Keys of your own
-   * are declared on {@link TurnState} (declaration merging); at run time any plain object is
-   * merged, but non-objects and the read-only `_runtime_*` keys are left out (a warning each).
+   * broadcast — state for the turn; results merged, higher precedence wins. Declare your keys on
+   * {@link TurnState}; at run time any plain object is merged (see `mergeLoadedStates`).
    */
   loadState(args: { message: Envelope; sessionId: string; context: TurnContext; signal: AbortSignal }): MaybePromise<Partial<TurnState> | NoResult>;
   /** firstresult — the prompt for the model. A falsy answer falls back to the message content. */

@@ -1,7 +1,7 @@
 /**
  * The typed context of one turn: what every turn hook and every tool may use besides the
  * message and the state. The reference runtime passes these services inside the turn state
- * under `_runtime_*` keys; {@link createTurnState} keeps those keys readable for plugins
+ * under `_runtime_*` keys; {@link createTurnState} keeps those keys readable (read-only) for plugins
  * written against that contract, and nothing else in bub-ts reads them.
  */
 import type { Envelope } from "./envelope.ts";
