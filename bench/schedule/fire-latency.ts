@@ -22,6 +22,13 @@ import { startGatewaySchedules } from "../../src/schedule/gateway.ts";
 import type { Envelope } from "../../src/kernel/envelope.ts";
 import type { Channel } from "../../src/kernel/types.ts";
 
+/** What the bench plugin keeps on the state. */
+declare module "../../src/kernel/types.ts" {
+  interface TurnState {
+    scheduled_for?: string;
+  }
+}
+
 const JOBS = Number(process.argv[2] ?? 1000);
 const LOAD_PER_SECOND = Number(process.argv[3] ?? 200);
 const LEAD_MS = 5_000;
@@ -59,7 +66,10 @@ try {
   bub.runtime.register(
     {
       name: "bench",
-      loadState: ({ sessionId, message }) => ({ session_id: sessionId, scheduled_for: (message as ChannelMessage).context?.scheduled_for }),
+      loadState: ({ sessionId, message }) => {
+        const scheduled = (message as ChannelMessage).context?.scheduled_for;
+        return { session_id: sessionId, scheduled_for: typeof scheduled === "string" ? scheduled : undefined };
+      },
       runModel: async ({ state }) => {
         const scheduled = state.scheduled_for;
         if (typeof scheduled === "string") turnStarts.push(Date.now() - Date.parse(scheduled));

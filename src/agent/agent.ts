@@ -123,7 +123,7 @@ export class Agent implements RuntimeAgent {
 
   async modelChoice(state: TurnState): Promise<{ model: string; fallbacks: readonly string[] }> {
     const settings = await this.#options.settings();
-    return { model: typeof state.model === "string" && state.model !== "" ? state.model : settings.model, fallbacks: settings.fallback_models ?? [] };
+    return { model: state.model || settings.model, fallbacks: settings.fallback_models ?? [] };
   }
 
   modelOptions = (sessionId: string): Promise<ModelOptions> => this.framework.modelOptions(sessionId);
@@ -197,7 +197,7 @@ export class Agent implements RuntimeAgent {
     // Steps that ran tools are journaled as they complete, so a turn retried after a crash resumes (issue 36).
     const journal = fork.mergeBack ? new TurnJournal(fork, tapes.store, turnId) : null;
     const streamState = createStreamState();
-    if (typeof state.context === "string") streamState.context = state.context;
+    if (state.context !== undefined) streamState.context = state.context;
     const pending: PendingPrompts = { prompts: [] };
     turn.tape = fork.tape;
     this.#turnTapes.set(turn, fork.tape);
@@ -271,7 +271,7 @@ export class Agent implements RuntimeAgent {
     const user = stateUser(state, options.turn.sessionId);
     const costs = await TurnCosts.open(this.framework, tape, this.#ledgers.of(this.tapes.store), user);
     options.journal?.begin();
-    const resume = state.retried_after_restart === true ? await options.journal?.restore() : null;
+    const resume = state.retried_after_restart ? await options.journal?.restore() : null;
     if (resume) await tape.appendEvent(TURN_RESUMED_EVENT, { step: resume.step + 1, completed_steps: resume.step, tool_calls: resume.toolCalls, from_turn_id: resume.fromTurnId, date: utcIso() });
     else {
       await tape.appendEvent("loop.start", {

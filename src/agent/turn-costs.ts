@@ -27,7 +27,7 @@ export type PricedStep = StepRecord & { readonly cost: CallCost };
 
 /** The user a turn counts against: the builtin `loadState` sets `state.user` (see src/cost/user.ts), else the session. */
 export function stateUser(state: TurnState, sessionId: string): string {
-  return typeof state.user === "string" && state.user !== "" ? state.user : sessionId;
+  return state.user || sessionId;
 }
 
 /** One turn's view of cost settings and spending. */

@@ -177,12 +177,12 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
 
     runModelStream({ prompt, sessionId, state, context }) {
       // The turn's signal cancels the model call and every tool call (Ctrl-C in chat, quit, shutdown).
-      return agent.runStream(sessionId, prompt, state, { model: typeof state.model === "string" ? state.model : null, context });
+      return agent.runStream(sessionId, prompt, state, { model: state.model ?? null, context });
     },
 
     continuePrompt({ tape }) {
       const context = tape.context.state.context;
-      return typeof context === "string" && context !== "" ? `${CONTINUE_PROMPT} [context: ${context}]` : CONTINUE_PROMPT;
+      return context ? `${CONTINUE_PROMPT} [context: ${context}]` : CONTINUE_PROMPT;
     },
 
     provideTapeSidecar() {

@@ -6,6 +6,7 @@
 import { AsyncStreamEvents, collectText } from "./stream.ts";
 import { toEnvelope, unpackBatch, type Envelope } from "./envelope.ts";
 import { isAdmitDecision, type ModelOptions } from "./types.ts";
+import { mergeLoadedStates } from "./turn-context.ts";
 import { isTapeContext } from "./tape-contract.ts";
 import type { Sandbox } from "./sandbox.ts";
 import { createLogger } from "./log.ts";
@@ -66,8 +67,8 @@ export interface RunSpec {
   readonly check?: AnswerCheck;
   /** `fold`: the next implementation's arguments after `answer` (never null); undefined: `answer` is final. */
   fold?(args: unknown, answer: unknown): unknown;
-  /** `all`: what the call answers, made of the answers in call order (and the call's arguments). */
-  reduce?(answers: readonly unknown[], args: unknown): unknown;
+  /** `all`: what the call answers, made of the answers in call order (and the call's arguments, and the plugin that gave each answer). */
+  reduce?(answers: readonly unknown[], args: unknown, plugins: readonly string[]): unknown;
   /** For a hook that does not fail the turn: what its failure warning names (default `agent_hook_failed hook=<name>`). */
   failure?(args: unknown): string;
 }
@@ -76,7 +77,7 @@ export interface RunSpec {
 export type HookSpec<K extends HookName = HookName> = Omit<RunSpec, "combine" | "fold" | "reduce" | "failure"> & {
   readonly combine: K extends ChainedHook ? "chain" : Exclude<Combine, "chain">;
   fold?(args: HookArgs<K>, answer: HookValue<K>): HookArgs<K> | undefined;
-  reduce?(answers: readonly HookValue<K>[], args: HookArgs<K>): unknown;
+  reduce?(answers: readonly HookValue<K>[], args: HookArgs<K>, plugins: readonly string[]): unknown;
   failure?(args: HookArgs<K>): string;
 };
 
@@ -89,7 +90,7 @@ export const HOOK_TABLE = {
   runModelStream: { combine: "chain", failsTurn: true, check: orNone(AsyncStreamEvents.isInstance, "AsyncStreamEvents") },
   continuePrompt: { combine: "chain", failsTurn: true, check: { is: isString, expected: "string" } },
   // Merged, higher precedence winning a key.
-  loadState: { combine: "all", failsTurn: true, reduce: (answers): Record<string, unknown> => Object.assign({}, ...answers.filter(isRecord).reverse()) },
+  loadState: { combine: "all", failsTurn: true, reduce: (answers, _args, plugins) => mergeLoadedStates(answers, plugins) },
   saveState: { combine: "settled", failsTurn: false },
   renderOutbound: { combine: "all", failsTurn: true, reduce: outboundsOf },
   dispatchOutbound: { combine: "settled", failsTurn: false },
@@ -149,7 +150,7 @@ type Spec<K extends TableHook> = (typeof HOOK_TABLE)[K];
  * the final arguments and the answer that stopped the fold, if one did (`fold`); nothing
  * (`observe`).
  */
-export type HookResult<K extends TableHook> = Spec<K> extends { reduce(answers: never, args: never): infer R } ? R
+export type HookResult<K extends TableHook> = Spec<K> extends { reduce(answers: never, args: never, plugins: never): infer R } ? R
   : Spec<K>["combine"] extends "first" | "chain" ? (Spec<K> extends { check: AnswerCheck<infer T> } ? T : HookValue<K> | undefined)
   : Spec<K>["combine"] extends "all" ? (HookValue<K> | undefined)[]
   : Spec<K>["combine"] extends "settled" ? unknown[]
@@ -190,6 +191,8 @@ export class Combination {
   readonly name: string;
   readonly spec: RunSpec;
   readonly #answers: unknown[] = [];
+  /** The plugin that gave each of {@link #answers}. */
+  readonly #plugins: string[] = [];
   #final: unknown = undefined;
 
   constructor(name: string, spec: RunSpec, args: unknown) {
@@ -204,6 +207,7 @@ export class Combination {
     if (spec.combine === "all") {
       checkAnswer(name, spec, value);
       this.#answers.push(value);
+      this.#plugins.push(plugin);
     }
     if (value === null || value === undefined || (spec.combine !== "first" && spec.combine !== "fold")) return false;
     if (spec.combine === "fold" && spec.check && !spec.check.is(value)) {
@@ -229,7 +233,7 @@ export class Combination {
   /** What the call answers (see {@link HookResult}). */
   result(): unknown {
     const { combine, reduce } = this.spec;
-    if (combine === "all") return reduce ? reduce(this.#answers, this.args) : this.#answers;
+    if (combine === "all") return reduce ? reduce(this.#answers, this.args, this.#plugins) : this.#answers;
     if (combine === "settled") return this.#answers;
     if (combine === "fold") return { args: this.args, answer: this.#final };
     if (combine === "observe") return undefined;

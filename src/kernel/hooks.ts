@@ -58,8 +58,11 @@ export type ErrorStage = "turn" | "run_model" | "save_state" | "dispatch_outboun
 export interface BubHooks {
   /** firstresult — the session id of an inbound message. */
   resolveSession(args: { message: Envelope; /** Absent when a channel asks before admitting the message. */ signal?: AbortSignal }): MaybePromise<string | NoResult>;
-  /** broadcast — state for the turn; results merged, higher precedence wins. */
-  loadState(args: { message: Envelope; sessionId: string; context: TurnContext; signal: AbortSignal }): MaybePromise<Record<string, unknown> | NoResult>;
+  /**
+   * broadcast — state for the turn; results merged, higher precedence wins. Declare your keys on
+   * {@link TurnState}; at run time any plain object is merged (see `mergeLoadedStates`).
+   */
+  loadState(args: { message: Envelope; sessionId: string; context: TurnContext; signal: AbortSignal }): MaybePromise<Partial<TurnState> | NoResult>;
   /** firstresult — the prompt for the model. A falsy answer falls back to the message content. */
   buildPrompt(args: { message: Envelope; sessionId: string; state: TurnState; context: TurnContext; signal: AbortSignal }): MaybePromise<Prompt | NoResult>;
   /** firstresult — run the model, non-streaming. */

@@ -12,7 +12,7 @@
  * plugin declares the range it supports as `"bub": { "api": "^2.0.0" }` in its package.json
  * (see docs/plugins.md#plugin-api-version).
  */
-export const PLUGIN_API_VERSION = "2.2.0";
+export const PLUGIN_API_VERSION = "2.3.0";
 
 /** Where a plugin's package.json declared the range it supports. */
 export type PluginApiField = "bub.api" | "peerDependencies.bub-ts";

@@ -4,6 +4,8 @@
  * the `provideTapeStore` hook.
  */
 
+import type { TurnState } from "./types.ts";
+
 /** JSON-compatible object payload. */
 export type JsonObject = Record<string, unknown>;
 
@@ -110,7 +112,8 @@ export interface TapeContext {
   /** `LAST_ANCHOR`: after the last anchor; `null`: everything; a name: after that anchor. */
   anchor: typeof LAST_ANCHOR | string | null;
   select?: ContextSelector;
-  state: Record<string, unknown>;
+  /** The turn's state (empty outside a turn). */
+  state: TurnState;
 }
 
 /** True when a value has the shape of a {@link TapeContext}. */

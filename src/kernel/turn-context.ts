@@ -1,14 +1,17 @@
 /**
  * The typed context of one turn: what every turn hook and every tool may use besides the
  * message and the state. The reference runtime passes these services inside the turn state
- * under `_runtime_*` keys; {@link createTurnState} keeps those keys readable for plugins
+ * under `_runtime_*` keys; {@link createTurnState} keeps those keys readable (read-only) for plugins
  * written against that contract, and nothing else in bub-ts reads them.
  */
 import type { Envelope } from "./envelope.ts";
-import type { Logger } from "./log.ts";
 import type { SettingsStore } from "./settings-contract.ts";
 import type { TapeHandle, TapeStore } from "./tape-contract.ts";
 import type { SteeringInbox, SteeringTarget, TurnState } from "./types.ts";
+import { isRecord } from "./guards.ts";
+import { createLogger, type Logger } from "./log.ts";
+
+const log = createLogger("bub:hooks");
 
 /**
  * Receives one start and one success/error per tool call of a turn, in place of the
@@ -82,14 +85,17 @@ const COMPAT_KEYS = {
   _runtime_agent: (context: TurnContext) => context.agent ?? undefined,
 } as const;
 
+/** The reference's `_runtime_*` keys on a turn state: read-only views of its context, for plugins written against the reference (new ones read the context). */
+export type CompatibilityView = { readonly [K in keyof typeof COMPAT_KEYS]?: Exclude<ReturnType<(typeof COMPAT_KEYS)[K]>, undefined> };
+
 /** Each compatibility-view state's context (see {@link createTurnState}). */
 const contexts = new WeakMap<object, TurnContext>();
 
 /**
- * The prototype of every turn state: the reference's `_runtime_*` keys as getters (not
- * enumerable, so the state's keys and JSON stay as they were) that read the state's
- * context; assigning one (a plugin's `loadState` answer, merged into the state) gives the
- * state its own plain value instead, as in the reference.
+ * The prototype of every turn state: the reference's `_runtime_*` keys as read-only getters
+ * (not enumerable, so the state's keys and JSON stay as they were) that read the state's
+ * context. Having no setter, an assignment throws a `TypeError` in strict code, and the
+ * merge of `loadState` answers skips them ({@link mergeLoadedStates}).
  */
 const COMPAT_VIEW: object = Object.create(
   Object.prototype,
@@ -102,9 +108,6 @@ const COMPAT_VIEW: object = Object.create(
           const context = contexts.get(this);
           return context ? read(context) : undefined;
         },
-        set(this: object, value: unknown) {
-          Object.defineProperty(this, key, { value, writable: true, enumerable: true, configurable: true });
-        },
       },
     ]),
   ),
@@ -115,8 +118,48 @@ const COMPAT_VIEW: object = Object.create(
  * readable as a compatibility view of the context (the one place they are seeded). Its own
  * keys start as `init`'s.
  */
-export function createTurnState(context: TurnContext, init: TurnState = {}): TurnState {
+export function createTurnState(context: TurnContext, init: Omit<TurnState, keyof CompatibilityView> = {}): TurnState {
   const state: TurnState = Object.create(COMPAT_VIEW);
   contexts.set(state, context);
   return Object.assign(state, init);
+}
+
+const isString = (value: unknown): boolean => typeof value === "string";
+/** What bub's own keys hold (see `TurnState`): a `loadState` value of another type is left out, null clears the key. */
+const OWN_KEYS: ReadonlyMap<string, (value: unknown) => boolean> = new Map([
+  ...["session_id", "turn_id", "context", "model", "reasoning_effort", "user"].map((key): [string, (value: unknown) => boolean] => [key, isString]),
+  ["allowed_skills", (value) => Array.isArray(value) && value.every(isString)],
+  ["retried_after_restart", (value) => typeof value === "boolean"],
+]);
+
+/**
+ * The `loadState` answers (in call order, highest precedence first, with the plugin that gave
+ * each) merged into one object, as the reference does: lowest precedence first, so a higher
+ * one wins a key. Plain objects are merged whatever their keys (a JavaScript plugin's, one
+ * written against the reference); checked once, here, so what reads the state can trust its
+ * type: an answer that is not an object, a `_runtime_*` key (read-only on the state) and a
+ * value of the wrong type for one of bub's own keys are left out, with a warning naming the plugin.
+ */
+export function mergeLoadedStates(answers: readonly unknown[], plugins: readonly string[]): Record<PropertyKey, unknown> {
+  const merged: Record<PropertyKey, unknown> = {};
+  for (let index = answers.length - 1; index >= 0; index--) {
+    const answer = answers[index];
+    if (answer === null || answer === undefined) continue;
+    if (!isRecord(answer)) {
+      log.warn(`hook.load_state_not_an_object adapter=${plugins[index]}`);
+      continue;
+    }
+    let skipped = "";
+    for (const key in answer) {
+      if (!Object.hasOwn(answer, key)) continue;
+      const value = answer[key];
+      const valid = OWN_KEYS.get(key);
+      if ((key.startsWith("_runtime_") && Object.hasOwn(COMPAT_KEYS, key)) || (valid && value !== null && value !== undefined && !valid(value))) skipped += skipped ? `,${key}` : key;
+      else merged[key] = valid && value === null ? undefined : value;
+    }
+    if (skipped) log.warn(`hook.load_state_keys_skipped keys=${skipped} adapter=${plugins[index]}`);
+    // A symbol key (a plugin's private one) is merged as it is.
+    for (const symbol of Object.getOwnPropertySymbols(answer)) if (Object.prototype.propertyIsEnumerable.call(answer, symbol)) merged[symbol] = Reflect.get(answer, symbol);
+  }
+  return merged;
 }

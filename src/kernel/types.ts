@@ -1,15 +1,17 @@
 import type { AsyncStreamEvents, StreamEvent } from "./stream.ts";
 import type { Envelope, EnvelopeInput, Prompt } from "./envelope.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "./approval.ts";
-import type { TurnContext } from "./turn-context.ts";
+import type { CompatibilityView, TurnContext } from "./turn-context.ts";
 
 /**
- * The mutable state shared by every stage of one turn: what `loadState` answered, merged,
- * plus what plugins add. The services of the turn are in its typed context
- * (`TurnContext`); the reference's compatibility keys still read them, for plugins written
- * against that contract (see `createTurnState`).
+ * The mutable state shared by every stage of one turn: what `loadState` answered, merged.
+ * Typed: the keys bub itself keeps are declared here, and a plugin declares its own by
+ * merging into this interface (`declare module "bub-ts" { interface TurnState { "acme.where"?: string } }`,
+ * see docs/plugins.md). At run time a `loadState` answer is merged whatever its keys, as in
+ * the reference. The services of the turn are in its typed context (`TurnContext`); the
+ * reference's `_runtime_*` keys show them, read-only ({@link CompatibilityView}).
  */
-export interface TurnState {
+export interface TurnState extends CompatibilityView {
   session_id?: string;
   /**
    * The id of this turn, set when it starts (a UUID v7; see `src/kernel/correlation.ts`).
@@ -22,7 +24,10 @@ export interface TurnState {
   model?: string;
   reasoning_effort?: string;
   allowed_skills?: string[];
-  [key: string]: unknown;
+  /** Who the turn's costs count against (`src/cost/user.ts`); the session when absent. */
+  user?: string;
+  /** The turn a restart cut off, run again: it resumes from its journal (`src/agent/turn-journal.ts`). */
+  retried_after_restart?: boolean;
 }
 
 /** What {@link BubFramework.processInbound} returns for one turn. */

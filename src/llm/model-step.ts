@@ -284,7 +284,7 @@ async function* stepEvents<TTape>(options: ModelStepOptions<TTape>, modelCallId:
         messages: request.messages,
         tools: tools.map(modelToolSpec),
         maxTokens: request.maxTokens,
-        reasoningEffort: typeof state.reasoning_effort === "string" ? state.reasoning_effort : null,
+        reasoningEffort: state.reasoning_effort ?? null,
         signal,
       });
       for await (const event of events) {

@@ -15,8 +15,8 @@ export interface ScheduleTarget {
 }
 
 /** The value of `key` in a `k=v|k=v` context line, or null. */
-export function contextValue(context: unknown, key: string): string | null {
-  if (typeof context !== "string") return null;
+export function contextValue(context: string | undefined, key: string): string | null {
+  if (context === undefined) return null;
   for (const part of context.split("|")) {
     const at = part.indexOf("=");
     if (at > 0 && part.slice(0, at) === key) return part.slice(at + 1);
@@ -26,7 +26,7 @@ export function contextValue(context: unknown, key: string): string | null {
 
 /** The turn's own session, channel and chat, from its state; null when the turn does not say. */
 export function currentTarget(state: TurnState): ScheduleTarget | null {
-  const sessionId = typeof state.session_id === "string" ? state.session_id.trim() : "";
+  const sessionId = state.session_id?.trim() ?? "";
   const channel = contextValue(state.context, "channel")?.replace(/^\$/, "") ?? "";
   const chatId = contextValue(state.context, "chat_id") ?? "";
   return sessionId && channel && chatId ? { sessionId, channel, chatId } : null;

@@ -167,7 +167,7 @@ export function scheduleTools(host: ScheduleToolsHost): Tool[] {
       async run({ all }, context) {
         const { state } = context;
         if (all && !seesAllSessions(context)) throw new BubError("tool", "schedule.list: outside the local CLI a turn may only list its own session's schedules");
-        const own = typeof state.session_id === "string" ? state.session_id.trim() : "";
+        const own = state.session_id?.trim() ?? "";
         const jobs = (await store().list()).filter((job) => (all ? true : job.session_id === own));
         if (jobs.length === 0) return all ? "(no schedules)" : `(no schedules for session ${own || "(none)"})`;
         const now = new Date();

@@ -3,6 +3,7 @@
  * anchor rule) and how the selected entries are turned into chat messages.
  */
 import { LAST_ANCHOR, type ChatMessage, type TapeContext, type TapeEntry, type TapeQuery } from "../kernel/tape-contract.ts";
+import type { TurnState } from "../kernel/types.ts";
 import { pythonJson } from "./python-format.ts";
 import { isRecord } from "../kernel/guards.ts";
 
@@ -93,7 +94,7 @@ export function selectMessages(entries: Iterable<TapeEntry>, _context?: TapeCont
  * The context Bub uses unless a plugin's `buildTapeContext` says otherwise: read after the
  * last anchor, select with {@link selectMessages}.
  */
-export function createDefaultTapeContext(state: Record<string, unknown> = {}): TapeContext {
+export function createDefaultTapeContext(state: TurnState = {}): TapeContext {
   return { anchor: LAST_ANCHOR, select: selectMessages, state };
 }
 

@@ -122,6 +122,36 @@ export default (framework: BubFramework) => {
     assert.equal(openai.requests.length, 1, ",help never reaches the model");
   });
 
+  it("the turn-state example of docs/plugins.md carries its declared key from loadState to buildPrompt", async () => {
+    const plugin = join(home.path, "visits.ts");
+    await writeFile(plugin, await docsBlock("plugins.md", 'name: "visits"'));
+    openai.script(reply.text("Welcome."));
+    const turn = await runBub(["run", "hello"], { home: home.path, cwd: join(home.path, "ws"), env: { ...env, BUB_PLUGINS: plugin } });
+    assert.equal(turn.code, 0, turn.stderr);
+    assert.equal(turn.stdout, "[cli:local]\nWelcome.\n");
+    assert.match(sentText(openai.requests[0]!), /hello\n\(visit 1 of this session\)/);
+  });
+
+  it("a JavaScript plugin written against the reference: its loadState keys merged, a _runtime_* key left out with a warning, the view still the context's", async () => {
+    const plugin = join(home.path, "legacy.mjs");
+    await writeFile(
+      plugin,
+      `export default {
+  name: "legacy",
+  loadState: () => ({ "legacy.note": "from js", _runtime_workspace: "/elsewhere" }),
+  buildPrompt: ({ message, state }) => \`\${message.content} note=\${state["legacy.note"]} ws=\${state._runtime_workspace}\`,
+};
+`,
+    );
+    openai.script(reply.text("Noted."));
+    const turn = await runBub(["run", "hi"], { home: home.path, cwd: join(home.path, "ws"), env: { ...env, BUB_PLUGINS: plugin } });
+    assert.equal(turn.code, 0, turn.stderr);
+    assert.equal(turn.stdout, "[cli:local]\nNoted.\n");
+    assert.match(sentText(openai.requests[0]!), new RegExp(`^hi note=from js ws=${join(home.path, "ws").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
+    const log = await readFile(join(home.path, ".bub", "logs", "bub.log"), "utf8");
+    assert.match(log, /hook\.load_state_keys_skipped keys=_runtime_workspace adapter=legacy/);
+  });
+
   it("a throwing saveState still delivers the reply, and the error names the plugin and the hook", async () => {
     const plugin = join(home.path, "audit-log.ts");
     await writeFile(plugin, `export default { name: "audit-log", saveState() { throw new Error("log server unreachable"); } };\n`);

@@ -49,6 +49,48 @@ export const audit = definePlugin({
 });
 `;
 
+/**
+ * Added beside it: keys of the plugin's own on the turn state, declared by merging into the
+ * shipped `TurnState` (with the example of docs/plugins.md, which declares `visits.count`);
+ * one nobody declared, or a write to a `_runtime_*` key, does not compile.
+ */
+const TYPED_STATE = `import { definePlugin, type TurnState } from "bub-ts";
+
+declare module "bub-ts" {
+  interface TurnState {
+    "hello.greeted"?: string[];
+  }
+}
+
+export const greeter = definePlugin({
+  loadState: ({ message }) => ({ "hello.greeted": [message.chatId], model: "openai:gpt-4o" }),
+  buildPrompt: ({ message, state }) => {
+    const greeted: string[] = state["hello.greeted"] ?? [];
+    const visits: number | undefined = state["visits.count"];
+    const session: string | undefined = state.session_id;
+    return \`\${message.content} \${greeted.length} \${visits ?? 0} \${session ?? ""}\`;
+  },
+});
+
+export function undeclared(state: TurnState): void {
+  // @ts-expect-error the state has no index signature: a key nobody declared does not compile
+  void state["hello.nobody"];
+  // @ts-expect-error the reference's _runtime_* keys are read-only
+  state._runtime_workspace = "/elsewhere";
+}
+
+// @ts-expect-error a loadState answer of undeclared keys only does not compile
+export const stray = definePlugin({ loadState: () => ({ "hello.nobody": 1 }) });
+`;
+
+/** The ```ts block of docs/plugins.md that contains `marker`. */
+async function pluginsDocsBlock(marker: string): Promise<string> {
+  const text = await readFile(new URL("../../docs/plugins.md", import.meta.url), "utf8");
+  const block = [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!).find((code) => code.includes(marker));
+  assert.ok(block, `docs/plugins.md has a ts block with ${marker}`);
+  return block;
+}
+
 describe("bub plugin new → npm test → npm pack → bub install → bub hooks (installed package, no registry)", () => {
   let home: Awaited<ReturnType<typeof tempHome>>;
   let env: Record<string, string>;
@@ -90,6 +132,8 @@ describe("bub plugin new → npm test → npm pack → bub install → bub hooks
 
     // The compiler is not in the scaffold (it would need the registry): the checkout's, with its @types/node.
     await writeFile(join(dir, "test", "typed-tape.ts"), TYPED_TAPE);
+    await writeFile(join(dir, "test", "typed-state.ts"), TYPED_STATE);
+    await writeFile(join(dir, "test", "visits.ts"), await pluginsDocsBlock('name: "visits"'));
     await execute(join(checkout, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.json", "--typeRoots", join(checkout, "node_modules", "@types")], shell).catch((error: { stdout?: string }) => {
       assert.fail(`the scaffold does not type-check against the shipped types:\n${error.stdout}`);
     });

@@ -6,6 +6,13 @@ import { HookRuntime } from "../../src/kernel/runtime.ts";
 import { toEnvelope } from "../../src/kernel/envelope.ts";
 import { kernelFramework } from "../support/framework.ts";
 
+/** A key a plugin of this file keeps on the state. */
+declare module "../../src/kernel/types.ts" {
+  interface TurnState {
+    a?: number;
+  }
+}
+
 describe("framework.wrapTurns", () => {
   it("runs the whole turn inside each wrapper, the one added later outside, until removed", async () => {
     const framework = kernelFramework();

@@ -7,6 +7,15 @@ import { createBub, type UntrustedWorkspace } from "../../src/builtin/create.ts"
 import { trustFolder } from "../../src/config/trust.ts";
 import { captureLogs, tempDir } from "../support/temp.ts";
 
+/** The keys the fixture plugins (JavaScript, and TypeScript loaded as files) keep on the state. */
+declare module "../../src/kernel/types.ts" {
+  interface TurnState {
+    audited?: boolean;
+    counterWorkspace?: string;
+    level?: string;
+  }
+}
+
 const fixtures = fileURLToPath(new URL("../fixtures/plugins/", import.meta.url));
 
 async function workspaceWithPackage(): Promise<{ path: string; cleanup: () => Promise<void> }> {

@@ -8,6 +8,13 @@ import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
 import { createTape } from "../../src/tape/tape.ts";
 import { bubError } from "./support/helpers.ts";
 
+/** A key a custom selector of this file reads from the state. */
+declare module "../../src/kernel/types.ts" {
+  interface TurnState {
+    mood?: string;
+  }
+}
+
 type LooseEntry = { kind: string; payload: Record<string, unknown>; meta?: Record<string, unknown>; date?: string };
 
 function stored(list: LooseEntry[]): TapeEntry[] {

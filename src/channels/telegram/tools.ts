@@ -33,7 +33,7 @@ const formatSchema = () => z.enum(TEXT_FORMATS).default("markdown").describe("ma
 
 /** The chat of a turn from a Telegram chat (`telegram:<chat id>`), else null. */
 function turnChat(state: TurnState): string | null {
-  const session = typeof state.session_id === "string" ? state.session_id : "";
+  const session = state.session_id ?? "";
   return session.toLowerCase().startsWith("telegram:") ? session.slice("telegram:".length) : null;
 }
 
@@ -85,7 +85,7 @@ export function telegramTools(api: () => TelegramBotApi | null, ledger: () => Le
       const chat = chatFor("telegram.send", chat_id, state);
       const send = ledger();
       if (send) {
-        const sessionId = typeof state.session_id === "string" ? state.session_id : `telegram:${chat}`;
+        const sessionId = state.session_id ?? `telegram:${chat}`;
         try {
           const ids = await send({ chatId: chat, sessionId, text, options: { format, silent, replyTo: reply_to ?? null } }, signal);
           return `sent to ${chat}: message_id=${ids.join(",")}`;

@@ -76,7 +76,7 @@ export function bashTools(shells: ShellManager): Tool[] {
       // The sandbox gives the command its environment: the host's is this process's without its secrets.
       const sandbox = sandboxOf(context);
       const directory = await resolveCwd(sandbox, cwd);
-      const sessionId = typeof state.session_id === "string" ? state.session_id : null;
+      const sessionId = state.session_id ?? null;
       const shell = shells.start({ cmd, cwd: directory, sessionId, background, sandbox, maxOutputBytes: outputMaxBytes(context.agent) });
       if (background) return `started: ${shell.id}`;
       const outcome = await waitForShell(shell, timeout_seconds * 1000, signal);

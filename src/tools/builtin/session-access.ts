@@ -37,13 +37,13 @@ function channelPrefixOf(sessionId: string): string | null {
  */
 export function turnChannelsOf(state: TurnState): string[] {
   const channels = new Set<string>();
-  if (typeof state.context === "string") {
+  if (state.context !== undefined) {
     for (const match of state.context.matchAll(/(?:^|\|)channel=\$([^|]*)/g)) {
       const name = match[1].trim().toLowerCase();
       if (name) channels.add(name);
     }
   }
-  if (typeof state.session_id === "string") {
+  if (state.session_id !== undefined) {
     const prefix = channelPrefixOf(state.session_id);
     if (prefix && prefix !== PERSON_PREFIX) channels.add(prefix);
   }
@@ -79,7 +79,7 @@ export function otherChatSession(sessionId: string, state: TurnState): string | 
   if (prefix === null) return null;
   const known = new Set([...BUILTIN_CHANNELS, PERSON_PREFIX, ...turnChannelsOf(state)]);
   if (!known.has(prefix)) return null;
-  const current = typeof state.session_id === "string" ? state.session_id.trim() : "";
+  const current = state.session_id?.trim() ?? "";
   return sessionId.trim() === current ? null : sessionId;
 }
 
@@ -92,7 +92,7 @@ export function assertSessionAllowed(tool: string, sessionId: string, access: Se
   const { state } = access;
   const other = otherChatSession(sessionId, state);
   if (other === null || isLocalTurn(state) || crossSessionAllowed(access)) return;
-  const current = typeof state.session_id === "string" && state.session_id ? `'${state.session_id}'` : "(none)";
+  const current = state.session_id ? `'${state.session_id}'` : "(none)";
   throw new BubError(
     "tool",
     `${tool}: session '${other}' belongs to another chat and this turn's session is ${current}; ` +

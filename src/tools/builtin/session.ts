@@ -48,9 +48,9 @@ function helpText(tools: readonly Tool[]): string {
  */
 async function describeModels(state: TurnState, agent: RuntimeAgent | null): Promise<string> {
   const choice = agent?.modelChoice ? await agent.modelChoice(state) : null;
-  const current = choice?.model ?? (typeof state.model === "string" ? state.model : "(the configured default)");
+  const current = choice?.model ?? state.model ?? "(the configured default)";
   const fallbacks = choice && choice.fallbacks.length > 0 ? choice.fallbacks.join(", ") : "none";
-  const sessionId = typeof state.session_id === "string" ? state.session_id : null;
+  const sessionId = state.session_id ?? null;
   const offered = sessionId && agent?.modelOptions ? (await agent.modelOptions(sessionId)).models : [];
   const lines = [`Current model: ${current}`, `Fallback models: ${fallbacks}`];
   if (offered.length > 0) lines.push("Models offered:", ...offered.map((choice) => `  ${choice.id === current ? "*" : "-"} ${choice.id}${choice.name && choice.name !== choice.id ? ` (${choice.name})` : ""}`));
@@ -80,7 +80,7 @@ export function sessionTools(shells: ShellManager): Tool[] {
     context: true,
     agentUse: false,
     async run(_args, { state, agent, turn }) {
-      const sessionId = typeof state.session_id === "string" ? state.session_id : "temp/unknown";
+      const sessionId = state.session_id ?? "temp/unknown";
       await shells.terminateSession(sessionId);
       await agent?.quitSession(sessionId, turn);
       return "Session tasks stopped.";

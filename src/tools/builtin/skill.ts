@@ -4,8 +4,8 @@ import type { SkillDiscoveryOptions } from "../../skills/discovery.ts";
 import { defineTool, type Tool } from "../tool.ts";
 import { workspaceOrCwd } from "./context.ts";
 
-function allowedOf(value: unknown): string[] | null {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string").map((item) => item.toLowerCase()) : null;
+function allowedOf(value: readonly string[] | undefined): string[] | null {
+  return value?.map((item) => item.toLowerCase()) ?? null;
 }
 
 /** The `skill` tool; `discovery` overrides where global and bundled skills are looked for. */

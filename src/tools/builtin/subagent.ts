@@ -16,7 +16,7 @@ export const SUBAGENT_TOOL_NAME = "subagent";
 
 /** The session a subagent runs on: `inherit` → the current one, `temp` → `temp/<8 hex>`, else as given. */
 export function subagentSessionId(session: string, state: TurnState): string {
-  if (session === "inherit") return typeof state.session_id === "string" && state.session_id ? state.session_id : "temp/unknown";
+  if (session === "inherit") return state.session_id || "temp/unknown";
   if (session === "temp") return `temp/${randomBytes(4).toString("hex")}`;
   return session;
 }
