@@ -26,7 +26,7 @@ import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, Inbound, InboundQueue, QueuedJob } from "./inbound-queue.ts";
 import { Liveness } from "./graphile-liveness.ts";
-import { ACCEPT_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
+import { ACCEPT_SQL, COMPLETE_CONFIRM_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
 import { RecordedReplies } from "./replies.ts";
 
 const log = createLogger("bub:queue");
@@ -170,12 +170,14 @@ export class GraphileQueue implements InboundQueue {
     }
   }
 
-  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[]): Promise<void> {
+  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[], delivery?: number): Promise<void> {
     const holder = this.#holders.get(job.id);
     const waiting = consumed.filter((id) => /^\d+$/.test(id));
-    if (holder) await this.#pool.query(COMPLETE_SQL, [job.id, job.payload.key, replies, waiting, holder]);
+    if (holder && delivery !== undefined) await this.#pool.query(COMPLETE_CONFIRM_SQL, [job.id, job.payload.key, replies, waiting, holder, delivery]);
+    else if (holder) await this.#pool.query(COMPLETE_SQL, [job.id, job.payload.key, replies, waiting, holder]);
     else {
       for (const index of replies) await this.replies.record(job.payload.key, index);
+      if (delivery !== undefined) await this.replies.confirmDelivery(delivery);
       await this.finishWaiting(waiting);
     }
   }

@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { createLogger } from "../../kernel/log.ts";
 import { errorMessage } from "../../config/thrown.ts";
 import { nextStep, type DeliveryFailure, type RetryPolicy } from "./classify.ts";
-import type { DeliveryRecord, DeliveryStore, NewDelivery } from "./types.ts";
+import type { DeliveryHandoff, DeliveryRecord, DeliveryStore, NewDelivery } from "./types.ts";
 
 const log = createLogger("bub:delivery");
 
@@ -61,6 +61,8 @@ export class DeliveryLedger {
   #idle: (() => void)[] = [];
   /** Who waits for a record to be confirmed ({@link deliver}), by id. */
   readonly #waiters = new Map<number, PromiseWithResolvers<readonly string[]>>();
+  /** Who confirms a record once it was sent, instead of the store (see {@link DeliveryHandoff}), by id. */
+  readonly #handoffs = new Map<number, DeliveryHandoff>();
 
   constructor(options: DeliveryLedgerOptions) {
     this.#options = options;
@@ -90,11 +92,16 @@ export class DeliveryLedger {
   /**
    * Records an outbound durably and queues it for sending; resolves once it is recorded
    * (not sent: from then on the ledger answers for it). An outbound whose `key` the ledger
-   * has recorded before is dropped. With `after`, it is sent once that settles.
+   * has recorded before is dropped. With `after`, it is sent once that settles. With
+   * `handoff`, its confirmation once sent is offered to the caller first.
    */
-  async enqueue(delivery: Omit<NewDelivery, "source">, after?: Promise<void>): Promise<void> {
+  async enqueue(delivery: Omit<NewDelivery, "source">, after?: Promise<void>, handoff?: DeliveryHandoff): Promise<void> {
     const [record] = await this.#options.store.record(this.owner, [{ ...delivery, source: this.#options.source }]);
     if (record && delivery.key !== undefined && record.text !== delivery.text) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId}: an earlier copy (id=${record.id}) was still pending; it is sent instead`);
+    if (record && handoff) {
+      this.#handoffs.set(record.id, handoff);
+      handoff.queued(record.id);
+    }
     if (record && after) void after.catch(() => undefined).then(() => this.#add(record));
     else if (record) this.#add(record);
     else if (delivery.key !== undefined) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId} was recorded before (an earlier run of its turn); not sent again`);
@@ -216,6 +223,7 @@ export class DeliveryLedger {
     const at = queue ? queue.indexOf(record) : -1;
     if (queue && at >= 0) queue.splice(at, 1);
     this.#known.delete(record.id);
+    this.#handoffs.delete(record.id);
     if (!queue || queue.length === 0) this.#queues.delete(record.chatId);
     else this.#ready.add(record.chatId);
   }
@@ -250,6 +258,19 @@ export class DeliveryLedger {
     return false;
   }
 
+  /** Offers a sent record's confirmation to its {@link DeliveryHandoff}: true when that made it durable. */
+  async #handOff(record: DeliveryRecord): Promise<boolean> {
+    const handoff = this.#handoffs.get(record.id);
+    this.#handoffs.delete(record.id);
+    if (!handoff || record.possiblyRepeated) return false;
+    try {
+      return await handoff.sent(record.id);
+    } catch (error) {
+      log.warn(`delivery.confirm id=${record.id} was not confirmed with its turn's end (${errorMessage(error)}); confirmed alone`);
+      return false;
+    }
+  }
+
   /** One try of a record: `done` (sent, or a dead letter) or `wait` (a retry is scheduled). */
   async #attempt(record: DeliveryRecord): Promise<"done" | "wait"> {
     const { store, sender, policy } = this.#options;
@@ -258,7 +279,7 @@ export class DeliveryLedger {
       const ids = await sender.send(record, async (done, total) => {
         record.partsDone = done;
         if (done < total) await store.progress(record.id, done);
-        else await store.confirm(record.id, record.possiblyRepeated);
+        else if (!(await this.#handOff(record))) await store.confirm(record.id, record.possiblyRepeated);
       });
       if (record.possiblyRepeated) log.warn(`delivery.sent ${where} after a try whose connection died: the chat may have it twice`);
       this.#settle(record.id, { ids: ids ?? [] });

@@ -47,6 +47,22 @@ export interface DeliveryRecord {
  */
 export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound"> & { key?: string; options?: string };
 
+/**
+ * Offered with an outbound by a caller that can make its confirmation durable together with
+ * a write of its own (a queued turn's last reply, confirmed by the statement that ends the
+ * turn's job): one statement instead of two. Only for an outbound not possibly repeated.
+ */
+export interface DeliveryHandoff {
+  /** The outbound was recorded as `id` and queued for sending (an earlier copy taken over counts). */
+  queued(id: number): void;
+  /**
+   * The channel confirmed every part of record `id`. Resolves true once the caller has
+   * deleted the record durably (as {@link DeliveryStore.confirm} with `possiblyRepeated`
+   * false would); false, at once or later, and the ledger confirms it itself.
+   */
+  sent(id: number): Promise<boolean>;
+}
+
 /** How long the ledger remembers the keys of outbounds it recorded: longer than a queued message can wait or be retried. */
 export const KEY_KEEP_DAYS = 30;
 

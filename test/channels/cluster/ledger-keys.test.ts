@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ChannelMessage } from "../../../src/channels/message.ts";
 import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
-import { QueuedTurns } from "../../../src/channels/cluster/turns.ts";
+import { QueuedTurns, type RecordedOrigin } from "../../../src/channels/cluster/turns.ts";
 import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
 import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
@@ -57,8 +57,8 @@ async function openLedger(url: string, sender: DeliverySender): Promise<Delivery
 
 /** The channel's send: the reply goes to the ledger under the key the queue gives it. */
 function deliverTo(ledger: DeliveryLedger) {
-  return async (message: Envelope, recorded?: { key?: string }) => {
-    await ledger.enqueue({ chatId: message.chatId, sessionId: message.sessionId ?? "?", text: message.content, inbound: [], ...(recorded?.key ? { key: recorded.key } : {}) });
+  return async (message: Envelope, recorded?: RecordedOrigin) => {
+    await ledger.enqueue({ chatId: message.chatId, sessionId: message.sessionId ?? "?", text: message.content, inbound: [], ...(recorded?.key ? { key: recorded.key } : {}) }, undefined, recorded?.handoff);
   };
 }
 
@@ -135,6 +135,67 @@ describe("queued turns and the delivery ledger", () => {
     } finally {
       await first.close();
       await again.close();
+      await queue.close();
+    }
+  });
+
+  it("a turn's last reply, sent after the turn ended, is confirmed by its job's completion, not by the ledger; one sent while the turn runs, by the ledger", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    const store = await openPostgresDeliveryStore(url);
+    let ledgerConfirms = 0;
+    const confirm = store.confirm.bind(store);
+    store.confirm = (id, possiblyRepeated) => {
+      ledgerConfirms++;
+      return confirm(id, possiblyRepeated);
+    };
+    // Each send waits for its release: after the turn ended for the first job, at once for the second.
+    let release = Promise.withResolvers<void>();
+    const sent: string[] = [];
+    const sender: DeliverySender = {
+      classify: (error) => ({ kind: "permanent", reason: String(error) }),
+      async send(record, partSent) {
+        await release.promise;
+        sent.push(record.text);
+        await partSent(1, 1);
+      },
+    };
+    const ledger = new DeliveryLedger({ store, source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
+    await ledger.start();
+    const runTurn = async (turns: QueuedTurns, job: QueuedJob, text: string, beforeEnd: () => Promise<void>, ended: () => void) =>
+      turns.run(job, () =>
+        turns.handOver(
+          new ChannelMessage({ sessionId: job.payload.session, channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }),
+          async (input) => {
+            const message = toEnvelope(input);
+            void (async () => {
+              await message.lifespan?.enter();
+              await turns.sendRecorded(toEnvelope({ content: text, channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
+              await beforeEnd();
+              await message.lifespan?.exit();
+              message.lifespan?.settled?.("done");
+              ended();
+            })();
+          },
+          job.payload.item,
+        ),
+      );
+    try {
+      const turns = new QueuedTurns({ queue });
+      const job = (n: number): QueuedJob => ({ id: `00000000-0000-8000-8000-00000000001${n}`, retryCount: 0, fresh: true, payload: { key: `telegram:1:1${n}`, session: "telegram:1", item: {} } });
+      await runTurn(turns, job(0), "after the turn", async () => undefined, () => release.resolve());
+      assert.deepEqual(sent, ["after the turn"]);
+      assert.equal(ledgerConfirms, 0, "the completion confirmed it");
+      assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "its record is gone");
+      assert.deepEqual([...(await queue.replies.sent("telegram:1:10"))], [0]);
+
+      // The turn goes on until its reply was sent: the turn may send more, so the ledger confirms it.
+      await runTurn(turns, job(1), "during the turn", () => ledger.drain(5000), () => undefined);
+      assert.deepEqual(sent, ["after the turn", "during the turn"]);
+      assert.equal(ledgerConfirms, 1);
+      assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "confirmed either way");
+    } finally {
+      await ledger.close();
       await queue.close();
     }
   });
