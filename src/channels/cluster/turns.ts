@@ -31,11 +31,12 @@ export type TurnsQueue = Pick<InboundQueue, "replies" | "waiting" | "finishWaiti
 /**
  * Offered with a queued turn's reply to whoever records and sends it (the delivery ledger):
  * `queued` once it is recorded for sending, `sent` once the channel confirmed it; `sent`
- * resolves true when the job's completion deleted the ledger's record in its own statement.
+ * takes the last reply of a turn that ended (else null) and resolves true once the job's
+ * completion deleted the ledger's record in its own statement.
  */
 export interface ReplyHandoff {
   queued(id: number): void;
-  sent(id: number): Promise<boolean>;
+  sent(id: number): Promise<boolean> | null;
 }
 
 /** What a queued turn's reply is delivered with: its key (message key and reply index), and the {@link ReplyHandoff}. */
@@ -167,6 +168,9 @@ export class QueuedTurns {
         throw error;
       }
     } finally {
+      // A reply sent from now on is confirmed by the ledger; one handed over and not confirmed here, too.
+      run.completing = true;
+      run.lastSent?.done.resolve(false);
       this.#runs.delete(run);
       if (this.#running.get(job.payload.session) === run) this.#running.delete(job.payload.session);
     }
@@ -195,7 +199,7 @@ export class QueuedTurns {
         run.sentIndexes.add(index);
         // Only the last reply of a turn that ended, before its job completes: a turn still
         // running may send more, and the ledger must not wait for it.
-        if (run.completing || !run.ended || index !== run.replies - 1 || run.lastSent) return Promise.resolve(false);
+        if (run.completing || !run.ended || index !== run.replies - 1 || run.lastSent) return null;
         const lastSent = { id, done: Promise.withResolvers<boolean>() };
         run.lastSent = lastSent;
         run.wake.resolve();

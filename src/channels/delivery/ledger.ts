@@ -63,6 +63,8 @@ export class DeliveryLedger {
   readonly #waiters = new Map<number, PromiseWithResolvers<readonly string[]>>();
   /** Who confirms a record once it was sent, instead of the store (see {@link DeliveryHandoff}), by id. */
   readonly #handoffs = new Map<number, DeliveryHandoff>();
+  /** Confirmations taken by a handoff and not settled yet (awaited by {@link close}). */
+  readonly #handedOff = new Set<Promise<void>>();
 
   constructor(options: DeliveryLedgerOptions) {
     this.#options = options;
@@ -154,6 +156,7 @@ export class DeliveryLedger {
     for (const timer of this.#waiting.values()) clearTimeout(timer);
     this.#waiting.clear();
     await this.#pumping;
+    await Promise.all(this.#handedOff);
     for (const id of [...this.#waiters.keys()]) this.#settle(id, { error: `the gateway stopped before outbound ${id} was sent; it stays in the delivery ledger and is sent after the restart` });
     await this.#options.store.close();
   }
@@ -258,17 +261,30 @@ export class DeliveryLedger {
     return false;
   }
 
-  /** Offers a sent record's confirmation to its {@link DeliveryHandoff}: true when that made it durable. */
-  async #handOff(record: DeliveryRecord): Promise<boolean> {
+  /**
+   * Offers a sent record's confirmation to its {@link DeliveryHandoff}: true when taken (the
+   * ledger goes on; should the taker fail to confirm it, the ledger does), false when declined.
+   */
+  #handOff(record: DeliveryRecord): boolean {
     const handoff = this.#handoffs.get(record.id);
     this.#handoffs.delete(record.id);
     if (!handoff || record.possiblyRepeated) return false;
+    let taken: Promise<boolean> | null;
     try {
-      return await handoff.sent(record.id);
-    } catch (error) {
-      log.warn(`delivery.confirm id=${record.id} was not confirmed with its turn's end (${errorMessage(error)}); confirmed alone`);
-      return false;
+      taken = handoff.sent(record.id);
+    } catch {
+      taken = null;
     }
+    if (!taken) return false;
+    const settled = taken
+      .catch(() => false)
+      .then(async (confirmed) => {
+        if (!confirmed) await this.#options.store.confirm(record.id, false);
+      })
+      .catch((error: unknown) => log.error(`delivery.confirm id=${record.id} chat_id=${record.chatId}: sent, but not confirmed (${errorMessage(error)}); it may be sent again after a restart`))
+      .finally(() => this.#handedOff.delete(settled));
+    this.#handedOff.add(settled);
+    return true;
   }
 
   /** One try of a record: `done` (sent, or a dead letter) or `wait` (a retry is scheduled). */
@@ -279,7 +295,7 @@ export class DeliveryLedger {
       const ids = await sender.send(record, async (done, total) => {
         record.partsDone = done;
         if (done < total) await store.progress(record.id, done);
-        else if (!(await this.#handOff(record))) await store.confirm(record.id, record.possiblyRepeated);
+        else if (!this.#handOff(record)) await store.confirm(record.id, record.possiblyRepeated);
       });
       if (record.possiblyRepeated) log.warn(`delivery.sent ${where} after a try whose connection died: the chat may have it twice`);
       this.#settle(record.id, { ids: ids ?? [] });
