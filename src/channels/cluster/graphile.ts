@@ -22,6 +22,7 @@ import { errorMessage } from "../../config/thrown.ts";
 import { createLogger } from "../../kernel/log.ts";
 import { BubError, describeError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
+import { namedStatement } from "../../tape/postgres/named.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, Inbound, InboundQueue, QueuedJob } from "./inbound-queue.ts";
@@ -30,6 +31,11 @@ import { ACCEPT_SQL, COMPLETE_CONFIRM_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAI
 import { RecordedReplies } from "./replies.ts";
 
 const log = createLogger("bub:queue");
+
+/** The statements every message runs, prepared once per connection (see ../../tape/postgres/named.ts). */
+const ACCEPT = namedStatement(ACCEPT_SQL);
+const COMPLETE = namedStatement(COMPLETE_SQL);
+const COMPLETE_CONFIRM = namedStatement(COMPLETE_CONFIRM_SQL);
 
 /** A job's payload as graphile-worker holds it: the message and how often its turn was cut off before. */
 function retriesOf(data: unknown): number {
@@ -108,14 +114,14 @@ export class GraphileQueue implements InboundQueue {
   async accept(messages: readonly Inbound[]): Promise<string[]> {
     if (messages.length === 0) return [];
     const ordered = [...messages].sort((a, b) => a.order - b.order);
-    const { rows } = await this.#pool.query<{ key: string }>(ACCEPT_SQL, [
+    const { rows } = await this.#pool.query<{ key: string }>({ ...ACCEPT, values: [
       ordered.map((message) => message.key),
       ordered.map((message) => sessionQueue(this.queue, message.session)),
       ordered.map(({ key, session, item }) => JSON.stringify({ key, session, item })),
       this.queue,
       MAX_ATTEMPTS,
       STEER_CHANNEL,
-    ]);
+    ] });
     return rows.map((row) => row.key);
   }
 
@@ -173,8 +179,8 @@ export class GraphileQueue implements InboundQueue {
   async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[], delivery?: number): Promise<void> {
     const holder = this.#holders.get(job.id);
     const waiting = consumed.filter((id) => /^\d+$/.test(id));
-    if (holder && delivery !== undefined) await this.#pool.query(COMPLETE_CONFIRM_SQL, [job.id, job.payload.key, replies, waiting, holder, delivery]);
-    else if (holder) await this.#pool.query(COMPLETE_SQL, [job.id, job.payload.key, replies, waiting, holder]);
+    if (holder && delivery !== undefined) await this.#pool.query({ ...COMPLETE_CONFIRM, values: [job.id, job.payload.key, replies, waiting, holder, delivery] });
+    else if (holder) await this.#pool.query({ ...COMPLETE, values: [job.id, job.payload.key, replies, waiting, holder] });
     else {
       for (const index of replies) await this.replies.record(job.payload.key, index);
       if (delivery !== undefined) await this.replies.confirmDelivery(delivery);

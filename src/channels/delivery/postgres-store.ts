@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { describeDatabaseUrl } from "../../tape/postgres/errors.ts";
+import { namedStatement } from "../../tape/postgres/named.ts";
 import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
 import { KEY_KEEP_DAYS, type DeliveryRecord, type DeliveryState, type DeliveryStore, type NewDelivery } from "./types.ts";
 
@@ -87,6 +88,10 @@ WITH drawn AS (
 SELECT added.*, EXISTS (SELECT 1 FROM bub_deliveries d WHERE d.source = added.source AND d.chat_id = added.chat_id AND d.state = 'pending' AND d.id < added.id AND d.owner IS DISTINCT FROM $6) AS blocked FROM added
 UNION ALL
 SELECT taken.*, false AS blocked FROM taken`;
+const KEYED = namedStatement(KEYED_SQL);
+
+/** A sent record forgotten (runs once per reply not confirmed by its job's completion). */
+const CONFIRM = namedStatement("DELETE FROM bub_deliveries WHERE id = $1");
 
 class PostgresDeliveryStore implements DeliveryStore {
   readonly where: string;
@@ -126,7 +131,7 @@ class PostgresDeliveryStore implements DeliveryStore {
    */
   async #insertKeyed(owner: string, delivery: NewDelivery, key: string): Promise<DeliveryRecord[]> {
     const now = Date.now();
-    const { rows } = await this.#pool.query<Record<string, unknown>>(KEYED_SQL, [
+    const { rows } = await this.#pool.query<Record<string, unknown>>({ ...KEYED, values: [
       delivery.source,
       delivery.chatId,
       delivery.sessionId,
@@ -137,7 +142,7 @@ class PostgresDeliveryStore implements DeliveryStore {
       now,
       delivery.options ?? "",
       key,
-    ]);
+    ] });
     return rows.map((row) => ({ ...recordOf(row), blocked: row.blocked === true }));
   }
 
@@ -175,7 +180,7 @@ class PostgresDeliveryStore implements DeliveryStore {
 
   async confirm(id: number, possiblyRepeated: boolean): Promise<void> {
     if (possiblyRepeated) await this.#pool.query("UPDATE bub_deliveries SET state = 'sent', owner = NULL, updated_at = $1 WHERE id = $2", [Date.now(), id]);
-    else await this.#pool.query("DELETE FROM bub_deliveries WHERE id = $1", [id]);
+    else await this.#pool.query({ ...CONFIRM, values: [id] });
   }
 
   async failed(id: number, attempts: number, possiblyRepeated: boolean, error: string): Promise<void> {
