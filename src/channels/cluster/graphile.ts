@@ -138,9 +138,12 @@ export class GraphileQueue implements InboundQueue {
       events,
       taskList: { [this.queue]: (data, helpers) => this.#run(helpers.job, handler, onDeadLetter) },
       // Jobs of processes that died are released by the liveness sweep, long before graphile-worker's 4 hours.
-      // Fetches take up to a batch of jobs (one per session) for the free slots; graphile-worker's
-      // own completions (which find the job gone, see complete()) are batched.
-      preset: { worker: { minResetLockedInterval: 480_000, maxResetLockedInterval: 600_000, localQueue: { size: Math.max(2, Math.min(16, concurrency)), refetchDelay: { durationMs: 20 } }, completeJobBatchDelay: 0 } },
+      // Fetches take up to 16 jobs (one per session) for the free slots. graphile-worker warns
+      // at start when that is below the concurrency; a batch of every slot (64) measured no
+      // better and would hold more sessions in one process (docs/benchmarks.md, issue 35).
+      // Its own completions find the job gone (complete() ended it, with the turn's last
+      // reply): gathered over 250 ms, its documented starting point, one statement per batch.
+      preset: { worker: { minResetLockedInterval: 480_000, maxResetLockedInterval: 600_000, localQueue: { size: Math.max(2, Math.min(16, concurrency)), refetchDelay: { durationMs: 20 } }, completeJobBatchDelay: 250 } },
     });
     this.#liveness.sweepDead(this.queue, onDeadLetter);
   }
