@@ -7,13 +7,16 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import pg from "pg";
 import { ChannelMessage } from "../../../src/channels/message.ts";
 import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
 import { QueuedTurns, type RecordedOrigin } from "../../../src/channels/cluster/turns.ts";
+import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
 import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
 import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
 import type { MessageHandler } from "../../../src/kernel/types.ts";
+import { eventually } from "../../support/eventually.ts";
 import { usePostgres } from "../../support/postgres.ts";
 
 const postgres = usePostgres();
@@ -194,6 +197,62 @@ describe("queued turns and the delivery ledger", () => {
       assert.deepEqual(sent, ["after the turn", "during the turn"]);
       assert.equal(ledgerConfirms, 1);
       assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "confirmed either way");
+    } finally {
+      await ledger.close();
+      await queue.close();
+    }
+  });
+
+  it("on graphile-worker, the job's completion statement confirms the turn's last reply (the ledger does not), and the job is gone", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await openInboundQueue("graphile", { url, ...QUICK });
+    const store = await openPostgresDeliveryStore(url);
+    let ledgerConfirms = 0;
+    const confirm = store.confirm.bind(store);
+    store.confirm = (id, possiblyRepeated) => {
+      ledgerConfirms++;
+      return confirm(id, possiblyRepeated);
+    };
+    const ended = Promise.withResolvers<void>();
+    const sent: string[] = [];
+    const sender: DeliverySender = {
+      classify: (error) => ({ kind: "permanent", reason: String(error) }),
+      async send(record, partSent) {
+        await ended.promise; // sent once the turn is over: the reply is the turn's last
+        sent.push(record.text);
+        await partSent(1, 1);
+      },
+    };
+    const ledger = new DeliveryLedger({ store, source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
+    await ledger.start();
+    try {
+      const turns = new QueuedTurns({ queue });
+      const handler: MessageHandler = async (input) => {
+        const message = toEnvelope(input);
+        void (async () => {
+          await message.lifespan?.enter();
+          await turns.sendRecorded(toEnvelope({ content: "the answer", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
+          await message.lifespan?.exit();
+          message.lifespan?.settled?.("done");
+          ended.resolve();
+        })();
+      };
+      await queue.work(2, (job) => turns.run(job, () => turns.handOver(new ChannelMessage({ sessionId: job.payload.session, channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }), handler, job.payload.item)), async () => undefined);
+      const [accepted] = await queue.accept([{ key: "telegram:1:20", session: "telegram:1", item: { text: "hi" }, order: 20 }]);
+      assert.equal(accepted, "telegram:1:20");
+      await eventually(() => (sent.length === 1 && turns.size === 0 ? true : undefined), "the reply to be sent and the job to end");
+      assert.deepEqual(sent, ["the answer"]);
+      assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "the reply's record is gone");
+      assert.equal(ledgerConfirms, 0, "confirmed by the job's completion");
+      assert.deepEqual([...(await queue.replies.sent("telegram:1:20"))], [0]);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ jobs: string }>("SELECT count(*) AS jobs FROM graphile_worker._private_jobs");
+        assert.equal(rows[0]?.jobs, "0");
+      } finally {
+        await client.end();
+      }
     } finally {
       await ledger.close();
       await queue.close();
