@@ -45,11 +45,7 @@ export interface RecordedOrigin {
   handoff?: ReplyHandoff;
 }
 
-/**
- * How long a turn's job, once the turn ended, waits for its last reply to be sent, so that
- * the completion also confirms that reply. After that it completes alone (the reply is still
- * sent, and confirmed by the ledger).
- */
+/** How long an ended turn's job waits for its last reply to be sent, to confirm it too; then it completes alone. */
 const LAST_REPLY_WAIT_MS = 5_000;
 
 /** A message steered into a turn of this process. */
