@@ -36,7 +36,7 @@ export type TurnsQueue = Pick<InboundQueue, "replies" | "waiting" | "finishWaiti
  */
 export interface ReplyHandoff {
   queued(id: number): void;
-  sent(id: number): Promise<boolean> | null;
+  sent(id: number, possiblyRepeated: boolean): Promise<boolean> | null;
 }
 
 /** What a queued turn's reply is delivered with: its key (message key and reply index), and the {@link ReplyHandoff}. */
@@ -191,15 +191,15 @@ export class QueuedTurns {
       queued: () => {
         run.queuedIndex = Math.max(run.queuedIndex, index);
       },
-      sent: (id) => {
+      sent: (id, possiblyRepeated) => {
         run.sentIndexes.add(index);
         // Only the last reply of a turn that ended, before its job completes: a turn still
-        // running may send more, and the ledger must not wait for it.
-        if (run.completing || !run.ended || index !== run.replies - 1 || run.lastSent) return null;
-        const lastSent = { id, done: Promise.withResolvers<boolean>() };
-        run.lastSent = lastSent;
-        run.wake.resolve();
-        return lastSent.done.promise;
+        // running may send more, and the ledger must not wait for it. Either way the job need not wait.
+        const take = !possiblyRepeated && !run.completing && run.ended && index === run.replies - 1 && !run.lastSent;
+        const lastSent = take ? { id, done: Promise.withResolvers<boolean>() } : null;
+        if (lastSent) run.lastSent = lastSent;
+        if (run.ended) run.wake.resolve();
+        return lastSent ? lastSent.done.promise : null;
       },
     };
   }

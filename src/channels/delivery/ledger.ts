@@ -268,10 +268,10 @@ export class DeliveryLedger {
   #handOff(record: DeliveryRecord): boolean {
     const handoff = this.#handoffs.get(record.id);
     this.#handoffs.delete(record.id);
-    if (!handoff || record.possiblyRepeated) return false;
+    if (!handoff) return false;
     let taken: Promise<boolean> | null;
     try {
-      taken = handoff.sent(record.id);
+      taken = handoff.sent(record.id, record.possiblyRepeated);
     } catch {
       taken = null;
     }

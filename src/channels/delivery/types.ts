@@ -56,13 +56,14 @@ export interface DeliveryHandoff {
   /** The outbound was recorded as `id` and queued for sending (an earlier copy taken over counts). */
   queued(id: number): void;
   /**
-   * The channel confirmed every part of record `id`. Null: declined, the ledger confirms it
-   * now. A promise: taken, the ledger goes on sending; it resolves true once the caller has
+   * The channel confirmed every part of record `id` (`possiblyRepeated`: an earlier try's
+   * connection died, the record is kept as `sent`; always declined). Null: declined, the
+   * ledger confirms it now. A promise: taken, the ledger goes on sending; it resolves true once the caller has
    * deleted the record durably (as {@link DeliveryStore.confirm} with `possiblyRepeated`
    * false would), false when it could not (the ledger then confirms it). Until then a kill -9
    * may send the record again: at most one per caller (a turn's job) that took it.
    */
-  sent(id: number): Promise<boolean> | null;
+  sent(id: number, possiblyRepeated: boolean): Promise<boolean> | null;
 }
 
 /** How long the ledger remembers the keys of outbounds it recorded: longer than a queued message can wait or be retried. */

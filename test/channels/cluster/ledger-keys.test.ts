@@ -258,4 +258,48 @@ describe("queued turns and the delivery ledger", () => {
       await queue.close();
     }
   });
+
+  it("a last reply whose first try's connection died is kept as possibly repeated by the ledger, not deleted by the job's completion", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    const store = await openPostgresDeliveryStore(url);
+    const ended = Promise.withResolvers<void>();
+    let tries = 0;
+    const sender: DeliverySender = {
+      classify: (error) => ({ kind: "unknown", reason: String(error) }),
+      async send(_record, partSent) {
+        await ended.promise;
+        if (++tries === 1) throw new Error("socket hang up");
+        await partSent(1, 1);
+      },
+    };
+    const ledger = new DeliveryLedger({ store, source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
+    await ledger.start();
+    try {
+      const turns = new QueuedTurns({ queue });
+      const job: QueuedJob = { id: "00000000-0000-8000-8000-000000000030", retryCount: 0, fresh: true, payload: { key: "telegram:1:30", session: "telegram:1", item: {} } };
+      await turns.run(job, () =>
+        turns.handOver(
+          new ChannelMessage({ sessionId: "telegram:1", channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }),
+          async (input) => {
+            const message = toEnvelope(input);
+            void (async () => {
+              await message.lifespan?.enter();
+              await turns.sendRecorded(toEnvelope({ content: "the answer", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
+              await message.lifespan?.exit();
+              message.lifespan?.settled?.("done");
+              ended.resolve();
+            })();
+          },
+          job.payload.item,
+        ),
+      );
+      await ledger.drain(5000);
+      assert.equal(tries, 2);
+      assert.deepEqual((await store.list(["sent"])).map((record) => [record.text, record.possiblyRepeated]), [["the answer", true]]);
+    } finally {
+      await ledger.close();
+      await queue.close();
+    }
+  });
 });
