@@ -14,14 +14,21 @@
 // update -> reply, p50 and p99; the same for the reference, and the difference of the p99
 // to turn start (what the queue adds before the turn starts).
 //
-// Run: node bench/cluster/engines.ts [chats=1000] [messages=3] [max N=2] [engines=pg-boss,graphile]
+// With --statements (anywhere among the arguments), PostgreSQL loads pg_stat_statements and
+// each queue setup also prints every statement the server ran during the burst: calls,
+// execution and planning milliseconds per message answered (the extension and planning
+// tracking cost the server some CPU of their own: compare CPU figures of runs without it).
+//
+// Run: node bench/cluster/engines.ts [chats=1000] [messages=3] [max N=2] [engines=pg-boss,graphile] [--statements]
 import { loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { printMachine, quantile } from "../support/processes.ts";
 import { answerToken, cpuMs, intArg, MODEL_MS, onSendMessage, startGateway } from "../gateway/support/gateway.ts";
 import { burstSummary, closedLoop, type BurstResult, type BurstTarget } from "../gateway/support/workload.ts";
-import { counterDelta, startCluster, startDatabase } from "./support/cluster.ts";
+import { counterDelta, startCluster, startDatabase, type StatementCost } from "./support/cluster.ts";
 
+const STATEMENTS = process.argv.includes("--statements");
+if (STATEMENTS) process.argv.splice(process.argv.indexOf("--statements"), 1);
 const CHATS = intArg(2, 1000, 10_000);
 const MESSAGES = intArg(3, 3, 100);
 const MAX_N = intArg(4, 2, 8);
@@ -101,10 +108,12 @@ async function onQueue(database: Awaited<ReturnType<typeof startDatabase>>, engi
     const dbBefore = await database.counters();
     const cpuBefore = cluster.gateways.map((gateway) => cpuMs(gateway.pid));
     cluster.resetQueryCounts();
+    if (STATEMENTS) await database.resetStatements();
     counting = true;
     const target: BurstTarget = cluster.target;
     const burst = await closedLoop(target, CHATS, MESSAGES, DEADLINE_MS);
     counting = false;
+    const costs = STATEMENTS ? await database.readStatements(cluster.url) : [];
     const gatewayCpuMs = cluster.gateways.reduce((sum, gateway, index) => sum + cpuMs(gateway.pid) - cpuBefore[index]!, 0);
     await cluster.stop();
     await sleep(1_000);
@@ -113,10 +122,23 @@ async function onQueue(database: Awaited<ReturnType<typeof startDatabase>>, engi
     if (counts.some((count) => count === null)) throw new Error("a gateway wrote no query count (did it exit cleanly?)");
     const queries = counts.reduce<number>((sum, count) => sum + count!, 0);
     console.log(`  ${engine} N=${n}: statements per message answered (the most frequent):`);
-    for (const [text, count] of cluster.topStatements().slice(0, 10)) console.log(`    ${(count / Math.max(burst.answered, 1)).toFixed(2).padStart(6)}  ${text}`);
+    for (const [text, count] of cluster.topStatements().slice(0, STATEMENTS ? 25 : 10)) console.log(`    ${(count / Math.max(burst.answered, 1)).toFixed(2).padStart(6)}  ${text}`);
+    if (STATEMENTS) printCosts(costs, burst.answered);
     return { label: `${engine}, N=${n}`, burst, throughput: burst.answered / (burst.wallMs / 1000), gatewayCpuMs, db: { cpuMs: db.cpuMs, xacts: db.xacts, queries }, ...recorder.figures() };
   } finally {
     await cluster.stop();
+  }
+}
+
+/** The pg_stat_statements table of one setup, per message answered. */
+function printCosts(costs: StatementCost[], answered: number): void {
+  const per = Math.max(answered, 1);
+  const sum = (pick: (cost: StatementCost) => number) => costs.reduce((total, cost) => total + pick(cost), 0);
+  console.log(`  pg_stat_statements, per message answered: ${(sum((c) => c.calls) / per).toFixed(2)} statements, ${(sum((c) => c.execMs) / per).toFixed(3)} ms executing, ${(sum((c) => c.planMs) / per).toFixed(3)} ms planning`);
+  console.log("     calls   exec ms   plan ms  plans  statement");
+  for (const cost of costs) {
+    if (cost.calls / per < 0.005) continue;
+    console.log(`    ${(cost.calls / per).toFixed(2).padStart(6)}  ${(cost.execMs / per).toFixed(3).padStart(8)}  ${(cost.planMs / per).toFixed(3).padStart(8)}  ${(cost.plans / per).toFixed(2).padStart(5)}  ${cost.query.slice(0, 150)}`);
   }
 }
 
@@ -135,7 +157,7 @@ const print = (figures: Figures) => {
 };
 results.push(await reference());
 print(results[0]!);
-const database = await startDatabase();
+const database = await startDatabase({ statements: STATEMENTS });
 try {
   for (let n = 1; n <= MAX_N; n++) {
     for (const engine of ENGINES) {

@@ -51,6 +51,11 @@ export function usePostgres(): () => Promise<PostgresServer> {
 export interface StartOptions {
   /** Keep PostgreSQL's crash safety (fsync, synchronous commit) on, as benchmarks need; tests turn it off for speed. */
   durable?: boolean;
+  /**
+   * Load pg_stat_statements at start (with planning tracked), so a bench can read what each
+   * statement costs the server (`CREATE EXTENSION pg_stat_statements` in the database read from).
+   */
+  statements?: boolean;
 }
 
 /**
@@ -81,6 +86,7 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
       postgresFlags: [
         ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
         ...["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+        ...(options.statements ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track_planning=on", "-c", "pg_stat_statements.max=2000"] : []),
       ],
       onLog: (message: string) => void log.push(message),
       onError: (error: unknown) => void log.push(String(error)),

@@ -52,7 +52,21 @@ export interface Database {
    * the server's time goes (pg_stat_statements would need a server restart to load).
    */
   sampleActivity(everyMs: number): () => { samples: number; seen: [string, number][] };
+  /** With `statements` on: forgets what pg_stat_statements gathered so far (every database). */
+  resetStatements(): Promise<void>;
+  /** With `statements` on: what each statement ran in the database of `url` since the reset, most calls first. */
+  readStatements(url: string): Promise<StatementCost[]>;
   stop(): Promise<void>;
+}
+
+/** One normalized statement as pg_stat_statements saw it. */
+export interface StatementCost {
+  query: string;
+  calls: number;
+  /** Milliseconds spent executing and planning it, over all calls. */
+  execMs: number;
+  planMs: number;
+  plans: number;
 }
 
 /** utime + stime + cutime + cstime of a process from /proc/<pid>/stat, in ms, and its parent pid. */
@@ -88,11 +102,15 @@ export function machineJiffies(): { busy: number; total: number } {
   return { busy: total - fields[3]! - fields[4]!, total };
 }
 
-/** Starts the embedded PostgreSQL with fsync and synchronous commit on (as a real deployment). */
-export async function startDatabase(): Promise<Database> {
-  const server = await startPostgres({ durable: true });
+/**
+ * Starts the embedded PostgreSQL with fsync and synchronous commit on (as a real deployment);
+ * with `statements`, pg_stat_statements is loaded too (it costs the server a little CPU of its own).
+ */
+export async function startDatabase(options: { statements?: boolean } = {}): Promise<Database> {
+  const server = await startPostgres({ durable: true, statements: options.statements === true });
   const admin = new pg.Client({ connectionString: server.url() });
   await admin.connect();
+  if (options.statements) await admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
   const { rows } = await admin.query<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'data_directory'");
   const sampler = new pg.Client({ connectionString: server.url() });
   await sampler.connect();
@@ -134,6 +152,19 @@ export async function startDatabase(): Promise<Database> {
         clearInterval(timer);
         return { samples, seen: [...seen].sort((a, b) => b[1] - a[1]) };
       };
+    },
+    async resetStatements() {
+      if (!options.statements) throw new Error("startDatabase({ statements: true }) loads pg_stat_statements");
+      await admin.query("SELECT pg_stat_statements_reset()");
+    },
+    async readStatements(url) {
+      if (!options.statements) throw new Error("startDatabase({ statements: true }) loads pg_stat_statements");
+      const { rows } = await admin.query<{ query: string; calls: string; exec: number; plan: number; plans: string }>(
+        `SELECT query, calls, total_exec_time AS exec, total_plan_time AS plan, plans
+           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1) ORDER BY calls DESC, total_exec_time DESC`,
+        [new URL(url).pathname.slice(1)],
+      );
+      return rows.map((row) => ({ query: row.query.replace(/\s+/g, " ").trim(), calls: Number(row.calls), execMs: row.exec, planMs: row.plan, plans: Number(row.plans) }));
     },
     async connections() {
       const { rows } = await admin.query<{ count: string }>("SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");

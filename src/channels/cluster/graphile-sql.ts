@@ -80,6 +80,18 @@ WITH recorded AS (
 SELECT pg_notify('jobs:insert', '{"count":1}') FROM unlocked
  WHERE EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = unlocked.id AND j.locked_at IS NULL AND j.id <> $1::bigint AND j.id <> ALL($4::bigint[]))`;
 
+/**
+ * {@link COMPLETE_SQL} that also confirms the turn's last reply, sent by now: $6 its record
+ * in the delivery ledger (../delivery/postgres-store.ts), deleted as the ledger's own
+ * confirmation would. One statement, one commit, for what took two.
+ */
+export const COMPLETE_CONFIRM_SQL = COMPLETE_SQL.replace(
+  "), consumed AS (",
+  `), confirmed AS (
+  DELETE FROM bub_deliveries WHERE id = $6::bigint
+), consumed AS (`,
+);
+
 /** $1 job ids: done without running (graphile-worker's own completion of unlocked jobs). */
 export const FINISH_WAITING_SQL = `SELECT count(*) FROM ${WORKER_SCHEMA}.complete_jobs($1::bigint[])`;
 

@@ -22,14 +22,20 @@ import { errorMessage } from "../../config/thrown.ts";
 import { createLogger } from "../../kernel/log.ts";
 import { BubError, describeError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
+import { namedStatement } from "../../tape/postgres/named.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, Inbound, InboundQueue, QueuedJob } from "./inbound-queue.ts";
 import { Liveness } from "./graphile-liveness.ts";
-import { ACCEPT_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
+import { ACCEPT_SQL, COMPLETE_CONFIRM_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
 import { RecordedReplies } from "./replies.ts";
 
 const log = createLogger("bub:queue");
+
+/** The statements every message runs, prepared once per connection (see ../../tape/postgres/named.ts). */
+const ACCEPT = namedStatement(ACCEPT_SQL);
+const COMPLETE = namedStatement(COMPLETE_SQL);
+const COMPLETE_CONFIRM = namedStatement(COMPLETE_CONFIRM_SQL);
 
 /** A job's payload as graphile-worker holds it: the message and how often its turn was cut off before. */
 function retriesOf(data: unknown): number {
@@ -108,14 +114,14 @@ export class GraphileQueue implements InboundQueue {
   async accept(messages: readonly Inbound[]): Promise<string[]> {
     if (messages.length === 0) return [];
     const ordered = [...messages].sort((a, b) => a.order - b.order);
-    const { rows } = await this.#pool.query<{ key: string }>(ACCEPT_SQL, [
+    const { rows } = await this.#pool.query<{ key: string }>({ ...ACCEPT, values: [
       ordered.map((message) => message.key),
       ordered.map((message) => sessionQueue(this.queue, message.session)),
       ordered.map(({ key, session, item }) => JSON.stringify({ key, session, item })),
       this.queue,
       MAX_ATTEMPTS,
       STEER_CHANNEL,
-    ]);
+    ] });
     return rows.map((row) => row.key);
   }
 
@@ -132,9 +138,12 @@ export class GraphileQueue implements InboundQueue {
       events,
       taskList: { [this.queue]: (data, helpers) => this.#run(helpers.job, handler, onDeadLetter) },
       // Jobs of processes that died are released by the liveness sweep, long before graphile-worker's 4 hours.
-      // Fetches take up to a batch of jobs (one per session) for the free slots; graphile-worker's
-      // own completions (which find the job gone, see complete()) are batched.
-      preset: { worker: { minResetLockedInterval: 480_000, maxResetLockedInterval: 600_000, localQueue: { size: Math.max(2, Math.min(16, concurrency)), refetchDelay: { durationMs: 20 } }, completeJobBatchDelay: 0 } },
+      // Fetches take up to 16 jobs (one per session) for the free slots. graphile-worker warns
+      // at start when that is below the concurrency; a batch of every slot (64) measured no
+      // better and would hold more sessions in one process (docs/benchmarks.md, issue 35).
+      // Its own completions find the job gone (complete() ended it, with the turn's last
+      // reply): gathered over 250 ms, its documented starting point, one statement per batch.
+      preset: { worker: { minResetLockedInterval: 480_000, maxResetLockedInterval: 600_000, localQueue: { size: Math.max(2, Math.min(16, concurrency)), refetchDelay: { durationMs: 20 } }, completeJobBatchDelay: 250 } },
     });
     this.#liveness.sweepDead(this.queue, onDeadLetter);
   }
@@ -170,12 +179,14 @@ export class GraphileQueue implements InboundQueue {
     }
   }
 
-  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[]): Promise<void> {
+  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[], delivery?: number): Promise<void> {
     const holder = this.#holders.get(job.id);
     const waiting = consumed.filter((id) => /^\d+$/.test(id));
-    if (holder) await this.#pool.query(COMPLETE_SQL, [job.id, job.payload.key, replies, waiting, holder]);
+    if (holder && delivery !== undefined) await this.#pool.query({ ...COMPLETE_CONFIRM, values: [job.id, job.payload.key, replies, waiting, holder, delivery] });
+    else if (holder) await this.#pool.query({ ...COMPLETE, values: [job.id, job.payload.key, replies, waiting, holder] });
     else {
       for (const index of replies) await this.replies.record(job.payload.key, index);
+      if (delivery !== undefined) await this.replies.confirmDelivery(delivery);
       await this.finishWaiting(waiting);
     }
   }

@@ -73,8 +73,10 @@ export interface InboundQueue {
    * The turn of `job` ended: records the replies it sent that were not recorded yet and
    * marks `consumed` (messages it read as steering) done, in one transaction with the job's
    * own completion where the engine allows it (else the job completes when its handler resolves).
+   * `delivery`, when given, is the delivery ledger's record of the turn's last reply, sent
+   * by now: it is confirmed (deleted from `bub_deliveries`) in the same transaction.
    */
-  complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[]): Promise<void>;
+  complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[], delivery?: number): Promise<void>;
   /** Stops working, waits up to `graceMs` for running handlers, then closes the connections. */
   close(graceMs?: number): Promise<void>;
 }

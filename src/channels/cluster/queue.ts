@@ -243,8 +243,9 @@ export class ClusterQueue implements InboundQueue {
   }
 
   /** pg-boss completes the job itself when the handler resolves: the replies and the steered messages go first. */
-  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[]): Promise<void> {
+  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[], delivery?: number): Promise<void> {
     for (const index of replies) await this.replies.record(job.payload.key, index);
+    if (delivery !== undefined) await this.replies.confirmDelivery(delivery);
     await this.finishWaiting(consumed);
   }
 

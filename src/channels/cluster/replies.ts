@@ -60,6 +60,15 @@ export class RecordedReplies {
     return indexes;
   }
 
+  /**
+   * Confirms a sent reply's record in the delivery ledger (deletes it from `bub_deliveries`,
+   * which the ledger created on start in the same database): where the engine cannot fold
+   * that into its completion.
+   */
+  async confirmDelivery(id: number): Promise<void> {
+    await this.#db.executeSql("DELETE FROM bub_deliveries WHERE id = $1", [id]);
+  }
+
   /** Records that reply `index` of a message was sent. */
   async record(messageKey: string, index: number): Promise<void> {
     await this.#db.executeSql("INSERT INTO bub_queue_replies (message_key, reply_index) VALUES ($1, $2) ON CONFLICT DO NOTHING", [messageKey, index]);

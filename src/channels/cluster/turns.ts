@@ -28,6 +28,26 @@ export interface SteeringFramework {
 /** The part of {@link InboundQueue} the turns use. */
 export type TurnsQueue = Pick<InboundQueue, "replies" | "waiting" | "finishWaiting" | "complete">;
 
+/**
+ * Offered with a queued turn's reply to whoever records and sends it (the delivery ledger):
+ * `queued` once it is recorded for sending, `sent` once the channel confirmed it; `sent`
+ * takes the last reply of a turn that ended (else null) and resolves true once the job's
+ * completion deleted the ledger's record in its own statement.
+ */
+export interface ReplyHandoff {
+  queued(id: number): void;
+  sent(id: number, possiblyRepeated: boolean): Promise<boolean> | null;
+}
+
+/** What a queued turn's reply is delivered with: its key (message key and reply index), and the {@link ReplyHandoff}. */
+export interface RecordedOrigin {
+  key: string;
+  handoff?: ReplyHandoff;
+}
+
+/** How long an ended turn's job waits for its last reply to be sent, to confirm it too; then it completes alone. */
+const LAST_REPLY_WAIT_MS = 5_000;
+
 /** A message steered into a turn of this process. */
 interface Steered {
   readonly id: string;
@@ -55,6 +75,16 @@ class JobRun {
   readonly steered: Steered[] = [];
   /** Steered messages the turn read: their jobs end with this one. */
   consumed: string[] = [];
+  /** The index of the reply the delivery ledger queued last with this run's handoff. */
+  queuedIndex = -1;
+  /** Replies whose send the ledger reported (confirmed by it, or handed to the completion). */
+  readonly sentIndexes = new Set<number>();
+  /** The last reply, sent, waiting for the completion to confirm it: its ledger id, and the answer to the ledger. */
+  lastSent: { id: number; done: PromiseWithResolvers<boolean> } | null = null;
+  /** Resolved when the last reply is handed over, or when waiting for it should stop (a shutdown). */
+  readonly wake = Promise.withResolvers<void>();
+  /** The completion has started: later sends are confirmed by the ledger. */
+  completing = false;
 
   constructor(job: QueuedJob, probe: boolean) {
     this.job = job;
@@ -119,14 +149,59 @@ export class QueuedTurns {
         await this.#flush(run);
         throw new Error(`the turn of queued message ${job.payload.key} was cancelled; it will be run again`);
       }
-      // The reply sent last and the messages this turn read as steering (answered by it) end with its job.
+      // The reply sent last and the messages this turn read as steering (answered by it) end
+      // with its job; so does the ledger's confirmation of that reply once it was sent.
+      await this.#lastReplySent(run);
+      run.completing = true;
       const replies = run.unrecorded === null ? [] : [run.unrecorded];
       run.unrecorded = null;
-      await this.#queue.complete(job, replies, run.consumed);
+      const handed = run.lastSent;
+      try {
+        await this.#queue.complete(job, replies, run.consumed, handed?.id);
+        handed?.done.resolve(true);
+      } catch (error) {
+        handed?.done.resolve(false);
+        throw error;
+      }
     } finally {
+      // A reply sent from now on is confirmed by the ledger; one handed over and not confirmed here, too.
+      run.completing = true;
+      run.lastSent?.done.resolve(false);
       this.#runs.delete(run);
       if (this.#running.get(job.payload.session) === run) this.#running.delete(job.payload.session);
     }
+  }
+
+  /** Waits (a while at most) until the ledger sent the turn's last reply, when it queued it with this run's handoff. */
+  async #lastReplySent(run: JobRun): Promise<void> {
+    const last = run.replies - 1;
+    if (last < 0 || run.queuedIndex !== last || run.sentIndexes.has(last)) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_REPLY_WAIT_MS)));
+    try {
+      await Promise.race([run.wake.promise, waited]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The handoff of reply `index` of `run` (see {@link ReplyHandoff}). */
+  #handoff(run: JobRun, index: number): ReplyHandoff {
+    return {
+      queued: () => {
+        run.queuedIndex = Math.max(run.queuedIndex, index);
+      },
+      sent: (id, possiblyRepeated) => {
+        run.sentIndexes.add(index);
+        // Only the last reply of a turn that ended, before its job completes: a turn still
+        // running may send more, and the ledger must not wait for it. Either way the job need not wait.
+        const take = !possiblyRepeated && !run.completing && run.ended && index === run.replies - 1 && !run.lastSent;
+        const lastSent = take ? { id, done: Promise.withResolvers<boolean>() } : null;
+        if (lastSent) run.lastSent = lastSent;
+        if (run.ended) run.wake.resolve();
+        return lastSent ? lastSent.done.promise : null;
+      },
+    };
   }
 
   /** The turn's outcome; a handed message whose turn never starts (an admission hook dropped it) lets the job go after a while. */
@@ -224,7 +299,7 @@ export class QueuedTurns {
    * between leaving and being recorded (that one is sent again by the retry). Other sends
    * (no `turnMessage`, the message the sending turn answers) go straight out.
    */
-  sendRecorded(message: Envelope, deliver: (message: Envelope, recorded?: { key: string }) => Promise<void>, turnMessage: Envelope | null = null): Promise<void> {
+  sendRecorded(message: Envelope, deliver: (message: Envelope, recorded?: RecordedOrigin) => Promise<void>, turnMessage: Envelope | null = null): Promise<void> {
     const lifespan = turnMessage?.lifespan;
     const run = lifespan ? this.#byLifespan.get(lifespan) : undefined;
     if (!run) return deliver(message);
@@ -246,7 +321,7 @@ export class QueuedTurns {
       await this.#flush(run);
       // The key makes the delivery ledger drop the reply when an earlier run handed it over
       // already and died before recording it here.
-      await deliver(message, { key: `${key}#${index}` });
+      await deliver(message, { key: `${key}#${index}`, handoff: this.#handoff(run, index) });
       run.unrecorded = index;
     });
     run.replying = sending.catch(() => undefined);
@@ -309,7 +384,10 @@ export class QueuedTurns {
 
   /** Ends every job still waiting for its turn as cancelled (a shutdown): each is run again once. */
   cancelAll(): void {
-    for (const run of this.#runs) run.end("cancelled");
+    for (const run of this.#runs) {
+      run.end("cancelled");
+      run.wake.resolve();
+    }
   }
 }
 

@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { createLogger } from "../../kernel/log.ts";
 import { errorMessage } from "../../config/thrown.ts";
 import { nextStep, type DeliveryFailure, type RetryPolicy } from "./classify.ts";
-import type { DeliveryRecord, DeliveryStore, NewDelivery } from "./types.ts";
+import type { DeliveryHandoff, DeliveryRecord, DeliveryStore, NewDelivery } from "./types.ts";
 
 const log = createLogger("bub:delivery");
 
@@ -72,6 +72,10 @@ export class DeliveryLedger {
   #idle: (() => void)[] = [];
   /** Who waits for a record to be confirmed ({@link deliver}), by id. */
   readonly #waiters = new Map<number, PromiseWithResolvers<readonly string[]>>();
+  /** Who confirms a record once it was sent, instead of the store (see {@link DeliveryHandoff}), by id. */
+  readonly #handoffs = new Map<number, DeliveryHandoff>();
+  /** Confirmations taken by a handoff and not settled yet (awaited by {@link close}). */
+  readonly #handedOff = new Set<Promise<void>>();
 
   constructor(options: DeliveryLedgerOptions) {
     this.#options = options;
@@ -107,11 +111,16 @@ export class DeliveryLedger {
   /**
    * Records an outbound durably and queues it for sending; resolves once it is recorded
    * (not sent: from then on the ledger answers for it). An outbound whose `key` the ledger
-   * has recorded before is dropped. With `after`, it is sent once that settles.
+   * has recorded before is dropped. With `after`, it is sent once that settles. With
+   * `handoff`, its confirmation once sent is offered to the caller first.
    */
-  async enqueue(delivery: Omit<NewDelivery, "source">, after?: Promise<void>): Promise<void> {
+  async enqueue(delivery: Omit<NewDelivery, "source">, after?: Promise<void>, handoff?: DeliveryHandoff): Promise<void> {
     const [record] = await this.#options.store.record(this.owner, [{ ...delivery, source: this.#options.source }]);
     if (record && delivery.key !== undefined && record.text !== delivery.text) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId}: an earlier copy (id=${record.id}) was still pending; it is sent instead`);
+    if (record && handoff) {
+      this.#handoffs.set(record.id, handoff);
+      handoff.queued(record.id);
+    }
     if (record && after) void after.catch(() => undefined).then(() => this.#add(record));
     else if (record) this.#add(record);
     else if (delivery.key !== undefined) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId} was recorded before (an earlier run of its turn); not sent again`);
@@ -164,6 +173,7 @@ export class DeliveryLedger {
     for (const timer of this.#waiting.values()) clearTimeout(timer);
     this.#waiting.clear();
     while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
+    await Promise.all(this.#handedOff);
     for (const id of [...this.#waiters.keys()]) this.#settle(id, { error: `the gateway stopped before outbound ${id} was sent; it stays in the delivery ledger and is sent after the restart` });
     await this.#options.store.close();
   }
@@ -242,6 +252,7 @@ export class DeliveryLedger {
     const at = queue ? queue.indexOf(record) : -1;
     if (queue && at >= 0) queue.splice(at, 1);
     this.#known.delete(record.id);
+    this.#handoffs.delete(record.id);
     if (!queue || queue.length === 0) this.#queues.delete(record.chatId);
     else this.#ready.add(record.chatId);
   }
@@ -276,6 +287,32 @@ export class DeliveryLedger {
     return false;
   }
 
+  /**
+   * Offers a sent record's confirmation to its {@link DeliveryHandoff}: true when taken (the
+   * ledger goes on; should the taker fail to confirm it, the ledger does), false when declined.
+   */
+  #handOff(record: DeliveryRecord): boolean {
+    const handoff = this.#handoffs.get(record.id);
+    this.#handoffs.delete(record.id);
+    if (!handoff) return false;
+    let taken: Promise<boolean> | null;
+    try {
+      taken = handoff.sent(record.id, record.possiblyRepeated);
+    } catch {
+      taken = null;
+    }
+    if (!taken) return false;
+    const settled = taken
+      .catch(() => false)
+      .then(async (confirmed) => {
+        if (!confirmed) await this.#options.store.confirm(record.id, false);
+      })
+      .catch((error: unknown) => log.error(`delivery.confirm id=${record.id} chat_id=${record.chatId}: sent, but not confirmed (${errorMessage(error)}); it may be sent again after a restart`))
+      .finally(() => this.#handedOff.delete(settled));
+    this.#handedOff.add(settled);
+    return true;
+  }
+
   /** One try of a record: `done` (sent, or a dead letter) or `wait` (a retry is scheduled). */
   async #attempt(record: DeliveryRecord): Promise<"done" | "wait"> {
     const { store, sender, policy } = this.#options;
@@ -284,7 +321,7 @@ export class DeliveryLedger {
       const ids = await sender.send(record, async (done, total) => {
         record.partsDone = done;
         if (done < total) await store.progress(record.id, done);
-        else await store.confirm(record.id, record.possiblyRepeated);
+        else if (!this.#handOff(record)) await store.confirm(record.id, record.possiblyRepeated);
       });
       if (record.possiblyRepeated) log.warn(`delivery.sent ${where} after a try whose connection died: the chat may have it twice`);
       this.#settle(record.id, { ids: ids ?? [] });

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { describeDatabaseUrl } from "../../tape/postgres/errors.ts";
+import { namedStatement } from "../../tape/postgres/named.ts";
 import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
 import { KEY_KEEP_DAYS, type DeliveryRecord, type DeliveryState, type DeliveryStore, type NewDelivery } from "./types.ts";
 
@@ -63,6 +64,35 @@ export async function openPostgresDeliveryStore(url: string): Promise<DeliverySt
   return new PostgresDeliveryStore(pool, describeDatabaseUrl(checked));
 }
 
+/**
+ * A keyed outbound in one statement: $1 source, $2 chat, $3 session, $4 text, $5 inbound
+ * (JSON), $6 owner, $7 lease end, $8 now, $9 options, $10 key. Answers the new record (with
+ * `blocked`, as {@link PostgresDeliveryStore} `#blocked` does), or the earlier copy of the
+ * key taken over when it is still pending under another owner, or nothing.
+ */
+const KEYED_SQL = `
+WITH drawn AS (
+  SELECT nextval(pg_get_serial_sequence('bub_deliveries', 'id')) AS id
+), fresh AS (
+  INSERT INTO bub_delivery_keys (key, delivery_id, created_at) SELECT $10, drawn.id, $8 FROM drawn
+  ON CONFLICT (key) DO NOTHING RETURNING delivery_id
+), added AS (
+  INSERT INTO bub_deliveries (id, source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options)
+  SELECT fresh.delivery_id, $1, $2, $3, $4, $5, $6, $7, $8, $8, $9 FROM fresh RETURNING ${COLUMNS}
+), taken AS (
+  UPDATE bub_deliveries SET owner = $6, lease_until = $7
+   WHERE NOT EXISTS (SELECT 1 FROM fresh) AND id = (SELECT delivery_id FROM bub_delivery_keys WHERE key = $10)
+     AND state = 'pending' AND owner IS DISTINCT FROM $6
+  RETURNING ${COLUMNS}
+)
+SELECT added.*, EXISTS (SELECT 1 FROM bub_deliveries d WHERE d.source = added.source AND d.chat_id = added.chat_id AND d.state = 'pending' AND d.id < added.id AND d.owner IS DISTINCT FROM $6) AS blocked FROM added
+UNION ALL
+SELECT taken.*, false AS blocked FROM taken`;
+const KEYED = namedStatement(KEYED_SQL);
+
+/** A sent record forgotten (runs once per reply not confirmed by its job's completion). */
+const CONFIRM = namedStatement("DELETE FROM bub_deliveries WHERE id = $1");
+
 class PostgresDeliveryStore implements DeliveryStore {
   readonly where: string;
   readonly #pool: Pool;
@@ -93,41 +123,27 @@ class PostgresDeliveryStore implements DeliveryStore {
   }
 
   /**
-   * Records the outbound and its key in one transaction, unless the key is in
-   * `bub_delivery_keys` already: then the earlier copy, when it is still pending, is taken
-   * over (answered, to be sent by this process now) and this one is not recorded.
+   * Records the outbound and its key in one statement (so together or not at all, with no
+   * transaction around it), unless the key is in `bub_delivery_keys` already: then the
+   * earlier copy, when it is still pending, is taken over (answered, to be sent by this
+   * process now) and this one is not recorded. The record's id is drawn first so the key
+   * row can name it in the same statement (an id drawn for a key seen before is skipped).
    */
   async #insertKeyed(owner: string, delivery: NewDelivery, key: string): Promise<DeliveryRecord[]> {
     const now = Date.now();
-    const client = await this.#pool.connect();
-    try {
-      await client.query("BEGIN");
-      const fresh = await client.query("INSERT INTO bub_delivery_keys (key, created_at) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING key", [key, now]);
-      let rows: Record<string, unknown>[];
-      if ((fresh.rowCount ?? 0) === 0) {
-        ({ rows } = await client.query<Record<string, unknown>>(
-          `UPDATE bub_deliveries SET owner = $1, lease_until = $2 WHERE id = (SELECT delivery_id FROM bub_delivery_keys WHERE key = $3) AND state = 'pending' AND owner IS DISTINCT FROM $1 RETURNING ${COLUMNS}`,
-          [owner, now + LEASE_MS, key],
-        ));
-      } else {
-        const added = await this.#blocked(
-          `INSERT INTO bub_deliveries (source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
-          [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, now, delivery.options ?? ""],
-          6,
-          client,
-        );
-        await client.query("UPDATE bub_delivery_keys SET delivery_id = $1 WHERE key = $2", [added[0]?.id ?? 0, key]);
-        await client.query("COMMIT");
-        return added;
-      }
-      await client.query("COMMIT");
-      return rows.map(recordOf);
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    const { rows } = await this.#pool.query<Record<string, unknown>>({ ...KEYED, values: [
+      delivery.source,
+      delivery.chatId,
+      delivery.sessionId,
+      delivery.text,
+      JSON.stringify(delivery.inbound),
+      owner,
+      now + LEASE_MS,
+      now,
+      delivery.options ?? "",
+      key,
+    ] });
+    return rows.map((row) => ({ ...recordOf(row), blocked: row.blocked === true }));
   }
 
   /**
@@ -164,7 +180,7 @@ class PostgresDeliveryStore implements DeliveryStore {
 
   async confirm(id: number, possiblyRepeated: boolean): Promise<void> {
     if (possiblyRepeated) await this.#pool.query("UPDATE bub_deliveries SET state = 'sent', owner = NULL, updated_at = $1 WHERE id = $2", [Date.now(), id]);
-    else await this.#pool.query("DELETE FROM bub_deliveries WHERE id = $1", [id]);
+    else await this.#pool.query({ ...CONFIRM, values: [id] });
   }
 
   async failed(id: number, attempts: number, possiblyRepeated: boolean, error: string): Promise<void> {

@@ -47,6 +47,25 @@ export interface DeliveryRecord {
  */
 export type NewDelivery = Pick<DeliveryRecord, "source" | "chatId" | "sessionId" | "text" | "inbound"> & { key?: string; options?: string };
 
+/**
+ * Offered with an outbound by a caller that can make its confirmation durable together with
+ * a write of its own (a queued turn's last reply, confirmed by the statement that ends the
+ * turn's job): one statement instead of two. Only for an outbound not possibly repeated.
+ */
+export interface DeliveryHandoff {
+  /** The outbound was recorded as `id` and queued for sending (an earlier copy taken over counts). */
+  queued(id: number): void;
+  /**
+   * The channel confirmed every part of record `id` (`possiblyRepeated`: an earlier try's
+   * connection died, the record is kept as `sent`; always declined). Null: declined, the
+   * ledger confirms it now. A promise: taken, the ledger goes on sending; it resolves true once the caller has
+   * deleted the record durably (as {@link DeliveryStore.confirm} with `possiblyRepeated`
+   * false would), false when it could not (the ledger then confirms it). Until then a kill -9
+   * may send the record again: at most one per caller (a turn's job) that took it.
+   */
+  sent(id: number, possiblyRepeated: boolean): Promise<boolean> | null;
+}
+
 /** How long the ledger remembers the keys of outbounds it recorded: longer than a queued message can wait or be retried. */
 export const KEY_KEEP_DAYS = 30;
 

@@ -10,6 +10,7 @@ import { createLogger } from "../../kernel/log.ts";
 import { toEnvelope, type Envelope, type EnvelopeInput } from "../../kernel/envelope.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
+import type { DeliveryHandoff } from "../delivery/types.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { ChannelMessage } from "../message.ts";
 import { apiSignal, handlerError, isUpdate } from "./narrow.ts";
@@ -38,6 +39,8 @@ export interface OutboundOrigin {
    * before the journal's mark, would run the turn again and repeat the reply.
    */
   after?: Promise<void>;
+  /** Offered the outbound's confirmation once sent (a queued turn's reply; see ../delivery/types.ts). */
+  handoff?: DeliveryHandoff;
 }
 
 /** Sends a text to a chat through the delivery ledger (recorded durably before it resolves). */

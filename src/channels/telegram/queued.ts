@@ -17,7 +17,7 @@ import type { JobPayload } from "../cluster/job.ts";
 import type { Inbound, InboundQueue } from "../cluster/inbound-queue.ts";
 import { openInboundQueue } from "../cluster/open.ts";
 import { queueSettings } from "../cluster/settings.ts";
-import { QueuedTurns, type SteeringFramework } from "../cluster/turns.ts";
+import { QueuedTurns, type RecordedOrigin, type SteeringFramework } from "../cluster/turns.ts";
 import { handlerError, isUpdate } from "./narrow.ts";
 import type { Notify } from "./polling.ts";
 
@@ -152,7 +152,7 @@ export class QueuedUpdates {
     return this.turns.handOver(message, handler, update);
   }
 
-  sendRecorded(message: Envelope, deliver: (message: Envelope, origin?: { key: string }) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
+  sendRecorded(message: Envelope, deliver: (message: Envelope, origin?: RecordedOrigin) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
     return this.turns.sendRecorded(message, deliver, turnMessage);
   }
 

@@ -14,6 +14,7 @@ import { isSidecarTapeName } from "../sidecar.ts";
 import { describeDatabaseUrl, postgresError } from "./errors.ts";
 import type { PostgresTapeStore, PostgresTapeStoreOptions } from "./lazy-store.ts";
 import { migrate } from "./schema.ts";
+import { namedStatement } from "./named.ts";
 
 const log = createLogger("bub:tape");
 
@@ -91,7 +92,7 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
   async function query<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
     try {
       await prepare();
-      return (await pool.query<R>(sql, values)).rows;
+      return (await pool.query<R>({ ...namedStatement(sql), values })).rows;
     } catch (error) {
       throw postgresError(error, url);
     }

@@ -7,13 +7,16 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import pg from "pg";
 import { ChannelMessage } from "../../../src/channels/message.ts";
 import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
-import { QueuedTurns } from "../../../src/channels/cluster/turns.ts";
+import { QueuedTurns, type RecordedOrigin } from "../../../src/channels/cluster/turns.ts";
+import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
 import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
 import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
 import type { MessageHandler } from "../../../src/kernel/types.ts";
+import { eventually } from "../../support/eventually.ts";
 import { usePostgres } from "../../support/postgres.ts";
 
 const postgres = usePostgres();
@@ -57,8 +60,8 @@ async function openLedger(url: string, sender: DeliverySender): Promise<Delivery
 
 /** The channel's send: the reply goes to the ledger under the key the queue gives it. */
 function deliverTo(ledger: DeliveryLedger) {
-  return async (message: Envelope, recorded?: { key?: string }) => {
-    await ledger.enqueue({ chatId: message.chatId, sessionId: message.sessionId ?? "?", text: message.content, inbound: [], ...(recorded?.key ? { key: recorded.key } : {}) });
+  return async (message: Envelope, recorded?: RecordedOrigin) => {
+    await ledger.enqueue({ chatId: message.chatId, sessionId: message.sessionId ?? "?", text: message.content, inbound: [], ...(recorded?.key ? { key: recorded.key } : {}) }, undefined, recorded?.handoff);
   };
 }
 
@@ -135,6 +138,167 @@ describe("queued turns and the delivery ledger", () => {
     } finally {
       await first.close();
       await again.close();
+      await queue.close();
+    }
+  });
+
+  it("a turn's last reply, sent after the turn ended, is confirmed by its job's completion, not by the ledger; one sent while the turn runs, by the ledger", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    const store = await openPostgresDeliveryStore(url);
+    let ledgerConfirms = 0;
+    const confirm = store.confirm.bind(store);
+    store.confirm = (id, possiblyRepeated) => {
+      ledgerConfirms++;
+      return confirm(id, possiblyRepeated);
+    };
+    // Each send waits for its release: after the turn ended for the first job, at once for the second.
+    let release = Promise.withResolvers<void>();
+    const sent: string[] = [];
+    const sender: DeliverySender = {
+      classify: (error) => ({ kind: "permanent", reason: String(error) }),
+      async send(record, partSent) {
+        await release.promise;
+        sent.push(record.text);
+        await partSent(1, 1);
+      },
+    };
+    const ledger = new DeliveryLedger({ store, source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
+    await ledger.start();
+    const runTurn = async (turns: QueuedTurns, job: QueuedJob, text: string, beforeEnd: () => Promise<void>, ended: () => void) =>
+      turns.run(job, () =>
+        turns.handOver(
+          new ChannelMessage({ sessionId: job.payload.session, channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }),
+          async (input) => {
+            const message = toEnvelope(input);
+            void (async () => {
+              await message.lifespan?.enter();
+              await turns.sendRecorded(toEnvelope({ content: text, channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
+              await beforeEnd();
+              await message.lifespan?.exit();
+              message.lifespan?.settled?.("done");
+              ended();
+            })();
+          },
+          job.payload.item,
+        ),
+      );
+    try {
+      const turns = new QueuedTurns({ queue });
+      const job = (n: number): QueuedJob => ({ id: `00000000-0000-8000-8000-00000000001${n}`, retryCount: 0, fresh: true, payload: { key: `telegram:1:1${n}`, session: "telegram:1", item: {} } });
+      await runTurn(turns, job(0), "after the turn", async () => undefined, () => release.resolve());
+      assert.deepEqual(sent, ["after the turn"]);
+      assert.equal(ledgerConfirms, 0, "the completion confirmed it");
+      assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "its record is gone");
+      assert.deepEqual([...(await queue.replies.sent("telegram:1:10"))], [0]);
+
+      // The turn goes on until its reply was sent: the turn may send more, so the ledger confirms it.
+      await runTurn(turns, job(1), "during the turn", () => ledger.drain(5000), () => undefined);
+      assert.deepEqual(sent, ["after the turn", "during the turn"]);
+      assert.equal(ledgerConfirms, 1);
+      assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "confirmed either way");
+    } finally {
+      await ledger.close();
+      await queue.close();
+    }
+  });
+
+  it("on graphile-worker, the job's completion statement confirms the turn's last reply (the ledger does not), and the job is gone", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await openInboundQueue("graphile", { url, ...QUICK });
+    const store = await openPostgresDeliveryStore(url);
+    let ledgerConfirms = 0;
+    const confirm = store.confirm.bind(store);
+    store.confirm = (id, possiblyRepeated) => {
+      ledgerConfirms++;
+      return confirm(id, possiblyRepeated);
+    };
+    const ended = Promise.withResolvers<void>();
+    const sent: string[] = [];
+    const sender: DeliverySender = {
+      classify: (error) => ({ kind: "permanent", reason: String(error) }),
+      async send(record, partSent) {
+        await ended.promise; // sent once the turn is over: the reply is the turn's last
+        sent.push(record.text);
+        await partSent(1, 1);
+      },
+    };
+    const ledger = new DeliveryLedger({ store, source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
+    await ledger.start();
+    try {
+      const turns = new QueuedTurns({ queue });
+      const handler: MessageHandler = async (input) => {
+        const message = toEnvelope(input);
+        void (async () => {
+          await message.lifespan?.enter();
+          await turns.sendRecorded(toEnvelope({ content: "the answer", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
+          await message.lifespan?.exit();
+          message.lifespan?.settled?.("done");
+          ended.resolve();
+        })();
+      };
+      await queue.work(2, (job) => turns.run(job, () => turns.handOver(new ChannelMessage({ sessionId: job.payload.session, channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }), handler, job.payload.item)), async () => undefined);
+      const [accepted] = await queue.accept([{ key: "telegram:1:20", session: "telegram:1", item: { text: "hi" }, order: 20 }]);
+      assert.equal(accepted, "telegram:1:20");
+      await eventually(() => (sent.length === 1 && turns.size === 0 ? true : undefined), "the reply to be sent and the job to end");
+      assert.deepEqual(sent, ["the answer"]);
+      assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "the reply's record is gone");
+      assert.equal(ledgerConfirms, 0, "confirmed by the job's completion");
+      assert.deepEqual([...(await queue.replies.sent("telegram:1:20"))], [0]);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ jobs: string }>("SELECT count(*) AS jobs FROM graphile_worker._private_jobs");
+        assert.equal(rows[0]?.jobs, "0");
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await ledger.close();
+      await queue.close();
+    }
+  });
+
+  it("a last reply whose first try's connection died is kept as possibly repeated by the ledger, not deleted by the job's completion", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    const store = await openPostgresDeliveryStore(url);
+    const ended = Promise.withResolvers<void>();
+    let tries = 0;
+    const sender: DeliverySender = {
+      classify: (error) => ({ kind: "unknown", reason: String(error) }),
+      async send(_record, partSent) {
+        await ended.promise;
+        if (++tries === 1) throw new Error("socket hang up");
+        await partSent(1, 1);
+      },
+    };
+    const ledger = new DeliveryLedger({ store, source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
+    await ledger.start();
+    try {
+      const turns = new QueuedTurns({ queue });
+      const job: QueuedJob = { id: "00000000-0000-8000-8000-000000000030", retryCount: 0, fresh: true, payload: { key: "telegram:1:30", session: "telegram:1", item: {} } };
+      await turns.run(job, () =>
+        turns.handOver(
+          new ChannelMessage({ sessionId: "telegram:1", channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }),
+          async (input) => {
+            const message = toEnvelope(input);
+            void (async () => {
+              await message.lifespan?.enter();
+              await turns.sendRecorded(toEnvelope({ content: "the answer", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
+              await message.lifespan?.exit();
+              message.lifespan?.settled?.("done");
+              ended.resolve();
+            })();
+          },
+          job.payload.item,
+        ),
+      );
+      await ledger.drain(5000);
+      assert.equal(tries, 2);
+      assert.deepEqual((await store.list(["sent"])).map((record) => [record.text, record.possiblyRepeated]), [["the answer", true]]);
+    } finally {
+      await ledger.close();
       await queue.close();
     }
   });

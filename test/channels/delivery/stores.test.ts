@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, describe, it } from "node:test";
+import pg from "pg";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
 import { openSqliteDeliveryStore } from "../../../src/channels/delivery/sqlite-store.ts";
 import type { DeliveryStore, NewDelivery } from "../../../src/channels/delivery/types.ts";
@@ -86,6 +87,31 @@ contract("SQLite", async () => {
 contract("PostgreSQL", async () => {
   const url = await (await postgres()).createDatabase();
   return { store: await openPostgresDeliveryStore(url), reopen: () => openPostgresDeliveryStore(url) };
+});
+
+describe("PostgreSQL delivery store, round trips", () => {
+  it("records a keyed outbound, and takes a pending earlier copy over, in one statement each (no transaction around them)", async () => {
+    const url = await (await postgres()).createDatabase();
+    const store = await openPostgresDeliveryStore(url);
+    const client = pg.Client.prototype;
+    const original = client.query;
+    const sent: string[] = [];
+    client.query = function (this: pg.Client, ...args: unknown[]) {
+      const first = args[0];
+      sent.push(typeof first === "string" ? first : typeof first === "object" && first !== null && "text" in first ? String(first.text) : "?");
+      return Reflect.apply(original, this, args);
+    } as typeof original;
+    try {
+      const [first] = await store.record("dead", [{ ...outbound("3", "reply 0"), key: "telegram:1:8#0" }]);
+      assert.equal(sent.length, 1, `one statement: ${sent.join(" | ")}`);
+      const [taken] = await store.record("live", [{ ...outbound("3", "reply 0, again"), key: "telegram:1:8#0" }]);
+      assert.equal(sent.length, 2, `one statement: ${sent.join(" | ")}`);
+      assert.deepEqual([taken?.id, taken?.text], [first?.id, "reply 0"]);
+    } finally {
+      client.query = original;
+      await store.close();
+    }
+  });
 });
 
 describe("a ledger made by an earlier version", () => {
