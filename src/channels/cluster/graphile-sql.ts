@@ -60,35 +60,32 @@ SELECT added.payload->>'key' AS key,
 export const WAITING_SQL = `SELECT payload FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_at IS NULL AND attempts < max_attempts`;
 
 /**
- * $1 the job, $2 its message key, $3 reply indexes to record, $4 waiting jobs its turn read
- * (steered), $5 the pool that holds the job: the turn's end in one statement (graphile-worker's
- * own completion of the job afterwards then finds nothing left to do). When the session has
- * a message waiting, a worker is woken for it (graphile-worker wakes workers on new jobs
- * only; the waiting one became available just now).
+ * $1 the job, $2 waiting jobs its turn read (steered), $3 the pool that holds the job: the
+ * turn's end in one statement (graphile-worker's own completion of the job afterwards then
+ * finds nothing left to do). When the session has a message waiting, a worker is woken for
+ * it (graphile-worker wakes workers on new jobs only; the waiting one became available just now).
  */
 export const COMPLETE_SQL = `
-WITH recorded AS (
-  INSERT INTO bub_queue_replies (message_key, reply_index) SELECT $2::text, unnest($3::int[]) ON CONFLICT DO NOTHING
-), consumed AS (
-  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = ANY($4::bigint[]) AND locked_at IS NULL
+WITH consumed AS (
+  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = ANY($2::bigint[]) AND locked_at IS NULL
 ), done AS (
-  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_by = $5::text RETURNING job_queue_id
+  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_by = $3::text RETURNING job_queue_id
 ), unlocked AS (
   UPDATE ${WORKER_SCHEMA}._private_job_queues AS queues SET locked_by = NULL, locked_at = NULL
-    FROM done WHERE queues.id = done.job_queue_id AND queues.locked_by = $5::text RETURNING queues.id
+    FROM done WHERE queues.id = done.job_queue_id AND queues.locked_by = $3::text RETURNING queues.id
 )
 SELECT pg_notify('jobs:insert', '{"count":1}') FROM unlocked
- WHERE EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = unlocked.id AND j.locked_at IS NULL AND j.id <> $1::bigint AND j.id <> ALL($4::bigint[]))`;
+ WHERE EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = unlocked.id AND j.locked_at IS NULL AND j.id <> $1::bigint AND j.id <> ALL($2::bigint[]))`;
 
 /**
- * {@link COMPLETE_SQL} that also confirms the turn's last reply, sent by now: $6 its record
+ * {@link COMPLETE_SQL} that also confirms the turn's last reply, sent by now: $4 its record
  * in the delivery ledger (../delivery/postgres-store.ts), deleted as the ledger's own
  * confirmation would. One statement, one commit, for what took two.
  */
 export const COMPLETE_CONFIRM_SQL = COMPLETE_SQL.replace(
-  "), consumed AS (",
-  `), confirmed AS (
-  DELETE FROM bub_deliveries WHERE id = $6::bigint
+  "WITH consumed AS (",
+  `WITH confirmed AS (
+  DELETE FROM bub_deliveries WHERE id = $4::bigint
 ), consumed AS (`,
 );
 

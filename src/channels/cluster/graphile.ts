@@ -11,7 +11,7 @@
  * within `heartbeat_seconds` and in their place; a message whose turn was cut off (a
  * shutdown) put back in its place instead of graphile-worker's delayed retry, which would
  * let the session's next message overtake it; the dead letters (a job out of attempts),
- * told to their chat once; the steering and broadcast notices; the recorded replies.
+ * told to their chat once; the steering and broadcast notices.
  *
  * graphile-worker and pg are imported by {@link GraphileQueue.open} only.
  */
@@ -28,7 +28,7 @@ import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_
 import type { ClusterQueueOptions, Inbound, InboundQueue, QueuedJob } from "./inbound-queue.ts";
 import { Liveness } from "./graphile-liveness.ts";
 import { ACCEPT_SQL, COMPLETE_CONFIRM_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
-import { RecordedReplies } from "./replies.ts";
+import { confirmDelivery } from "./replies.ts";
 
 const log = createLogger("bub:queue");
 
@@ -47,7 +47,6 @@ function retriesOf(data: unknown): number {
 export class GraphileQueue implements InboundQueue {
   readonly queue: string;
   readonly deadLetter: string;
-  readonly replies: RecordedReplies;
   readonly database: string;
   readonly #pool: Pool;
   readonly #options: ClusterQueueOptions;
@@ -65,7 +64,6 @@ export class GraphileQueue implements InboundQueue {
     this.queue = names.queue;
     this.deadLetter = names.deadLetter;
     this.database = database;
-    this.replies = new RecordedReplies({ executeSql: async (text, values) => pool.query<Record<string, unknown>>(text, values) });
     this.#liveness = new Liveness(pool, options.heartbeatSeconds, (channel, payload) => this.#notified(channel, payload));
   }
 
@@ -101,7 +99,6 @@ export class GraphileQueue implements InboundQueue {
         await client.query("SELECT pg_advisory_unlock(hashtext('bub-queue-graphile-schema'))").catch(() => undefined);
         client.release();
       }
-      await queue.replies.prepare();
       await queue.#liveness.start();
     } catch (error) {
       await queue.#liveness.stop();
@@ -160,7 +157,7 @@ export class GraphileQueue implements InboundQueue {
       expiry = setTimeout(() => reject(new Error(`its turn ran longer than ${this.#options.expireSeconds}s`)), this.#options.expireSeconds * 1000);
     });
     try {
-      await Promise.race([handler({ id: job.id, retryCount, fresh: retryCount === 0 && job.last_error === null, payload }), expired]);
+      await Promise.race([handler({ id: job.id, retryCount, payload }), expired]);
     } catch (error) {
       if (retryCount >= MAX_ATTEMPTS - 1) {
         log.warn(`queue.dead_letter message ${payload.key} of session ${payload.session} failed twice; kept as a dead letter (bub queue retry)`);
@@ -179,14 +176,13 @@ export class GraphileQueue implements InboundQueue {
     }
   }
 
-  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[], delivery?: number): Promise<void> {
+  async complete(job: QueuedJob, consumed: readonly string[], delivery?: number): Promise<void> {
     const holder = this.#holders.get(job.id);
     const waiting = consumed.filter((id) => /^\d+$/.test(id));
-    if (holder && delivery !== undefined) await this.#pool.query({ ...COMPLETE_CONFIRM, values: [job.id, job.payload.key, replies, waiting, holder, delivery] });
-    else if (holder) await this.#pool.query({ ...COMPLETE, values: [job.id, job.payload.key, replies, waiting, holder] });
+    if (holder && delivery !== undefined) await this.#pool.query({ ...COMPLETE_CONFIRM, values: [job.id, waiting, holder, delivery] });
+    else if (holder) await this.#pool.query({ ...COMPLETE, values: [job.id, waiting, holder] });
     else {
-      for (const index of replies) await this.replies.record(job.payload.key, index);
-      if (delivery !== undefined) await this.replies.confirmDelivery(delivery);
+      if (delivery !== undefined) await confirmDelivery({ executeSql: (text, values) => this.#pool.query(text, values) }, delivery);
       await this.finishWaiting(waiting);
     }
   }

@@ -6,7 +6,6 @@
  * those through {@link ./admin.ts}. The engine is opened by {@link ./open.ts}.
  */
 import type { JobPayload, SteerNotice } from "./job.ts";
-import type { RecordedReplies } from "./replies.ts";
 
 /** Options every engine opens with. */
 export interface ClusterQueueOptions {
@@ -25,11 +24,6 @@ export interface QueuedJob {
   readonly id: string;
   /** 0 on the first run; 1 when a process running it died (or its turn was cut off) and this is its retry. */
   readonly retryCount: number;
-  /**
-   * True when no earlier run of this message can have sent a reply (its first run, not a
-   * dead letter sent back): the recorded replies need not be read.
-   */
-  readonly fresh?: boolean;
   readonly payload: JobPayload;
 }
 
@@ -42,8 +36,6 @@ export interface InboundQueue {
   readonly queue: string;
   /** The database, described without its password (for log lines). */
   readonly database: string;
-  /** The replies sent by the queued turns, so that a run again skips them. */
-  readonly replies: RecordedReplies;
   /**
    * Queues messages (one transaction) and announces each to the process that may be
    * running its session's turn. A message queued before (same key) is not queued again.
@@ -70,13 +62,14 @@ export interface InboundQueue {
   /** Marks queued messages done without running them (another turn answered them). */
   finishWaiting(ids: readonly string[]): Promise<void>;
   /**
-   * The turn of `job` ended: records the replies it sent that were not recorded yet and
-   * marks `consumed` (messages it read as steering) done, in one transaction with the job's
-   * own completion where the engine allows it (else the job completes when its handler resolves).
-   * `delivery`, when given, is the delivery ledger's record of the turn's last reply, sent
-   * by now: it is confirmed (deleted from `bub_deliveries`) in the same transaction.
+   * The turn of `job` ended: marks `consumed` (messages it read as steering) done, in one
+   * transaction with the job's own completion where the engine allows it (else the job
+   * completes when its handler resolves). `delivery`, when given, is the delivery ledger's
+   * record of the turn's last reply, sent by now: it is confirmed (deleted from
+   * `bub_deliveries`) in the same transaction. (Which replies were sent is the ledger's to
+   * know, by their keys: nothing of them is recorded here.)
    */
-  complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[], delivery?: number): Promise<void>;
+  complete(job: QueuedJob, consumed: readonly string[], delivery?: number): Promise<void>;
   /** Stops working, waits up to `graceMs` for running handlers, then closes the connections. */
   close(graceMs?: number): Promise<void>;
 }

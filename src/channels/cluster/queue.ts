@@ -21,7 +21,7 @@ import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.t
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, InboundQueue, QueuedJob, Inbound } from "./inbound-queue.ts";
-import { RecordedReplies } from "./replies.ts";
+import { confirmDelivery } from "./replies.ts";
 
 export type { ClusterQueueOptions, Inbound, QueuedJob } from "./inbound-queue.ts";
 
@@ -36,7 +36,6 @@ function superviseSeconds(options: Pick<ClusterQueueOptions, "expireSeconds" | "
 export class ClusterQueue implements InboundQueue {
   readonly queue: string;
   readonly deadLetter: string;
-  readonly replies: RecordedReplies;
   readonly database: string;
   readonly #boss: PgBoss;
   #workerId: string | null = null;
@@ -53,7 +52,6 @@ export class ClusterQueue implements InboundQueue {
     this.queue = names.queue;
     this.deadLetter = names.deadLetter;
     this.database = database;
-    this.replies = new RecordedReplies(boss.getDb());
   }
 
   /**
@@ -88,7 +86,6 @@ export class ClusterQueue implements InboundQueue {
     try {
       await boss.start();
       await queue.#createQueues();
-      await queue.replies.prepare();
     } catch (error) {
       await boss.stop({ graceful: false, close: true }).catch(() => undefined);
       throw postgresError(error, url);
@@ -145,14 +142,7 @@ export class ClusterQueue implements InboundQueue {
         await handler({ id: job.id, retryCount: job.retryCount, payload });
       }
     });
-    let pruned = Date.now();
-    const sweep = () => {
-      void this.unblock(onDeadLetter).catch((error: unknown) => log.warn(`queue.sweep failed: ${describe(error)}`));
-      // Old recorded replies go once an hour (and at every start).
-      if (Date.now() - pruned < 3_600_000) return;
-      pruned = Date.now();
-      void this.replies.prune().catch((error: unknown) => log.warn(`queue.replies prune failed: ${describe(error)}`));
-    };
+    const sweep = () => void this.unblock(onDeadLetter).catch((error: unknown) => log.warn(`queue.sweep failed: ${describe(error)}`));
     this.#sweeper = setInterval(sweep, 5000);
     this.#sweeper.unref();
     sweep();
@@ -242,10 +232,9 @@ export class ClusterQueue implements InboundQueue {
     if (ids.length > 0) await this.#boss.complete(this.queue, [...ids], null, { includeQueued: true });
   }
 
-  /** pg-boss completes the job itself when the handler resolves: the replies and the steered messages go first. */
-  async complete(job: QueuedJob, replies: readonly number[], consumed: readonly string[], delivery?: number): Promise<void> {
-    for (const index of replies) await this.replies.record(job.payload.key, index);
-    if (delivery !== undefined) await this.replies.confirmDelivery(delivery);
+  /** pg-boss completes the job itself when the handler resolves: the last reply's confirmation and the steered messages go first. */
+  async complete(_job: QueuedJob, consumed: readonly string[], delivery?: number): Promise<void> {
+    if (delivery !== undefined) await confirmDelivery(this.#boss.getDb(), delivery);
     await this.finishWaiting(consumed);
   }
 

@@ -1,9 +1,12 @@
 /**
  * The turns of queued messages in this process: a job's message is handed to the channel
- * manager like any other, and the job ends when its turn ended and its replies were sent.
- * Each reply of a queued turn is recorded once it left (before the turn's next reply leaves,
- * or with the job's completion), and a run of the same message again skips the replies recorded. A message that arrives for a session whose turn runs
- * here may be steered into that turn (see {@link QueuedTurns.offerSteering}).
+ * manager like any other, and the job ends when its turn ended and its replies were handed
+ * to the delivery ledger. Each reply of a queued turn goes to the ledger under a key (the
+ * message's key and the reply's index in the turn), which the ledger keeps: a run of the
+ * same message again (a retry after its process died, a dead letter retried by hand) hands
+ * the same keys, and the ledger drops the replies it had already (see
+ * ../delivery/postgres-store.ts). A message that arrives for a session whose turn runs here
+ * may be steered into that turn (see {@link QueuedTurns.offerSteering}).
  *
  * Channel-agnostic: the channel hands its received item to its own handlers inside
  * {@link QueuedTurns.run}, and wraps its message handler with {@link QueuedTurns.handOver}
@@ -26,7 +29,7 @@ export interface SteeringFramework {
 }
 
 /** The part of {@link InboundQueue} the turns use. */
-export type TurnsQueue = Pick<InboundQueue, "replies" | "waiting" | "finishWaiting" | "complete">;
+export type TurnsQueue = Pick<InboundQueue, "waiting" | "finishWaiting" | "complete">;
 
 /**
  * Offered with a queued turn's reply to whoever records and sends it (the delivery ledger):
@@ -39,7 +42,11 @@ export interface ReplyHandoff {
   sent(id: number, possiblyRepeated: boolean): Promise<boolean> | null;
 }
 
-/** What a queued turn's reply is delivered with: its key (message key and reply index), and the {@link ReplyHandoff}. */
+/**
+ * What a queued turn's reply is delivered with: its key (message key and reply index), which
+ * the ledger must keep and refuse a second time (that is what keeps a re-run's replies from
+ * going out twice), and the {@link ReplyHandoff}.
+ */
 export interface RecordedOrigin {
   key: string;
   handoff?: ReplyHandoff;
@@ -67,11 +74,8 @@ class JobRun {
   ended = false;
   readonly outcome = Promise.withResolvers<"done" | "cancelled">();
   replies = 0;
-  sent: Promise<Set<number>> | null = null;
-  /** This turn's replies go out one at a time, each recorded before the next leaves. */
+  /** This turn's replies are handed to the ledger one at a time, in order. */
   replying: Promise<void> = Promise.resolve();
-  /** The reply sent last, while not recorded yet: recorded before the next leaves, or with the job's completion. */
-  unrecorded: number | null = null;
   readonly steered: Steered[] = [];
   /** Steered messages the turn read: their jobs end with this one. */
   consumed: string[] = [];
@@ -146,18 +150,15 @@ export class QueuedTurns {
       const outcome = await this.#waitForTurn(run);
       await run.replying;
       if (outcome === "cancelled") {
-        await this.#flush(run);
         throw new Error(`the turn of queued message ${job.payload.key} was cancelled; it will be run again`);
       }
-      // The reply sent last and the messages this turn read as steering (answered by it) end
-      // with its job; so does the ledger's confirmation of that reply once it was sent.
+      // The messages this turn read as steering (answered by it) end with its job; so does
+      // the ledger's confirmation of its last reply once it was sent.
       await this.#lastReplySent(run);
       run.completing = true;
-      const replies = run.unrecorded === null ? [] : [run.unrecorded];
-      run.unrecorded = null;
       const handed = run.lastSent;
       try {
-        await this.#queue.complete(job, replies, run.consumed, handed?.id);
+        await this.#queue.complete(job, run.consumed, handed?.id);
         handed?.done.resolve(true);
       } catch (error) {
         handed?.done.resolve(false);
@@ -291,50 +292,23 @@ export class QueuedTurns {
   }
 
   /**
-   * Sends a reply of a queued turn unless the same reply (by its index in the turn) was
-   * recorded by an earlier run of the message, and records it once it left: before the
-   * turn's next reply leaves, or with the job's completion (one statement then). The
-   * replies of one turn go out one at a time, in order; turns of different sessions send
-   * theirs concurrently. So a kill -9 can cut, per turn then running, at most the one reply
-   * between leaving and being recorded (that one is sent again by the retry). Other sends
-   * (no `turnMessage`, the message the sending turn answers) go straight out.
+   * Hands a reply of a queued turn to the delivery ledger under its key (the message's key
+   * and the reply's index in the turn). A run of the same message again hands the same keys:
+   * the ledger drops a reply it sent already, and sends (once) one an earlier run recorded and
+   * could not send. The replies of one turn are handed over one at a time, in order; turns of
+   * different sessions hand theirs concurrently. So a kill -9 can repeat, per turn then
+   * running, at most the reply being sent at that moment (the ledger sends it again, as
+   * possibly repeated). Other sends (no `turnMessage`, the message the sending turn answers)
+   * go straight out.
    */
   sendRecorded(message: Envelope, deliver: (message: Envelope, recorded?: RecordedOrigin) => Promise<void>, turnMessage: Envelope | null = null): Promise<void> {
     const lifespan = turnMessage?.lifespan;
     const run = lifespan ? this.#byLifespan.get(lifespan) : undefined;
     if (!run) return deliver(message);
     const index = run.replies++;
-    const key = run.job.payload.key;
-    // A first run has nothing recorded: no read then.
-    run.sent ??= run.job.fresh
-      ? Promise.resolve(new Set<number>())
-      : this.#queue.replies.sent(key).catch((error: unknown) => {
-          log.warn(`queue.replies could not read the replies sent for ${key}; sending them all`, error);
-          return new Set<number>();
-        });
-    const sent = run.sent;
-    const sending = Promise.all([run.replying, sent]).then(async ([, earlier]) => {
-      if (earlier.has(index)) {
-        log.info(`queue.replies reply ${index} of ${key} was sent by an earlier run; not sent again`);
-        return;
-      }
-      await this.#flush(run);
-      // The key makes the delivery ledger drop the reply when an earlier run handed it over
-      // already and died before recording it here.
-      await deliver(message, { key: `${key}#${index}`, handoff: this.#handoff(run, index) });
-      run.unrecorded = index;
-    });
+    const sending = run.replying.then(() => deliver(message, { key: `${run.job.payload.key}#${index}`, handoff: this.#handoff(run, index) }));
     run.replying = sending.catch(() => undefined);
     return sending;
-  }
-
-  /** Records the reply sent last by `run`, if not recorded yet. */
-  async #flush(run: JobRun): Promise<void> {
-    const index = run.unrecorded;
-    if (index === null) return;
-    run.unrecorded = null;
-    const key = run.job.payload.key;
-    await this.#queue.replies.record(key, index).catch((error: unknown) => log.error(`queue.replies could not record reply ${index} of ${key}`, error));
   }
 
   /**

@@ -1,9 +1,9 @@
 /**
  * The shared queue and the delivery ledger together, on a real PostgreSQL: a queued turn's
- * reply is handed to the ledger with its key (message key + reply index). When the process
- * dies after the ledger took the reply but before the queue recorded it as sent, the job
- * runs again and produces the same reply again: the ledger drops the second copy, even
- * after it sent and forgot the first.
+ * reply is handed to the ledger with its key (message key + reply index), and the ledger's
+ * keys are the only record of the replies sent. When the process dies after the ledger took
+ * a reply, the job runs again and produces the same reply again: the ledger drops the second
+ * copy, even after it sent and forgot the first.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -77,7 +77,7 @@ describe("queued turns and the delivery ledger", () => {
       const key = "telegram:1:5";
       const job = (retryCount: number): QueuedJob => ({ id: "00000000-0000-8000-8000-000000000005", retryCount, payload: { key, session: "telegram:1", item: {} } });
       // The first run: its reply reaches the ledger, which sends it; the process dies before
-      // the queue records the reply as sent (the queue is not told: no turns.run completion).
+      // its turn ends (the queue is not told: no turns.run completion).
       // (startWithinMs: its job's wait for the turn must not hold the test open once it ends.)
       const firstTurns = new QueuedTurns({ queue, startWithinMs: 1000 });
       let handed: (() => void) | null = null;
@@ -98,7 +98,6 @@ describe("queued turns and the delivery ledger", () => {
       await firstReplied;
       await first.drain(5000);
       assert.deepEqual(firstSender.sent, ["the answer"]);
-      assert.deepEqual([...(await queue.replies.sent(key))], [], "the queue did not record the reply (the process died first)");
 
       // The job runs again (another process): the model answers again, the same reply index.
       const turns = new QueuedTurns({ queue });
@@ -115,7 +114,6 @@ describe("queued turns and the delivery ledger", () => {
       );
       await again.drain(5000);
       assert.deepEqual(againSender.sent, ["a second reply"], "reply 0 was sent by the first run's ledger record; only reply 1 is new");
-      assert.deepEqual([...(await queue.replies.sent(key))].sort(), [0, 1]);
 
       // A process that died before sending: its record waits under its lease. The re-run's
       // reply takes that copy over and sends it now (the chat's order holds), not its new wording.
@@ -185,12 +183,11 @@ describe("queued turns and the delivery ledger", () => {
       );
     try {
       const turns = new QueuedTurns({ queue });
-      const job = (n: number): QueuedJob => ({ id: `00000000-0000-8000-8000-00000000001${n}`, retryCount: 0, fresh: true, payload: { key: `telegram:1:1${n}`, session: "telegram:1", item: {} } });
+      const job = (n: number): QueuedJob => ({ id: `00000000-0000-8000-8000-00000000001${n}`, retryCount: 0, payload: { key: `telegram:1:1${n}`, session: "telegram:1", item: {} } });
       await runTurn(turns, job(0), "after the turn", async () => undefined, () => release.resolve());
       assert.deepEqual(sent, ["after the turn"]);
       assert.equal(ledgerConfirms, 0, "the completion confirmed it");
       assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "its record is gone");
-      assert.deepEqual([...(await queue.replies.sent("telegram:1:10"))], [0]);
 
       // The turn goes on until its reply was sent: the turn may send more, so the ledger confirms it.
       await runTurn(turns, job(1), "during the turn", () => ledger.drain(5000), () => undefined);
@@ -244,12 +241,16 @@ describe("queued turns and the delivery ledger", () => {
       assert.deepEqual(sent, ["the answer"]);
       assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "the reply's record is gone");
       assert.equal(ledgerConfirms, 0, "confirmed by the job's completion");
-      assert.deepEqual([...(await queue.replies.sent("telegram:1:20"))], [0]);
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
         const { rows } = await client.query<{ jobs: string }>("SELECT count(*) AS jobs FROM graphile_worker._private_jobs");
         assert.equal(rows[0]?.jobs, "0");
+        // The ledger's key is the reply's only record: the queue keeps no table of replies of its own.
+        const keys = await client.query<{ key: string }>("SELECT key FROM bub_delivery_keys");
+        assert.deepEqual(keys.rows.map((row) => row.key), ["telegram:1:20#0"]);
+        const table = await client.query<{ replies: string | null }>("SELECT to_regclass('bub_queue_replies')::text AS replies");
+        assert.equal(table.rows[0]?.replies, null);
       } finally {
         await client.end();
       }
@@ -277,7 +278,7 @@ describe("queued turns and the delivery ledger", () => {
     await ledger.start();
     try {
       const turns = new QueuedTurns({ queue });
-      const job: QueuedJob = { id: "00000000-0000-8000-8000-000000000030", retryCount: 0, fresh: true, payload: { key: "telegram:1:30", session: "telegram:1", item: {} } };
+      const job: QueuedJob = { id: "00000000-0000-8000-8000-000000000030", retryCount: 0, payload: { key: "telegram:1:30", session: "telegram:1", item: {} } };
       await turns.run(job, () =>
         turns.handOver(
           new ChannelMessage({ sessionId: "telegram:1", channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }),
