@@ -9,7 +9,7 @@
 //
 // Per setup: messages/s (answered / first push to last answer), and against the reference;
 // per message: PostgreSQL CPU (its process tree, /proc), statements (query-count.ts in every
-// gateway), transactions (pg_stat_database); latency of each message after the first of
+// gateway), transactions and commits (pg_stat_database), WAL flushes (pg_stat_io); latency of each message after the first of
 // its chat (its push is the previous answer): update -> turn start (the model request) and
 // update -> reply, p50 and p99; the same for the reference, and the difference of the p99
 // to turn start (what the queue adds before the turn starts).
@@ -40,7 +40,7 @@ interface Figures {
   burst: BurstResult;
   throughput: number;
   gatewayCpuMs: number;
-  db?: { cpuMs: number; xacts: number; queries: number };
+  db?: { cpuMs: number; xacts: number; commits: number; walFsyncs: number; queries: number };
   toTurn: number[];
   toReply: number[];
 }
@@ -124,7 +124,7 @@ async function onQueue(database: Awaited<ReturnType<typeof startDatabase>>, engi
     console.log(`  ${engine} N=${n}: statements per message answered (the most frequent):`);
     for (const [text, count] of cluster.topStatements().slice(0, STATEMENTS ? 25 : 10)) console.log(`    ${(count / Math.max(burst.answered, 1)).toFixed(2).padStart(6)}  ${text}`);
     if (STATEMENTS) printCosts(costs, burst.answered);
-    return { label: `${engine}, N=${n}`, burst, throughput: burst.answered / (burst.wallMs / 1000), gatewayCpuMs, db: { cpuMs: db.cpuMs, xacts: db.xacts, queries }, ...recorder.figures() };
+    return { label: `${engine}, N=${n}`, burst, throughput: burst.answered / (burst.wallMs / 1000), gatewayCpuMs, db: { cpuMs: db.cpuMs, xacts: db.xacts, commits: db.commits, walFsyncs: db.walFsyncs, queries }, ...recorder.figures() };
   } finally {
     await cluster.stop();
   }
@@ -151,7 +151,7 @@ const print = (figures: Figures) => {
   const ratio = base ? ` = ${(figures.throughput / base.throughput).toFixed(2)} x the reference` : "";
   const ms = (values: number[], q: number) => (values.length ? quantile(values, q).toFixed(0) : "-");
   console.log(`${figures.label} | ${burstSummary(figures.burst, CHATS * MESSAGES)}`);
-  console.log(`    | ${figures.throughput.toFixed(1)} messages/s${ratio} | gateways CPU ${per(figures.gatewayCpuMs)} ms/msg${figures.db ? ` | PostgreSQL CPU ${per(figures.db.cpuMs)} ms, ${per(figures.db.queries)} statements, ${per(figures.db.xacts)} transactions per message` : ""}`);
+  console.log(`    | ${figures.throughput.toFixed(1)} messages/s${ratio} | gateways CPU ${per(figures.gatewayCpuMs)} ms/msg${figures.db ? ` | PostgreSQL CPU ${per(figures.db.cpuMs)} ms, ${per(figures.db.queries)} statements, ${per(figures.db.xacts)} transactions (${per(figures.db.commits)} commits), ${per(figures.db.walFsyncs)} WAL flushes per message` : ""}`);
   const addedP99 = base && figures !== base ? ` | p99 to turn start minus the reference's: ${(quantile(figures.toTurn, 0.99) - quantile(base.toTurn, 0.99)).toFixed(0)} ms` : "";
   console.log(`    | update -> turn start p50 ${ms(figures.toTurn, 0.5)} ms, p99 ${ms(figures.toTurn, 0.99)} ms; update -> reply p50 ${ms(figures.toReply, 0.5)} ms, p99 ${ms(figures.toReply, 0.99)} ms${addedP99}`);
 };

@@ -9,7 +9,7 @@
  *
  * Also readers of the database's cost: the CPU time of the server's process tree (the
  * postmaster and its backends, from /proc; backends that exited are in the postmaster's
- * cutime/cstime once reaped), and pg_stat_database / pg_stat_wal counters.
+ * cutime/cstime once reaped), and pg_stat_database / pg_stat_wal / pg_stat_io counters.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -29,6 +29,10 @@ const QUERY_COUNT = fileURLToPath(new URL("../query-count.ts", import.meta.url))
 export interface DbCounters {
   /** Transactions committed or rolled back. */
   xacts: number;
+  /** Transactions committed (read-only ones too: those flush no WAL). */
+  commits: number;
+  /** WAL flushes to disk (fsync/fdatasync of the WAL, pg_stat_io): commits of the same moment share one. */
+  walFsyncs: number;
   /** Rows inserted, updated, deleted. */
   rowsWritten: number;
   /** WAL records and bytes written. */
@@ -120,14 +124,16 @@ export async function startDatabase(options: { statements?: boolean } = {}): Pro
     create: () => server.createDatabase("bub_cluster"),
     async counters() {
       // Backends report their statistics when idle, at most about once a second.
-      const stats = await admin.query<{ xacts: string; rows: string; records: string; bytes: string }>(
+      const stats = await admin.query<{ xacts: string; commits: string; fsyncs: string; rows: string; records: string; bytes: string }>(
         `SELECT (SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database) AS xacts,
+                (SELECT sum(xact_commit) FROM pg_stat_database) AS commits,
+                (SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal') AS fsyncs,
                 (SELECT sum(tup_inserted + tup_updated + tup_deleted) FROM pg_stat_database) AS rows,
                 wal_records AS records, wal_bytes AS bytes
            FROM pg_stat_wal`,
       );
       const row = stats.rows[0]!;
-      return { xacts: Number(row.xacts), rowsWritten: Number(row.rows), walRecords: Number(row.records), walBytes: Number(row.bytes), cpuMs: treeCpuMs(postmaster) };
+      return { xacts: Number(row.xacts), commits: Number(row.commits), walFsyncs: Number(row.fsyncs), rowsWritten: Number(row.rows), walRecords: Number(row.records), walBytes: Number(row.bytes), cpuMs: treeCpuMs(postmaster) };
     },
     sampleActivity(everyMs) {
       const seen = new Map<string, number>();
@@ -182,6 +188,8 @@ export async function startDatabase(options: { statements?: boolean } = {}): Pro
 export function counterDelta(before: DbCounters, after: DbCounters): DbCounters {
   return {
     xacts: after.xacts - before.xacts,
+    commits: after.commits - before.commits,
+    walFsyncs: after.walFsyncs - before.walFsyncs,
     rowsWritten: after.rowsWritten - before.rowsWritten,
     walRecords: after.walRecords - before.walRecords,
     walBytes: after.walBytes - before.walBytes,
