@@ -5,6 +5,7 @@
  * of the same source still holds (an older bub's database).
  */
 import type { PoolClient } from "pg";
+import { STEER_BATCH } from "./job.ts";
 
 /** graphile-worker's schema (its default). */
 export const WORKER_SCHEMA = "graphile_worker";
@@ -31,7 +32,9 @@ DELETE FROM bub_queue_accepted WHERE accepted_at < now() - make_interval(days =>
 /**
  * $1 keys, $2 session queue names, $3 payloads (JSON text), in arrival order; $4 the task
  * (the inbound queue's name), $5 the attempts, $6 the steering channel. Answers the keys
- * newly queued; each is announced on the steering channel in the same statement.
+ * newly queued, announced on the steering channel in the same statement: one notification
+ * per {@link STEER_BATCH} of them, as ./job.ts `steerNotifications` writes it (graphile-worker's
+ * `add_jobs` wakes the workers with one notification too).
  *
  * graphile-worker takes a queue's jobs by `run_at` and nothing else: the messages of one
  * statement get times a microsecond apart, in arrival order (the next statement's `now()`
@@ -51,10 +54,12 @@ WITH input AS (
   ) AS specs
 ), added AS (
   SELECT jobs.* FROM specs, LATERAL ${WORKER_SCHEMA}.add_jobs(specs.specs) AS jobs WHERE cardinality(specs.specs) > 0
+), notified AS (
+  SELECT pg_notify($6, json_build_object('queue', $4::text, 'jobs', json_agg(json_build_object('id', a.id::text, 'session', a.payload->>'session') ORDER BY a.id))::text)
+    FROM (SELECT added.id, added.payload, row_number() OVER (ORDER BY added.id) AS r FROM added) a
+   GROUP BY (a.r - 1) / ${STEER_BATCH}
 )
-SELECT added.payload->>'key' AS key,
-       pg_notify($6, json_build_object('queue', $4::text, 'id', added.id::text, 'session', added.payload->>'session')::text) AS notified
-  FROM added ORDER BY added.id`;
+SELECT added.payload->>'key' AS key FROM added WHERE (SELECT count(*) FROM notified) > 0 ORDER BY added.id`;
 
 /** $1 a job id: its payload while no process has taken it. */
 export const WAITING_SQL = `SELECT payload FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_at IS NULL AND attempts < max_attempts`;

@@ -24,7 +24,7 @@ import { BubError, describeError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
 import { namedStatement } from "../../tape/postgres/named.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
-import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
+import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticesOf, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, Inbound, InboundQueue, QueuedJob } from "./inbound-queue.ts";
 import { Liveness } from "./graphile-liveness.ts";
 import { ACCEPT_SQL, COMPLETE_CONFIRM_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
@@ -206,8 +206,7 @@ export class GraphileQueue implements InboundQueue {
 
   async listen(listener: (notice: SteerNotice) => void): Promise<void> {
     await this.#listen(STEER_CHANNEL, (value) => {
-      const parsed = steerNoticeSchema.safeParse(value);
-      if (parsed.success && parsed.data.queue === this.queue) listener(parsed.data);
+      for (const notice of steerNoticesOf(value, this.queue)) listener(notice);
     });
   }
 

@@ -62,6 +62,36 @@ export const BROADCAST_CHANNEL = "bub_inbound_broadcast";
 /** What a broadcast says: `item` was received for `queue`'s source. */
 export const broadcastSchema = z.object({ queue: z.string(), item: z.unknown() });
 
-/** What a steering notification says: a message `id` of `queue` arrived for `session`. */
-export const steerNoticeSchema = z.object({ queue: z.string(), id: z.string(), session: z.string() });
+/** A message `id` of `queue` arrived for `session`. */
+const steerNoticeSchema = z.object({ queue: z.string(), id: z.string(), session: z.string() });
 export type SteerNotice = z.infer<typeof steerNoticeSchema>;
+
+/** How many messages one steering notification names at most (a NOTIFY's payload stays far below its 8000 bytes). */
+export const STEER_BATCH = 32;
+
+/**
+ * What a steering notification says: the messages (`jobs`: id and session each) of `queue`
+ * that one accept queued, in their order. One notification per accept (per
+ * {@link STEER_BATCH} messages), not one per message. A notification of one message, as an
+ * older bub sent them, is read too.
+ */
+const steerBatchSchema = z.union([
+  z.object({ queue: z.string(), jobs: z.array(z.object({ id: z.string(), session: z.string() })) }),
+  steerNoticeSchema.transform(({ queue, id, session }) => ({ queue, jobs: [{ id, session }] })),
+]);
+
+/** The messages a steering notification announces for `queue` (none when it is not one, or of another queue). */
+export function steerNoticesOf(value: unknown, queue: string): SteerNotice[] {
+  const parsed = steerBatchSchema.safeParse(value);
+  if (!parsed.success || parsed.data.queue !== queue) return [];
+  return parsed.data.jobs.map(({ id, session }) => ({ queue, id, session }));
+}
+
+/** The steering notifications (JSON text each) of the messages `jobs` (id and session), {@link STEER_BATCH} per notification. */
+export function steerNotifications(queue: string, jobs: readonly { id: string; session: string }[]): string[] {
+  const notices: string[] = [];
+  for (let start = 0; start < jobs.length; start += STEER_BATCH) {
+    notices.push(JSON.stringify({ queue, jobs: jobs.slice(start, start + STEER_BATCH).map(({ id, session }) => ({ id, session })) }));
+  }
+  return notices;
+}

@@ -19,7 +19,7 @@ import { createLogger } from "../../kernel/log.ts";
 import { BubError, describeError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
-import { BROADCAST_CHANNEL, broadcastSchema, jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticeSchema, type JobPayload, type SteerNotice } from "./job.ts";
+import { BROADCAST_CHANNEL, broadcastSchema, jobIdOf, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticesOf, steerNotifications, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, InboundQueue, QueuedJob, Inbound } from "./inbound-queue.ts";
 import { confirmDelivery } from "./replies.ts";
 
@@ -111,7 +111,7 @@ export class ClusterQueue implements InboundQueue {
     const inserted = new Set((await this.#boss.insert(this.queue, jobs, { returnId: true })) ?? []);
     const fresh = jobs.filter((job) => inserted.has(job.id));
     if (fresh.length > 0) {
-      const notices = fresh.map((job) => JSON.stringify({ queue: this.queue, id: job.id, session: job.singletonKey } satisfies SteerNotice));
+      const notices = steerNotifications(this.queue, fresh.map((job) => ({ id: job.id, session: job.singletonKey })));
       // Best effort: a notice lost here only means the message waits for the running turn (a follow-up).
       await this.#boss
         .getDb()
@@ -178,8 +178,7 @@ export class ClusterQueue implements InboundQueue {
   /** Hears steering notices (new messages of any session) until {@link close}. */
   async listen(listener: (notice: SteerNotice) => void): Promise<void> {
     await this.#listen(STEER_CHANNEL, (value) => {
-      const parsed = steerNoticeSchema.safeParse(value);
-      if (parsed.success && parsed.data.queue === this.queue) listener(parsed.data);
+      for (const notice of steerNoticesOf(value, this.queue)) listener(notice);
     });
   }
 

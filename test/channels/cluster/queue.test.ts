@@ -3,6 +3,8 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import pg from "pg";
+import { STEER_BATCH, STEER_CHANNEL, type SteerNotice } from "../../../src/channels/cluster/job.ts";
 import { openQueueAdmin } from "../../../src/channels/cluster/admin.ts";
 import type { InboundQueue, QueuedJob } from "../../../src/channels/cluster/inbound-queue.ts";
 import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
@@ -74,6 +76,48 @@ describe(`the shared inbound queue on ${engine}`, () => {
       assert.equal((byWorker[0] ?? 0) + (byWorker[1] ?? 0), 18);
     } finally {
       await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  it("announces the messages of one accept in one steering notification, each to the listener", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await openQueue(url);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const raw: string[] = [];
+      client.on("notification", (message) => {
+        if (message.channel === STEER_CHANNEL) raw.push(message.payload ?? "");
+      });
+      await client.query(`LISTEN ${STEER_CHANNEL}`);
+      // Notifications reach a listener in commit order: once a marker sent after an accept arrived, so did the accept's.
+      const upTo = async (marker: string) => {
+        await client.query("SELECT pg_notify($1, $2)", [STEER_CHANNEL, marker]);
+        await eventually(() => (raw.includes(marker) ? true : undefined), `the marker ${marker}`);
+        return raw.filter((payload) => !payload.startsWith("marker")).length;
+      };
+      const heard: SteerNotice[] = [];
+      await queue.listen((notice) => heard.push(notice));
+      const messages = [inbound("telegram:1", 1), inbound("telegram:2", 2), inbound("telegram:1", 3)];
+      // Twice STEER_BATCH and one more: three notifications.
+      const many = Array.from({ length: 2 * STEER_BATCH + 1 }, (_, n) => inbound(`telegram:${100 + n}`, 100 + n));
+      assert.deepEqual((await queue.accept(messages)).sort(), messages.map((message) => message.key).sort());
+      await eventually(() => (heard.length === 3 ? true : undefined), "the three messages to be heard");
+      assert.equal(await upTo("marker 1"), 1, "one notification for the accept");
+      assert.deepEqual(heard.map((notice) => notice.session).sort(), ["telegram:1", "telegram:1", "telegram:2"]);
+      assert.equal(new Set(heard.map((notice) => notice.id)).size, 3);
+      for (const notice of heard) assert.equal((await queue.waiting(notice.id))?.session, notice.session);
+      await queue.accept(many);
+      await eventually(() => (heard.length === 3 + many.length ? true : undefined), "every message of the big accept to be heard");
+      assert.equal(await upTo("marker 2"), 4);
+      assert.deepEqual(heard.slice(3).map((notice) => notice.session).sort(), many.map((message) => message.session).sort());
+      // A notification of one message, as an older bub sends it, is still heard.
+      await client.query("SELECT pg_notify($1, $2)", [STEER_CHANNEL, JSON.stringify({ queue: queue.queue, id: "7", session: "telegram:7" })]);
+      await eventually(() => (heard.length === 4 + many.length ? true : undefined), "the older notification to be heard");
+      assert.deepEqual(heard.at(-1), { queue: queue.queue, id: "7", session: "telegram:7" });
+    } finally {
+      await client.end();
+      await queue.close();
     }
   });
 
