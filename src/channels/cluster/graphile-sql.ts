@@ -21,12 +21,20 @@ export function sessionQueue(queue: string, session: string): string {
   return `${queue}:${session}`;
 }
 
-/** Our table beside graphile-worker's: the keys of the messages accepted (graphile-worker forgets a job once done). */
+/**
+ * Our table beside graphile-worker's: the keys of the messages accepted (graphile-worker
+ * forgets a job once done). And one index of ours on graphile-worker's jobs, by their named
+ * queue (a session): the turn's end ({@link COMPLETE_SQL}) looks up whether its session has
+ * a message waiting, which graphile-worker's own indexes (by time, for fetching) cannot
+ * answer without reading every job queued. Created under the schema lock of ./graphile.ts,
+ * after graphile-worker's migrations.
+ */
 export const SCHEMA_SQL = `
 CREATE TABLE IF NOT EXISTS bub_queue_accepted (
   message_key text PRIMARY KEY,
   accepted_at timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX IF NOT EXISTS bub_jobs_by_queue ON ${WORKER_SCHEMA}._private_jobs (job_queue_id);
 DELETE FROM bub_queue_accepted WHERE accepted_at < now() - make_interval(days => ${KEEP_ACCEPTED_DAYS});`;
 
 /**
