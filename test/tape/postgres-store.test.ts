@@ -139,6 +139,36 @@ describe("PostgreSQL tape store", () => {
     assert.deepEqual(await reader.tapeNames(), [{ tape: tape.name, sessionId: "telegram:7", workspace: resolveWorkspace(workspace) }]);
   });
 
+  it("records a session tape's name with the tape's first append here, in the same statement", async () => {
+    const url = await freshUrl();
+    await using store = createPostgresTapeStore({ url });
+    await using reader = createPostgresTapeStore({ url });
+    await store.append(TAPE, entries.event("loads the driver and the schema"));
+    // Every statement the driver sends (a pool's query is one client query).
+    const query = pg.Client.prototype.query;
+    let statements = 0;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof query>) {
+      statements++;
+      return Reflect.apply(query, this, args);
+    } as typeof query;
+    try {
+      await store.recordTapeName({ tape: "a__s", sessionId: "telegram:1", workspace: "/w" });
+      await store.recordTapeName({ tape: "a__s", sessionId: "later", workspace: "/elsewhere" });
+      await store.append("a__s", entries.event("first"));
+      await store.append("a__s", entries.event("second"));
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    assert.equal(statements, 2, "one statement per append, the name recorded in the first");
+    assert.deepEqual(await reader.tapeNames(), [{ tape: "a__s", sessionId: "telegram:1", workspace: "/w" }]);
+    // A name whose tape has no append here yet is written when the index is read, or on close.
+    await store.recordTapeName({ tape: "b__s", sessionId: "telegram:2", workspace: "/w" });
+    assert.deepEqual((await store.tapeNames()).map((name) => name.tape), ["a__s", "b__s"]);
+    await store.recordTapeName({ tape: "c__s", sessionId: "telegram:3", workspace: "/w" });
+    await store.close();
+    assert.deepEqual((await reader.tapeNames()).map((name) => name.tape), ["a__s", "b__s", "c__s"]);
+  });
+
   it("merges a fork's entries, sidecars included, with fresh ids", async () => {
     await using store = createPostgresTapeStore({ url: await freshUrl() });
     await store.appendBatch(TAPE, [entries.anchor("session/start"), entries.event("before")]);

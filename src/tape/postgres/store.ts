@@ -4,6 +4,7 @@
  */
 import pg from "pg";
 import { createLogger } from "../../kernel/log.ts";
+import { errorMessage } from "../../config/thrown.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } from "../../kernel/tape-contract.ts";
 import { utcNow } from "../date.ts";
 import { recordedTapeNames } from "../recorded-names.ts";
@@ -36,6 +37,25 @@ INSERT INTO bub_tape_entries (tape, id, kind, anchor_name, payload, meta, date)
 SELECT $1, reserved.last_id - $2 + e.ord, e.kind, e.anchor_name, e.payload::json, e.meta::json, e.date
 FROM reserved CROSS JOIN unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS e(kind, anchor_name, payload, meta, date, ord)
 RETURNING id`;
+
+/**
+ * {@link APPEND_SQL} that also records the tape in the name index ($8 session, $9 workspace,
+ * $10 date), unless it is there already: a session tape's name goes in with its first append
+ * in this process, in the same statement and commit.
+ */
+const APPEND_NAMED_SQL = APPEND_SQL.replace(
+  "WITH reserved AS (",
+  `WITH named AS (
+  INSERT INTO bub_tape_names (tape, session_id, workspace, date) VALUES ($1, $8, $9, $10) ON CONFLICT (tape) DO NOTHING
+), reserved AS (`,
+);
+
+/** The names waiting for their tape's first append: written on their own past this many. */
+const MAX_PENDING_NAMES = 1024;
+
+/** Several names in one statement ($1 tapes, $2 sessions, $3 workspaces, $4 dates); a name recorded before stays as it was. */
+const NAMES_SQL = `INSERT INTO bub_tape_names (tape, session_id, workspace, date)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT (tape) DO NOTHING`;
 
 /** Per tape: entries, newest id and date, text bytes, turns (distinct turn ids plus turn-opening events without one; see src/tape/turns.ts). */
 const STATS_SQL = `
@@ -70,6 +90,12 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on("error", (error) => log.warn(`tape.postgres_connection_lost database=${database} reason=${postgresError(error, url).message}`));
   const recorded = recordedTapeNames();
+  /**
+   * Names recorded here whose tape has had no append from this process yet: each goes into
+   * the name index with that append (one statement instead of two), or with the others when
+   * the index is read here, when too many wait, or on close.
+   */
+  const pendingNames = new Map<string, { sessionId: string; workspace: string; date: string }>();
   let ready: Promise<void> | null = null;
   let closed = false;
 
@@ -198,14 +224,37 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
       metas.push(JSON.stringify(value.meta));
       dates.push(value.date);
     }
-    const rows = await query<{ id: string }>(APPEND_SQL, [tape, values.length, kinds, anchorNames, payloads, metas, dates]);
+    const name = pendingNames.get(tape);
+    const rows = name
+      ? await query<{ id: string }>(APPEND_NAMED_SQL, [tape, values.length, kinds, anchorNames, payloads, metas, dates, name.sessionId, name.workspace, name.date])
+      : await query<{ id: string }>(APPEND_SQL, [tape, values.length, kinds, anchorNames, payloads, metas, dates]);
+    if (name && pendingNames.get(tape) === name) {
+      pendingNames.delete(tape);
+      recorded.add(tape);
+    }
     const first = rows.reduce((lowest, row) => Math.min(lowest, Number(row.id)), Infinity);
     return values.map((value, index) => ({ id: first + index, ...value }));
+  }
+
+  /** Writes the names still waiting for their tape's first append (one statement). */
+  async function writePendingNames(): Promise<void> {
+    if (pendingNames.size === 0) return;
+    const waiting = [...pendingNames];
+    await query(NAMES_SQL, [waiting.map(([tape]) => tape), waiting.map(([, name]) => name.sessionId), waiting.map(([, name]) => name.workspace), waiting.map(([, name]) => name.date)]);
+    for (const [tape, name] of waiting) {
+      if (pendingNames.get(tape) === name) pendingNames.delete(tape);
+      recorded.add(tape);
+    }
   }
 
   async function close(): Promise<void> {
     if (closed) return;
     closed = true;
+    try {
+      await writePendingNames();
+    } catch (error) {
+      log.warn(`tape.name_index.failed database=${database} reason=${errorMessage(error)}`);
+    }
     await pool.end();
   }
 
@@ -224,17 +273,14 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
       // One statement: both deletes commit together.
       await query("WITH gone AS (DELETE FROM bub_tape_entries WHERE tape = $1) DELETE FROM bub_tapes WHERE name = $1", [tape]);
     },
+    /** Kept until the tape's next append here (see `pendingNames`); the first record of a tape wins. */
     async recordTapeName(record: TapeNameRecord) {
-      if (recorded.has(record.tape)) return;
-      await query("INSERT INTO bub_tape_names (tape, session_id, workspace, date) VALUES ($1, $2, $3, $4) ON CONFLICT (tape) DO NOTHING", [
-        record.tape,
-        record.sessionId,
-        record.workspace,
-        utcNow(),
-      ]);
-      recorded.add(record.tape);
+      if (recorded.has(record.tape) || pendingNames.has(record.tape)) return;
+      pendingNames.set(record.tape, { sessionId: record.sessionId, workspace: record.workspace, date: utcNow() });
+      if (pendingNames.size > MAX_PENDING_NAMES) await writePendingNames();
     },
     async tapeNames() {
+      await writePendingNames();
       const rows = await query<{ tape: string; session_id: string; workspace: string }>("SELECT tape, session_id, workspace FROM bub_tape_names");
       return rows
         .map((row) => ({ tape: row.tape, sessionId: row.session_id, workspace: row.workspace }))
