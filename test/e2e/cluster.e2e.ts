@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import pg from "pg";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 import { FAKE_BOT, startFakeTelegram, type FakeTelegram } from "../support/fake-telegram.ts";
 import { usePostgres } from "../support/postgres.ts";
@@ -148,6 +149,19 @@ describe("several bub gateway processes on one PostgreSQL serve one bot (install
     assert.equal(listed.code, 0, listed.stderr);
     const report: unknown = JSON.parse(listed.stdout);
     assert.deepEqual(report, { queues: [{ queue: `bub_inbound_telegram_${FAKE_BOT.id}`, queued: 0, active: 0, dead_letters: 0 }], dead_letters: [] });
+    // The ledger's keys are the replies' only record: one per message answered (the retry's
+    // copy of a reply handed over already was dropped by its key), and no table of the queue's own.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const keys = await client.query<{ key: string }>("SELECT key FROM bub_delivery_keys");
+      assert.equal(keys.rows.length, total, "one key per reply");
+      assert.ok(keys.rows.every((row) => /^telegram:\d+:\d+#0$/.test(row.key)), "keyed by message and reply index");
+      const table = await client.query<{ replies: string | null }>("SELECT to_regclass('bub_queue_replies')::text AS replies");
+      assert.equal(table.rows[0]?.replies, null);
+    } finally {
+      await client.end();
+    }
     // SIGTERM: the survivors stop taking messages and exit cleanly.
     for (const gateway of gateways.slice(1)) {
       gateway.child.kill("SIGTERM");
