@@ -5,7 +5,7 @@
 // system, all threads) measured around the fork's appends ("write") and around the merge
 // ("merge"), in µs per entry written, median of ROUNDS rounds on fresh stores. Two configured
 // secrets (as a gateway has: the model key and the bot token), so redaction runs as in use.
-// Run: node bench/tape/fork-merge.ts [chats=400]
+// Run: node bench/tape/fork-merge.ts [chats=400] [stores=file,sqlite,memory]
 import { realpathSync } from "node:fs";
 import { rememberSecrets } from "../../src/config/redaction.ts";
 import type { TapeStore } from "../../src/kernel/tape-contract.ts";
@@ -61,8 +61,9 @@ const stores: [string, (directory: string) => TapeStore][] = [
   ["memory", () => createMemoryTapeStore()],
 ];
 
+const wanted = (process.argv[3] ?? "file,sqlite,memory").split(",");
 const rows: string[][] = [];
-for (const [name, make] of stores) {
+for (const [name, make] of stores.filter(([name]) => wanted.includes(name))) {
   const writes: number[] = [];
   const merges: number[] = [];
   const totals: number[] = [];
