@@ -39,6 +39,7 @@ interface Result extends BurstResult {
   cpuPerMessageMs: number;
   peakKiB: number;
   modelRequests: number;
+  modelConnections: number;
   exitCode: number | null;
 }
 
@@ -52,7 +53,8 @@ async function measure(label: GatewayLabel): Promise<Result> {
     const cpu = cpuEnd.user - cpuStart.user + systemMs;
     const peak = peakKiB(gateway.pid);
     const modelRequests = gateway.openai.requests.length;
-    return { label, ...burst, cpuMs: cpu, systemMs, cpuPerMessageMs: cpu / Math.max(burst.answered, 1), peakKiB: peak, modelRequests, exitCode: await gateway.stop() };
+    const modelConnections = gateway.openai.connections;
+    return { label, ...burst, cpuMs: cpu, systemMs, cpuPerMessageMs: cpu / Math.max(burst.answered, 1), peakKiB: peak, modelRequests, modelConnections, exitCode: await gateway.stop() };
   } finally {
     if (!gateway.exited()) gateway.child.kill("SIGKILL");
   }
@@ -64,7 +66,7 @@ function row(result: Result): string {
     burstSummary(result, CHATS * MESSAGES),
     `CPU ${result.cpuMs.toFixed(0)} ms (${result.systemMs.toFixed(0)} in the kernel) = ${result.cpuPerMessageMs.toFixed(3)} ms/msg`,
     `peak RSS ${(result.peakKiB / 1024).toFixed(1)} MiB`,
-    `model calls ${result.modelRequests}`,
+    `model calls ${result.modelRequests} over ${result.modelConnections} connection(s)`,
     `exit ${result.exitCode}`,
   ].join(" | ");
 }

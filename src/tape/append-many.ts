@@ -1,5 +1,6 @@
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
+import type { EncodedEntry } from "./entry.ts";
 
 /**
  * The one entry a batch append of one entry stored.
@@ -21,4 +22,23 @@ export async function appendMany(store: TapeStore, tape: string, batch: readonly
   const stored: TapeEntry[] = [];
   for (const entry of batch) stored.push(await store.append(tape, entry));
   return stored;
+}
+
+/**
+ * A store of bub's own (files, SQLite, PostgreSQL, memory) that also takes entries encoded
+ * already ({@link EncodedEntry}: prepared, redacted, serialized). A turn's fork merges through
+ * it, so an entry is encoded once, when the turn writes it. Not part of the plugin contract:
+ * a plugin's store gets the same entries through `appendBatch`.
+ */
+export interface EncodedAppendStore extends TapeStore {
+  /**
+   * Appends encoded entries in order, durably, assigning their ids, and answers the stored
+   * entries. They share their payload and meta with `encoded`'s values: read, never change them.
+   */
+  appendEncoded(tape: string, encoded: readonly EncodedEntry[]): Promise<TapeEntry[]>;
+}
+
+/** Whether `store` takes encoded entries (see {@link EncodedAppendStore}). */
+export function takesEncoded(store: TapeStore): store is EncodedAppendStore {
+  return "appendEncoded" in store && typeof store.appendEncoded === "function";
 }

@@ -102,52 +102,78 @@ function withCorrelationMeta(meta: JsonObject | undefined): JsonObject {
 
 /**
  * The JSON text of a stored entry (`{"id","kind","payload","meta","date"}`, non-ASCII kept),
- * the reference runtime's line format without the trailing newline. Every configured secret
- * that occurs in it is replaced with `[redacted:<setting>]` (src/config/redaction.ts), so no
- * store or sidecar ever writes one.
+ * the reference runtime's line format without the trailing newline: `{"id":<id>,` followed
+ * by {@link encodeEntryBody}'s `body`, so every configured secret in it is redacted.
  * @throws BubError `invalid_input` when the payload or meta cannot be written as JSON.
  */
 export function encodeEntry(id: number, entry: PreparedEntry): string {
-  try {
-    return redactJsonText(JSON.stringify({ id, kind: entry.kind, payload: entry.payload, meta: entry.meta, date: entry.date }));
-  } catch (error) {
-    throw new BubError("invalid_input", `A '${entry.kind}' tape entry is not JSON-serializable (${errorMessage(error)}): store plain data only.`, {
-      cause: error,
-    });
-  }
+  return `{"id":${id},${encodeEntryBody(entry).body}`;
 }
 
-/** An entry serialized except for its id, so a store can assign the id with a string concat. */
+/**
+ * An entry serialized once, except for its id: what every one of bub's stores writes (the
+ * file store a line, the SQLite and PostgreSQL stores a row) and what the entry reads back
+ * as. A turn's fork encodes each entry when it is written and hands these to the store at
+ * merge, so nothing is encoded, redacted or parsed a second time.
+ */
 export interface EncodedEntry {
   /** The JSON text after `{"id":<id>,` (it starts with `"kind"`). */
   readonly body: string;
   /** UTF-8 length of `body`. */
   readonly bodyBytes: number;
-  /** The entry as it will read back, without its id. */
+  /** The JSON text of the payload, as it is inside `body` (a row store's `payload` column). */
+  readonly payloadJson: string;
+  /** The JSON text of the meta, as it is inside `body` (a row store's `meta` column). */
+  readonly metaJson: string;
+  /** The entry as it will read back, without its id: parsed from the texts above. */
   readonly value: Omit<TapeEntry, "id">;
 }
 
-/**
- * Serializes an entry ahead of id assignment; `{"id":<id>,` + `body` is then exactly
- * {@link encodeEntry}'s output.
- * @throws BubError `invalid_input` when the payload or meta cannot be written as JSON.
- */
-export function encodeEntryBody(entry: PreparedEntry): EncodedEntry {
-  const json = encodeEntry(0, entry);
-  const body = json.slice(json.indexOf(",") + 1);
-  const { id: _id, ...value } = parseStoredEntry(json);
-  return { body, bodyBytes: Buffer.byteLength(body, "utf8"), value };
+/** The JSON text of a part of `entry`. */
+function jsonText(value: unknown, entry: PreparedEntry): string {
+  let text: unknown;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new BubError("invalid_input", `A '${entry.kind}' tape entry is not JSON-serializable (${errorMessage(error)}): store plain data only.`, {
+      cause: error,
+    });
+  }
+  if (typeof text !== "string") throw new BubError("invalid_input", `A '${entry.kind}' tape entry is not JSON-serializable (a part of it writes as nothing): store plain data only.`);
+  return text;
+}
+
+/** A string part of `entry` (its kind, its date) as JSON text with secrets redacted, and as it reads back. */
+function redactedString(value: string, entry: PreparedEntry): { json: string; value: string } {
+  const raw = jsonText(value, entry);
+  const json = redactJsonText(raw);
+  if (json === raw) return { json, value };
+  const parsed: unknown = JSON.parse(json);
+  return { json, value: typeof parsed === "string" ? parsed : value };
+}
+
+/** The object a redacted payload or meta text reads back as. */
+function parsedObject(text: string, entry: PreparedEntry): JsonObject {
+  const value: unknown = JSON.parse(text);
+  if (!isRecord(value)) throw new BubError("invalid_input", `The payload and meta of a '${entry.kind}' tape entry must write as JSON objects (one writes as ${text.slice(0, 40)}).`);
+  return value;
 }
 
 /**
- * The entry a store just wrote, read back from {@link encodeEntry}'s text (so it holds what
- * the store holds: secrets redacted, values as JSON has them).
- * @throws BubError `unknown` should the text not be an entry, which encodeEntry never produces.
+ * Serializes an entry ahead of id assignment, the one encoding an entry gets: `{"id":<id>,`
+ * + `body` is the reference line format, equal to `JSON.stringify({id, kind, payload, meta,
+ * date})` with each configured secret replaced by `[redacted:<setting>]` (so no store or
+ * sidecar ever writes one), and `value` is what that text parses back to.
+ * @throws BubError `invalid_input` when the payload or meta cannot be written as JSON.
  */
-export function parseStoredEntry(text: string): TapeEntry {
-  const entry = parseEntryLine(text);
-  if (typeof entry === "string") throw new BubError("unknown", `An encoded tape entry does not read back as one (${entry}).`);
-  return entry;
+export function encodeEntryBody(entry: PreparedEntry): EncodedEntry {
+  const kind = redactedString(entry.kind, entry);
+  const payloadJson = redactJsonText(jsonText(entry.payload, entry));
+  const metaJson = redactJsonText(jsonText(entry.meta, entry));
+  const date = redactedString(entry.date, entry);
+  const body = `"kind":${kind.json},"payload":${payloadJson},"meta":${metaJson},"date":${date.json}}`;
+  const value = { kind: kind.value, payload: parsedObject(payloadJson, entry), meta: parsedObject(metaJson, entry), date: date.value };
+  return { body, bodyBytes: Buffer.byteLength(body, "utf8"), payloadJson, metaJson, value };
 }
 
 /**

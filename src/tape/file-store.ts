@@ -1,14 +1,14 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { BubError } from "../kernel/errors.ts";
-import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
+import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } from "../kernel/tape-contract.ts";
 import { encodeEntryBody, prepareEntry, type EncodedEntry } from "./entry.ts";
 import { createFileNameIndex } from "./file-name-index.ts";
 import { scanTapeFiles } from "./file-tape-stats.ts";
 import { makeDirectoryAsync, syncDirectory } from "../config/home-dir.ts";
 import { createProcessLock } from "./process-lock.ts";
 import { fileStoreError } from "./store-errors.ts";
-import { onlyEntry } from "./append-many.ts";
+import { onlyEntry, type EncodedAppendStore } from "./append-many.ts";
 import { errorCode } from "../config/thrown.ts";
 import { TapeFile, type LockedAppend, type SkippedLine } from "./tape-file.ts";
 
@@ -30,7 +30,7 @@ export interface FileTapeStoreOptions {
 }
 
 /** The JSONL file store: a {@link TapeStore} plus what it can tell about its files. */
-export interface FileTapeStore extends TapeStore, AsyncDisposable {
+export interface FileTapeStore extends EncodedAppendStore, AsyncDisposable {
   /** The directory holding the tape files. */
   readonly directory: string;
   appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
@@ -205,9 +205,12 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
   }
 
   async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
+    return appendEncoded(tape, batch.map((entry) => encodeEntryBody(prepareEntry(entry))));
+  }
+
+  async function appendEncoded(tape: string, prepared: readonly EncodedEntry[]): Promise<TapeEntry[]> {
     const file = fileFor(tape);
-    if (batch.length === 0) return [];
-    const prepared = batch.map((entry) => encodeEntryBody(prepareEntry(entry)));
+    if (prepared.length === 0) return [];
     try {
       return await file.use(async () => {
         await (directoryReady ??= makeDirectoryAsync(directory).catch((error: unknown) => {
@@ -258,6 +261,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       return onlyEntry(await appendBatch(tape, [entry]));
     },
     appendBatch,
+    appendEncoded,
     async reset(tape) {
       const file = fileFor(tape);
       await lock.run(() => file.resetLocked());

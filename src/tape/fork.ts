@@ -1,13 +1,15 @@
 /**
  * Forks: a turn writes to private, in-memory copies of its session tape and the tape's
  * sidecars, reads the parent's entries followed by its own, and at the end either merges its
- * entries into the parent (fresh ids, dates kept, sidecars first) or discards them.
+ * entries into the parent (fresh ids, dates kept, sidecars first) or discards them. Each
+ * entry is prepared, redacted and encoded once, when the turn writes it (`encodeEntryBody`);
+ * the merge hands those encodings to bub's own stores (`appendEncoded`).
  */
 import { BubError, describeError } from "../kernel/errors.ts";
 import { createLogger } from "../kernel/log.ts";
 import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
-import { appendMany, onlyEntry } from "./append-many.ts";
-import { cloneEntry, encodeEntry, entries, parseStoredEntry, prepareEntry, type PreparedEntry } from "./entry.ts";
+import { appendMany, onlyEntry, takesEncoded } from "./append-many.ts";
+import { cloneEntry, encodeEntryBody, entries, prepareEntry, type EncodedEntry, type PreparedEntry } from "./entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, isAnchorNamed, runQuery } from "./query-engine.ts";
 import { sidecarTapeName } from "./sidecar.ts";
 import { hasAnchor, type Tape } from "./tape.ts";
@@ -50,8 +52,14 @@ export interface TapeFork extends AsyncDisposable {
   pending(): ReadonlyMap<string, readonly TapeEntry[]>;
 }
 
+/**
+ * What the fork holds of one tape: the entries as they read back (ids of the fork's own, the
+ * store assigns the real ones at merge) and, at the same index, each one's encoding, which
+ * the merge hands to a store that takes it, so nothing is encoded twice.
+ */
 interface LocalTape {
   entries: TapeEntry[];
+  encoded: EncodedEntry[];
   lastId: number;
 }
 
@@ -79,6 +87,7 @@ function lastIndexWhere(list: readonly TapeEntry[], test: (entry: TapeEntry) => 
 /** Fork of `tape` over its current store; see {@link TapeFork}. */
 export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): TapeFork {
   const parent = tape.store;
+  const encodedParent = takesEncoded(parent) ? parent : null;
   const main = tape.name;
   const sidecarTapes = [...new Set(tape.sidecars.map((sidecar) => sidecarTapeName(main, sidecar.name)))];
   const managed = new Set([main, ...sidecarTapes]);
@@ -91,7 +100,7 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
 
   const local = (name: string): LocalTape => {
     let found = locals.get(name);
-    if (!found) locals.set(name, (found = { entries: [], lastId: 0 }));
+    if (!found) locals.set(name, (found = { entries: [], encoded: [], lastId: 0 }));
     return found;
   };
   const isLocal = (name: string): boolean => managed.has(name) && (state === "open" || state === "merging");
@@ -101,8 +110,11 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
       throw new BubError("invalid_input", `The fork of tape ${main} was discarded, so nothing more can be written to it: open a new fork.`);
     }
     const target = local(name);
-    const stored = batch.map((entry, index) => parseStoredEntry(encodeEntry(target.lastId + index + 1, redactMedia(prepareEntry(entry)))));
+    // Encoded (and so redacted) here, once: reads within the turn and the merge use this.
+    const encoded = batch.map((entry) => encodeEntryBody(redactMedia(prepareEntry(entry))));
+    const stored = encoded.map(({ value }, index): TapeEntry => ({ id: target.lastId + index + 1, ...value }));
     target.entries.push(...stored);
+    target.encoded.push(...encoded);
     target.lastId += stored.length;
     return stored.map(cloneEntry);
   }
@@ -157,10 +169,13 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
     let merged = 0;
     while (target.entries.length > 0) {
       const batch = target.entries.splice(0);
+      const encoded = target.encoded.splice(0);
       try {
-        await appendMany(parent, name, batch);
+        // bub's own stores take the entries as encoded in the fork; a plugin's store gets them as entries.
+        await (encodedParent ? encodedParent.appendEncoded(name, encoded) : appendMany(parent, name, batch));
       } catch (error) {
         target.entries.unshift(...batch);
+        target.encoded.unshift(...encoded);
         throw error;
       }
       merged += batch.length;
@@ -179,6 +194,7 @@ export function forkTape(tape: Tape, options: { mergeBack?: boolean } = {}): Tap
     // Asked of the store itself, never of the turn's snapshot: the other turn merged after it was read.
     if (await hasAnchor(storeBelow(parent), main)) {
       target.entries.splice(0, written.length);
+      target.encoded.splice(0, written.length);
       log.debug(`tape.fork tape=${main}: another turn started the session first; this fork's session/start is dropped`);
     }
     bootstrap = null;

@@ -1,6 +1,6 @@
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
-import { onlyEntry } from "./append-many.ts";
-import { cloneEntry, encodeEntry, parseStoredEntry, prepareEntry } from "./entry.ts";
+import { onlyEntry, type EncodedAppendStore } from "./append-many.ts";
+import { cloneEntry, encodeEntryBody, prepareEntry, type EncodedEntry } from "./entry.ts";
 import { runQuery } from "./query-engine.ts";
 import { isSidecarTapeName } from "./sidecar.ts";
 
@@ -11,8 +11,8 @@ interface MemoryTape {
 
 /**
  * A tape store that keeps everything in memory: for tests and for `temp/` sessions that
- * are never persisted. Entries go through the same JSON round trip as the file store, and
- * every read returns copies.
+ * are never persisted. Entries go through the same encoding as the file store, and every
+ * read (and every `append`/`appendBatch` answer) returns copies.
  *
  * ```ts
  * const store = createMemoryTapeStore();
@@ -20,19 +20,22 @@ interface MemoryTape {
  * stored.id; // 1
  * ```
  */
-export function createMemoryTapeStore(): TapeStore & Required<Pick<TapeStore, "appendBatch" | "close" | "recordTapeName" | "tapeNames">> {
+export function createMemoryTapeStore(): EncodedAppendStore & Required<Pick<TapeStore, "appendBatch" | "close" | "recordTapeName" | "tapeNames">> {
   const tapes = new Map<string, MemoryTape>();
   const names = new Map<string, TapeNameRecord>();
 
-  function appendAll(tape: string, batch: readonly NewTapeEntry[]): TapeEntry[] {
-    const prepared = batch.map(prepareEntry);
+  /** Stores encoded entries; the answer is what the store holds (callers copy it where they hand it on). */
+  function appendEncoded(tape: string, encoded: readonly EncodedEntry[]): TapeEntry[] {
     const state = tapes.get(tape) ?? { entries: [], lastId: 0 };
-    const stored = prepared.map((entry, index) => parseStoredEntry(encodeEntry(state.lastId + index + 1, entry)));
+    const stored = encoded.map(({ value }, index): TapeEntry => ({ id: state.lastId + index + 1, ...value }));
     state.entries.push(...stored);
     state.lastId += stored.length;
     tapes.set(tape, state);
-    return stored.map(cloneEntry);
+    return stored;
   }
+
+  const appendAll = (tape: string, batch: readonly NewTapeEntry[]): TapeEntry[] =>
+    appendEncoded(tape, batch.map((entry) => encodeEntryBody(prepareEntry(entry)))).map(cloneEntry);
 
   return {
     async listTapes() {
@@ -46,6 +49,9 @@ export function createMemoryTapeStore(): TapeStore & Required<Pick<TapeStore, "a
     },
     async appendBatch(tape, batch) {
       return appendAll(tape, batch);
+    },
+    async appendEncoded(tape, encoded) {
+      return appendEncoded(tape, encoded);
     },
     async reset(tape) {
       tapes.delete(tape);

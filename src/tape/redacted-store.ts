@@ -8,6 +8,7 @@
 import type { JsonObject, TapeEntry, TapeNameRecord, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
 import { isRecord } from "../kernel/guards.ts";
 import { searchableText } from "./query-engine.ts";
+import { takesEncoded, type EncodedAppendStore } from "./append-many.ts";
 
 /** Replaces the secrets in one text (the text itself when it holds none). */
 export type TextRedaction = (text: string) => string;
@@ -45,13 +46,14 @@ export function redactedTapeStore(store: TapeStore, redact: TextRedaction): Tape
     const kept = found.filter((entry) => searchableText(entry).includes(needle));
     return query.limit === undefined ? kept : kept.slice(0, query.limit);
   };
-  const view: TapeStore = {
+  const view: TapeStore & Partial<Pick<EncodedAppendStore, "appendEncoded">> = {
     listTapes: () => store.listTapes(),
     fetchAll,
     append: (tape, entry) => store.append(tape, entry),
     reset: (tape) => store.reset(tape),
   };
   if (store.appendBatch) view.appendBatch = store.appendBatch.bind(store);
+  if (takesEncoded(store)) view.appendEncoded = store.appendEncoded.bind(store);
   if (store.close) view.close = store.close.bind(store);
   if (store.recordTapeName) view.recordTapeName = store.recordTapeName.bind(store);
   if (store.tapeStats) view.tapeStats = store.tapeStats.bind(store);

@@ -4,8 +4,8 @@ import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, TapeStore } from "../kernel/tape-contract.ts";
 import { utcNow } from "./date.ts";
 import { recordedTapeNames } from "./recorded-names.ts";
-import { onlyEntry } from "./append-many.ts";
-import { decodeEntry, encodeEntry, parseStoredEntry, prepareEntry } from "./entry.ts";
+import { onlyEntry, type EncodedAppendStore } from "./append-many.ts";
+import { decodeEntry, encodeEntryBody, prepareEntry, type EncodedEntry } from "./entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "./query-engine.ts";
 import { isSidecarTapeName } from "./sidecar.ts";
 import { errorMessage } from "../config/thrown.ts";
@@ -24,7 +24,7 @@ export interface SqliteTapeStoreOptions {
 }
 
 /** The SQLite store: a {@link TapeStore} with batch appends and a `close`. */
-export interface SqliteTapeStore extends TapeStore, AsyncDisposable {
+export interface SqliteTapeStore extends EncodedAppendStore, AsyncDisposable {
   /** The database file. */
   readonly path: string;
   appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
@@ -252,18 +252,16 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
     }
   }
 
-  async function appendRows(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
-    if (batch.length === 0) return [];
-    const prepared = batch.map(prepareEntry);
+  async function appendRows(tape: string, encoded: readonly EncodedEntry[]): Promise<TapeEntry[]> {
+    if (encoded.length === 0) return [];
     const stored = transaction(() => {
       const lastId = integerColumn(statement("SELECT last_id FROM tapes WHERE name = ?").get(tape), "last_id") ?? 0;
       const insert = statement("INSERT INTO tape_entries (tape, id, kind, anchor_name, payload, meta, date) VALUES (?, ?, ?, ?, ?, ?, ?)");
-      const stored = prepared.map((entry, index) => {
-        const text = encodeEntry(lastId + index + 1, entry);
-        const value = parseStoredEntry(text);
+      const stored = encoded.map(({ value, payloadJson, metaJson }, index): TapeEntry => {
+        const id = lastId + index + 1;
         const anchorName = value.kind === "anchor" && typeof value.payload.name === "string" ? value.payload.name : null;
-        insert.run(tape, value.id, value.kind, anchorName, JSON.stringify(value.payload), JSON.stringify(value.meta), value.date);
-        return value;
+        insert.run(tape, id, value.kind, anchorName, payloadJson, metaJson, value.date);
+        return { id, ...value };
       });
       statement("INSERT INTO tapes (name, last_id) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET last_id = excluded.last_id").run(
         tape,
@@ -273,6 +271,11 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
     });
     await durable();
     return stored;
+  }
+
+  /** Encodes `batch` and appends it; an entry that cannot be encoded rejects the call. */
+  async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
+    return appendRows(tape, batch.map((entry) => encodeEntryBody(prepareEntry(entry))));
   }
 
   return {
@@ -289,11 +292,10 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       return guarded(() => fetch(query));
     },
     async append(tape, entry) {
-      return onlyEntry(await appendRows(tape, [entry]));
+      return onlyEntry(await appendBatch(tape, [entry]));
     },
-    async appendBatch(tape, batch) {
-      return appendRows(tape, batch);
-    },
+    appendBatch,
+    appendEncoded: appendRows,
     async recordTapeName(record) {
       if (recorded.has(record.tape)) return;
       guarded(() =>

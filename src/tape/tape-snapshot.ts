@@ -14,7 +14,7 @@
  */
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
-import { appendMany } from "./append-many.ts";
+import { appendMany, takesEncoded, type EncodedAppendStore } from "./append-many.ts";
 import { cloneEntry } from "./entry.ts";
 import { anchorSliceOf, runQuery } from "./query-engine.ts";
 
@@ -145,8 +145,11 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: Tap
     return answer ?? parent.fetchAll(query);
   }
 
-  /** Adds entries the store just stored for the tape, when they follow what is held. */
-  function wrote(stored: readonly TapeEntry[]): void {
+  /**
+   * Adds entries the store just stored for the tape, when they follow what is held: copies,
+   * unless the store answered entries no caller may change (an encoded append's).
+   */
+  function wrote(stored: readonly TapeEntry[], copy = true): void {
     version++;
     if (!held || stored.length === 0) return;
     const last = held.entries.at(-1)?.id ?? 0;
@@ -154,12 +157,12 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: Tap
       held = null; // another writer came between: read again when asked
       return;
     }
-    held.entries.push(...stored.map(cloneEntry));
+    held.entries.push(...(copy ? stored.map(cloneEntry) : stored));
     const mark = lastAnchorOf(stored);
     if (mark) anchors.set(tape, mark);
   }
 
-  const store: TapeStore = {
+  const store: TapeStore & Partial<Pick<EncodedAppendStore, "appendEncoded">> = {
     listTapes: () => parent.listTapes(),
     fetchAll: (query) => (query.tape === tape ? read(query) : parent.fetchAll(query)),
     async append(name, entry) {
@@ -181,6 +184,13 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: Tap
       anchors.set(tape, null);
     },
   };
+  if (takesEncoded(parent)) {
+    store.appendEncoded = async (name, encoded) => {
+      const stored = await parent.appendEncoded(name, encoded);
+      if (name === tape) wrote(stored, false);
+      return stored;
+    };
+  }
   below.set(store, parent);
   if (parent.recordTapeName) store.recordTapeName = (record) => parent.recordTapeName?.(record) ?? Promise.resolve();
   if (parent.tapeNames) store.tapeNames = () => parent.tapeNames?.() ?? Promise.resolve([]);

@@ -7,6 +7,8 @@ import { cloneEntry, decodeEntry, encodeEntry, encodeEntryBody, entries, parseEn
 import type { TapeEntry } from "../../src/kernel/tape-contract.ts";
 import { pythonJson, pythonRepr, withThousands } from "../../src/tape/python-format.ts";
 import { tapeQuery } from "../../src/tape/query.ts";
+import { forgetSecrets, redactJsonText, rememberSecrets } from "../../src/config/redaction.ts";
+import { bubError } from "./support/helpers.ts";
 
 describe("entries", () => {
   it("builds the reference payloads for every kind", () => {
@@ -50,6 +52,38 @@ describe("entries", () => {
     const body = encodeEntryBody(prepared);
     assert.equal(`{"id":7,${body.body}`, line);
     assert.equal(body.bodyBytes, Buffer.byteLength(body.body));
+  });
+
+  it("encodes each part once to exactly the whole entry's JSON, secrets redacted, and reads back as that JSON parses", () => {
+    rememberSecrets([{ name: "api_key", value: "sk-\"quoted\"-0123456789" }]);
+    try {
+      const payload = JSON.parse('{"__proto__":{"x":1},"text":"tab\\t ü \\u2028 sk-\\"quoted\\"-0123456789","n":[1,-0,1e21,null,true],"2":"two","a":{"b":[{}]}}');
+      const cases = [
+        { kind: "event", payload, meta: { run_id: "r", note: 'sk-"quoted"-0123456789' }, date: "2026-01-01T00:00:00.000000+00:00" },
+        { kind: 'sk-"quoted"-0123456789', payload: {}, meta: {}, date: 'sk-"quoted"-0123456789' },
+      ];
+      for (const entry of cases) {
+        const prepared = prepareEntry(entry);
+        const whole = redactJsonText(JSON.stringify({ id: 3, kind: prepared.kind, payload: prepared.payload, meta: prepared.meta, date: prepared.date }));
+        const encoded = encodeEntryBody(prepared);
+        assert.equal(`{"id":3,${encoded.body}`, whole);
+        assert.equal(encodeEntry(3, prepared), whole);
+        assert.ok(!whole.includes("quoted\\\"-0123") && whole.includes("[redacted:api_key]"));
+        const { id: _id, ...parsed } = JSON.parse(whole);
+        assert.deepEqual(encoded.value, parsed);
+        assert.equal(encoded.payloadJson, JSON.stringify(parsed.payload));
+        assert.equal(encoded.metaJson, JSON.stringify(parsed.meta));
+      }
+    } finally {
+      forgetSecrets();
+    }
+  });
+
+  it("refuses an entry whose payload does not write as a JSON object", () => {
+    const date = "2026-01-01T00:00:00.000000+00:00";
+    assert.throws(() => encodeEntryBody(prepareEntry({ kind: "event", payload: { n: 1n }, meta: {}, date })), bubError("invalid_input", /tape entry/));
+    assert.throws(() => encodeEntryBody(prepareEntry({ kind: "event", payload: { toJSON: () => "text" }, meta: {}, date })), bubError("invalid_input", /tape entry/));
+    assert.throws(() => encodeEntryBody(prepareEntry({ kind: "event", payload: { toJSON: () => undefined }, meta: {}, date })), bubError("invalid_input", /tape entry/));
   });
 
   it("decodes entries like the reference reader", () => {

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { NewTapeEntry, TapeEntry, TapeStore } from "../../src/kernel/tape-contract.ts";
-import { entries } from "../../src/tape/entry.ts";
+import type { EncodedAppendStore } from "../../src/tape/append-many.ts";
+import { entries, type EncodedEntry } from "../../src/tape/entry.ts";
 import { createFileTapeStore } from "../../src/tape/file-store.ts";
 import { forkTape } from "../../src/tape/fork.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
@@ -166,11 +167,16 @@ describe("tape forks", () => {
 
   it("records a sidecar that fails to merge and still merges the main tape", async () => {
     const inner = createMemoryTapeStore();
-    const failing: TapeStore = {
+    const failing: EncodedAppendStore = {
       ...inner,
       appendBatch: async (tape: string, batch: readonly NewTapeEntry[]) => {
         if (tape === SPILL) throw new Error("sidecar disk full");
         return inner.appendBatch(tape, batch);
+      },
+      // The merge's path into bub's own stores (entries encoded in the fork).
+      appendEncoded: async (tape: string, encoded: readonly EncodedEntry[]) => {
+        if (tape === SPILL) throw new Error("sidecar disk full");
+        return inner.appendEncoded(tape, encoded);
       },
     };
     const logs = captureLogs();
@@ -194,11 +200,15 @@ describe("tape forks", () => {
   it("keeps its entries for a retry when the main tape cannot be written", async () => {
     const inner = createMemoryTapeStore();
     let broken = true;
-    const flaky: TapeStore = {
+    const flaky: EncodedAppendStore = {
       ...inner,
       appendBatch: async (tape: string, batch: readonly NewTapeEntry[]) => {
         if (broken) throw new Error("temporarily unavailable");
         return inner.appendBatch(tape, batch);
+      },
+      appendEncoded: async (tape: string, encoded: readonly EncodedEntry[]) => {
+        if (broken) throw new Error("temporarily unavailable");
+        return inner.appendEncoded(tape, encoded);
       },
     };
     const fork = forkTape(sessionTape(flaky));

@@ -7,6 +7,7 @@ import { BubError } from "../../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeStats, TapeStore } from "../../kernel/tape-contract.ts";
 import { errorMessage } from "../../config/thrown.ts";
 import { describeDatabaseUrl } from "./errors.ts";
+import type { EncodedAppendStore } from "../append-many.ts";
 
 /** Options of {@link createPostgresTapeStore}. */
 export interface PostgresTapeStoreOptions {
@@ -19,7 +20,7 @@ export interface PostgresTapeStoreOptions {
 }
 
 /** The PostgreSQL store: a {@link TapeStore} with batch appends, the name index, stats and a `close`. */
-export interface PostgresTapeStore extends TapeStore, AsyncDisposable {
+export interface PostgresTapeStore extends EncodedAppendStore, AsyncDisposable {
   /** Where the tapes are, without credentials: `host:port/database`. */
   readonly database: string;
   appendBatch(tape: string, entries: readonly NewTapeEntry[]): Promise<TapeEntry[]>;
@@ -101,6 +102,7 @@ export function createPostgresTapeStore(options: PostgresTapeStoreOptions): Post
     fetchAll: (query) => call((real) => real.fetchAll(query)),
     append: (tape, entry) => call((real) => real.append(tape, entry)),
     appendBatch: (tape, entries) => call((real) => real.appendBatch(tape, entries)),
+    appendEncoded: (tape, encoded) => call((real) => real.appendEncoded(tape, encoded)),
     reset: (tape) => call((real) => real.reset(tape)),
     recordTapeName: (record) => call((real) => real.recordTapeName(record)),
     tapeNames: () => call((real) => real.tapeNames()),

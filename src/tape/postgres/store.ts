@@ -9,7 +9,7 @@ import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } fr
 import { utcNow } from "../date.ts";
 import { recordedTapeNames } from "../recorded-names.ts";
 import { onlyEntry } from "../append-many.ts";
-import { decodeEntry, encodeEntryBody, prepareEntry } from "../entry.ts";
+import { decodeEntry, encodeEntryBody, prepareEntry, type EncodedEntry } from "../entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "../query-engine.ts";
 import { isSidecarTapeName } from "../sidecar.ts";
 import { describeDatabaseUrl, postgresError } from "./errors.ts";
@@ -209,31 +209,35 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
     }
   }
 
-  async function appendRows(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
-    if (batch.length === 0) return [];
-    const values = batch.map((entry) => encodeEntryBody(prepareEntry(entry)).value);
+  async function appendRows(tape: string, encoded: readonly EncodedEntry[]): Promise<TapeEntry[]> {
+    if (encoded.length === 0) return [];
     const kinds: string[] = [];
     const anchorNames: (string | null)[] = [];
     const payloads: string[] = [];
     const metas: string[] = [];
     const dates: string[] = [];
-    for (const value of values) {
+    for (const { value, payloadJson, metaJson } of encoded) {
       kinds.push(value.kind);
       anchorNames.push(value.kind === "anchor" && typeof value.payload.name === "string" ? value.payload.name : null);
-      payloads.push(JSON.stringify(value.payload));
-      metas.push(JSON.stringify(value.meta));
+      payloads.push(payloadJson);
+      metas.push(metaJson);
       dates.push(value.date);
     }
     const name = pendingNames.get(tape);
     const rows = name
-      ? await query<{ id: string }>(APPEND_NAMED_SQL, [tape, values.length, kinds, anchorNames, payloads, metas, dates, name.sessionId, name.workspace, name.date])
-      : await query<{ id: string }>(APPEND_SQL, [tape, values.length, kinds, anchorNames, payloads, metas, dates]);
+      ? await query<{ id: string }>(APPEND_NAMED_SQL, [tape, encoded.length, kinds, anchorNames, payloads, metas, dates, name.sessionId, name.workspace, name.date])
+      : await query<{ id: string }>(APPEND_SQL, [tape, encoded.length, kinds, anchorNames, payloads, metas, dates]);
     if (name && pendingNames.get(tape) === name) {
       pendingNames.delete(tape);
       recorded.add(tape);
     }
     const first = rows.reduce((lowest, row) => Math.min(lowest, Number(row.id)), Infinity);
-    return values.map((value, index) => ({ id: first + index, ...value }));
+    return encoded.map(({ value }, index) => ({ id: first + index, ...value }));
+  }
+
+  /** Encodes `batch` and appends it; an entry that cannot be encoded rejects the call. */
+  async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
+    return appendRows(tape, batch.map((entry) => encodeEntryBody(prepareEntry(entry))));
   }
 
   /** Writes the names still waiting for their tape's first append (one statement). */
@@ -266,9 +270,10 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
     },
     fetchAll: fetch,
     async append(tape, entry) {
-      return onlyEntry(await appendRows(tape, [entry]));
+      return onlyEntry(await appendBatch(tape, [entry]));
     },
-    appendBatch: appendRows,
+    appendBatch,
+    appendEncoded: appendRows,
     async reset(tape) {
       // One statement: both deletes commit together.
       await query("WITH gone AS (DELETE FROM bub_tape_entries WHERE tape = $1) DELETE FROM bub_tapes WHERE name = $1", [tape]);

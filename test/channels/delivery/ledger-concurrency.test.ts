@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
 import { openSqliteDeliveryStore } from "../../../src/channels/delivery/sqlite-store.ts";
+import { until } from "./support.ts";
 
 /** A sender whose calls stay in flight until released; it notes the most in flight at once, overall and per chat. */
 function gatedSender() {
@@ -32,13 +33,6 @@ function gatedSender() {
     classify: (error) => ({ kind: "permanent", reason: String(error) }),
   };
   return { sender, sent, waiting, most: () => most, mostPerChat: () => mostPerChat };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !check(); waited += 10) {
-    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe("the delivery ledger's concurrency", () => {

@@ -1,31 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import pg from "pg";
-import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
+import { DeliveryLedger } from "../../../src/channels/delivery/ledger.ts";
+import { recordingSender, until } from "./support.ts";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
 import { usePostgres } from "../../support/postgres.ts";
 
 const postgres = usePostgres();
-
-/** Records the texts it is asked to send, in order; every send succeeds. */
-function recordingSender(): DeliverySender & { sent: string[] } {
-  const sent: string[] = [];
-  return {
-    sent,
-    async send(record, partSent) {
-      sent.push(record.text);
-      await partSent(1, 1);
-    },
-    classify: (error) => ({ kind: "permanent", reason: String(error) }),
-  };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !check(); waited += 20) {
-    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("the delivery ledger on a database several gateways share", () => {
   it("keeps a chat's order across gateways: a reply waits behind an older one of a dead gateway until it is taken over and sent", async () => {

@@ -1,22 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
+import { DeliveryLedger } from "../../../src/channels/delivery/ledger.ts";
+import { recordingSender } from "./support.ts";
 import { openSqliteDeliveryStore } from "../../../src/channels/delivery/sqlite-store.ts";
 import { tempDir } from "../../support/temp.ts";
-
-/** Records the texts it is asked to send, in order; every send succeeds at once. */
-function recordingSender(): DeliverySender & { sent: string[] } {
-  const sent: string[] = [];
-  return {
-    sent,
-    async send(record, partSent) {
-      sent.push(record.text);
-      await partSent(1, 1);
-    },
-    classify: (error) => ({ kind: "permanent", reason: String(error) }),
-  };
-}
 
 const policy = { maxAttempts: 3, backoffMs: 10, maxBackoffMs: 100 };
 
