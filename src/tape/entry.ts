@@ -176,6 +176,11 @@ export function encodeEntryBody(entry: PreparedEntry): EncodedEntry {
   return { body, bodyBytes: Buffer.byteLength(body, "utf8"), payloadJson, metaJson, value };
 }
 
+/** A new entry checked ({@link prepareEntry}) and encoded ({@link encodeEntryBody}): what a store's `appendBatch` hands its `appendEncoded`. */
+export function encodeNewEntry(entry: NewTapeEntry): EncodedEntry {
+  return encodeEntryBody(prepareEntry(entry));
+}
+
 /**
  * Turns a decoded JSON value into an entry, following the reference reader: `id` must be an
  * integer, `kind` a string and `payload` an object; a non-object `meta` becomes `{}`; a missing

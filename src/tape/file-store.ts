@@ -2,7 +2,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } from "../kernel/tape-contract.ts";
-import { encodeEntryBody, prepareEntry, type EncodedEntry } from "./entry.ts";
+import { encodeNewEntry, type EncodedEntry } from "./entry.ts";
 import { createFileNameIndex } from "./file-name-index.ts";
 import { scanTapeFiles } from "./file-tape-stats.ts";
 import { makeDirectoryAsync, syncDirectory } from "../config/home-dir.ts";
@@ -205,7 +205,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
   }
 
   async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
-    return appendEncoded(tape, batch.map((entry) => encodeEntryBody(prepareEntry(entry))));
+    return appendEncoded(tape, batch.map(encodeNewEntry));
   }
 
   async function appendEncoded(tape: string, prepared: readonly EncodedEntry[]): Promise<TapeEntry[]> {

@@ -1,6 +1,6 @@
 import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
 import { onlyEntry, type EncodedAppendStore } from "./append-many.ts";
-import { cloneEntry, encodeEntryBody, prepareEntry, type EncodedEntry } from "./entry.ts";
+import { cloneEntry, encodeNewEntry, type EncodedEntry } from "./entry.ts";
 import { runQuery } from "./query-engine.ts";
 import { isSidecarTapeName } from "./sidecar.ts";
 
@@ -35,7 +35,7 @@ export function createMemoryTapeStore(): EncodedAppendStore & Required<Pick<Tape
   }
 
   const appendAll = (tape: string, batch: readonly NewTapeEntry[]): TapeEntry[] =>
-    appendEncoded(tape, batch.map((entry) => encodeEntryBody(prepareEntry(entry)))).map(cloneEntry);
+    appendEncoded(tape, batch.map(encodeNewEntry)).map(cloneEntry);
 
   return {
     async listTapes() {

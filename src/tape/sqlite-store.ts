@@ -5,7 +5,7 @@ import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats, Tap
 import { utcNow } from "./date.ts";
 import { recordedTapeNames } from "./recorded-names.ts";
 import { onlyEntry, type EncodedAppendStore } from "./append-many.ts";
-import { decodeEntry, encodeEntryBody, prepareEntry, type EncodedEntry } from "./entry.ts";
+import { decodeEntry, encodeNewEntry, type EncodedEntry } from "./entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "./query-engine.ts";
 import { isSidecarTapeName } from "./sidecar.ts";
 import { errorMessage } from "../config/thrown.ts";
@@ -275,7 +275,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
 
   /** Encodes `batch` and appends it; an entry that cannot be encoded rejects the call. */
   async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
-    return appendRows(tape, batch.map((entry) => encodeEntryBody(prepareEntry(entry))));
+    return appendRows(tape, batch.map(encodeNewEntry));
   }
 
   return {

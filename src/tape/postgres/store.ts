@@ -9,13 +9,13 @@ import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } fr
 import { utcNow } from "../date.ts";
 import { recordedTapeNames } from "../recorded-names.ts";
 import { onlyEntry } from "../append-many.ts";
-import { decodeEntry, encodeEntryBody, prepareEntry, type EncodedEntry } from "../entry.ts";
+import { decodeEntry, encodeNewEntry, type EncodedEntry } from "../entry.ts";
 import { anchorNotFound, anchorSliceOf, compileFilter, noAnchorsFound } from "../query-engine.ts";
 import { isSidecarTapeName } from "../sidecar.ts";
 import { describeDatabaseUrl, postgresError } from "./errors.ts";
 import type { PostgresTapeStore, PostgresTapeStoreOptions } from "./lazy-store.ts";
 import { migrate } from "./schema.ts";
-import { namedStatement } from "./named.ts";
+import { namedStatement, type NamedStatement } from "./named.ts";
 
 const log = createLogger("bub:tape");
 
@@ -115,10 +115,15 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
     return ready;
   }
 
+  /** Each statement text's named form, hashed once (the texts are the store's own, a few dozen shapes). */
+  const named = new Map<string, NamedStatement>();
+
   async function query<R extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<R[]> {
     try {
       await prepare();
-      return (await pool.query<R>({ ...namedStatement(sql), values })).rows;
+      let statement = named.get(sql);
+      if (!statement) named.set(sql, (statement = namedStatement(sql)));
+      return (await pool.query<R>({ ...statement, values })).rows;
     } catch (error) {
       throw postgresError(error, url);
     }
@@ -237,7 +242,7 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
 
   /** Encodes `batch` and appends it; an entry that cannot be encoded rejects the call. */
   async function appendBatch(tape: string, batch: readonly NewTapeEntry[]): Promise<TapeEntry[]> {
-    return appendRows(tape, batch.map((entry) => encodeEntryBody(prepareEntry(entry))));
+    return appendRows(tape, batch.map(encodeNewEntry));
   }
 
   /** Writes the names still waiting for their tape's first append (one statement). */
