@@ -14,41 +14,39 @@ import { QueuedTurns, type RecordedOrigin } from "../../../src/channels/cluster/
 import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
 import { DeliveryLedger, type DeliverySender } from "../../../src/channels/delivery/ledger.ts";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
+import type { DeliveryStore } from "../../../src/channels/delivery/types.ts";
 import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
-import type { MessageHandler } from "../../../src/kernel/types.ts";
 import { eventually } from "../../support/eventually.ts";
+import { recordingSender } from "../delivery/support.ts";
+import { turnRunner } from "./turn-runner.ts";
 import { usePostgres } from "../../support/postgres.ts";
 
 const postgres = usePostgres();
 const QUICK = { source: "test", expireSeconds: 5, heartbeatSeconds: 10 };
 const POLICY = { maxAttempts: 3, backoffMs: 10, maxBackoffMs: 10 };
 
-/** A sender that records what it sent, per chat. */
-function recordingSender(): DeliverySender & { sent: string[] } {
+/** Counts the confirmations the ledger itself writes to `store`. */
+function countConfirms(store: DeliveryStore): () => number {
+  let confirms = 0;
+  const confirm = store.confirm.bind(store);
+  store.confirm = (id, possiblyRepeated) => {
+    confirms++;
+    return confirm(id, possiblyRepeated);
+  };
+  return () => confirms;
+}
+
+/** A sender that sends each record once `gate()` settles, and records what it sent. */
+function gatedSender(gate: () => Promise<unknown>): DeliverySender & { sent: string[] } {
   const sent: string[] = [];
   return {
     sent,
     classify: (error) => ({ kind: "permanent", reason: String(error) }),
     async send(record, partSent) {
+      await gate();
       sent.push(record.text);
       await partSent(1, 1);
     },
-  };
-}
-
-/** A stand-in for the channel manager: runs a turn for each message handed to it. */
-function turnRunner(body: (message: Envelope) => Promise<void>): MessageHandler {
-  return async (input) => {
-    const message = toEnvelope(input);
-    void (async () => {
-      await message.lifespan?.enter();
-      try {
-        await body(message);
-      } finally {
-        await message.lifespan?.exit();
-        message.lifespan?.settled?.("done");
-      }
-    })();
   };
 }
 
@@ -144,40 +142,21 @@ describe("queued turns and the delivery ledger", () => {
     const url = await (await postgres()).createDatabase();
     const queue = await ClusterQueue.open({ url, ...QUICK });
     const store = await openPostgresDeliveryStore(url);
-    let ledgerConfirms = 0;
-    const confirm = store.confirm.bind(store);
-    store.confirm = (id, possiblyRepeated) => {
-      ledgerConfirms++;
-      return confirm(id, possiblyRepeated);
-    };
+    const ledgerConfirms = countConfirms(store);
     // Each send waits for its release: after the turn ended for the first job, at once for the second.
-    let release = Promise.withResolvers<void>();
-    const sent: string[] = [];
-    const sender: DeliverySender = {
-      classify: (error) => ({ kind: "permanent", reason: String(error) }),
-      async send(record, partSent) {
-        await release.promise;
-        sent.push(record.text);
-        await partSent(1, 1);
-      },
-    };
+    const release = Promise.withResolvers<void>();
+    const sender = gatedSender(() => release.promise);
+    const sent = sender.sent;
     const ledger = new DeliveryLedger({ store, source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
     await ledger.start();
     const runTurn = async (turns: QueuedTurns, job: QueuedJob, text: string, beforeEnd: () => Promise<void>, ended: () => void) =>
       turns.run(job, () =>
         turns.handOver(
           new ChannelMessage({ sessionId: job.payload.session, channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }),
-          async (input) => {
-            const message = toEnvelope(input);
-            void (async () => {
-              await message.lifespan?.enter();
-              await turns.sendRecorded(toEnvelope({ content: text, channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
-              await beforeEnd();
-              await message.lifespan?.exit();
-              message.lifespan?.settled?.("done");
-              ended();
-            })();
-          },
+          turnRunner(async (message) => {
+            await turns.sendRecorded(toEnvelope({ content: text, channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
+            await beforeEnd();
+          }, ended),
           job.payload.item,
         ),
       );
@@ -186,13 +165,13 @@ describe("queued turns and the delivery ledger", () => {
       const job = (n: number): QueuedJob => ({ id: `00000000-0000-8000-8000-00000000001${n}`, retryCount: 0, payload: { key: `telegram:1:1${n}`, session: "telegram:1", item: {} } });
       await runTurn(turns, job(0), "after the turn", async () => undefined, () => release.resolve());
       assert.deepEqual(sent, ["after the turn"]);
-      assert.equal(ledgerConfirms, 0, "the completion confirmed it");
+      assert.equal(ledgerConfirms(), 0, "the completion confirmed it");
       assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "its record is gone");
 
       // The turn goes on until its reply was sent: the turn may send more, so the ledger confirms it.
       await runTurn(turns, job(1), "during the turn", () => ledger.drain(5000), () => undefined);
       assert.deepEqual(sent, ["after the turn", "during the turn"]);
-      assert.equal(ledgerConfirms, 1);
+      assert.equal(ledgerConfirms(), 1);
       assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "confirmed either way");
     } finally {
       await ledger.close();
@@ -204,43 +183,24 @@ describe("queued turns and the delivery ledger", () => {
     const url = await (await postgres()).createDatabase();
     const queue = await openInboundQueue("graphile", { url, ...QUICK });
     const store = await openPostgresDeliveryStore(url);
-    let ledgerConfirms = 0;
-    const confirm = store.confirm.bind(store);
-    store.confirm = (id, possiblyRepeated) => {
-      ledgerConfirms++;
-      return confirm(id, possiblyRepeated);
-    };
+    const ledgerConfirms = countConfirms(store);
     const ended = Promise.withResolvers<void>();
-    const sent: string[] = [];
-    const sender: DeliverySender = {
-      classify: (error) => ({ kind: "permanent", reason: String(error) }),
-      async send(record, partSent) {
-        await ended.promise; // sent once the turn is over: the reply is the turn's last
-        sent.push(record.text);
-        await partSent(1, 1);
-      },
-    };
+    const sender = gatedSender(() => ended.promise); // sent once the turn is over: the reply is the turn's last
+    const sent = sender.sent;
     const ledger = new DeliveryLedger({ store, source: "telegram-1", sender, policy: POLICY, exclusive: false, sweepMs: 60_000 });
     await ledger.start();
     try {
       const turns = new QueuedTurns({ queue });
-      const handler: MessageHandler = async (input) => {
-        const message = toEnvelope(input);
-        void (async () => {
-          await message.lifespan?.enter();
-          await turns.sendRecorded(toEnvelope({ content: "the answer", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
-          await message.lifespan?.exit();
-          message.lifespan?.settled?.("done");
-          ended.resolve();
-        })();
-      };
+      const handler = turnRunner(async (message) => {
+        await turns.sendRecorded(toEnvelope({ content: "the answer", channel: "telegram", chatId: "1", sessionId: message.sessionId }), deliverTo(ledger), message);
+      }, () => ended.resolve());
       await queue.work(2, (job) => turns.run(job, () => turns.handOver(new ChannelMessage({ sessionId: job.payload.session, channel: "telegram", chatId: "1", content: "hi", isActive: true, outputChannel: "telegram" }), handler, job.payload.item)), async () => undefined);
       const [accepted] = await queue.accept([{ key: "telegram:1:20", session: "telegram:1", item: { text: "hi" }, order: 20 }]);
       assert.equal(accepted, "telegram:1:20");
       await eventually(() => (sent.length === 1 && turns.size === 0 ? true : undefined), "the reply to be sent and the job to end");
       assert.deepEqual(sent, ["the answer"]);
       assert.deepEqual(await store.list(["pending", "sent", "dead"]), [], "the reply's record is gone");
-      assert.equal(ledgerConfirms, 0, "confirmed by the job's completion");
+      assert.equal(ledgerConfirms(), 0, "confirmed by the job's completion");
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {

@@ -13,8 +13,8 @@ import type { QueueEngine } from "../../../src/channels/cluster/schema.ts";
 import { ClusterQueue, type QueuedJob } from "../../../src/channels/cluster/queue.ts";
 import { QueuedTurns, type RecordedOrigin, type SteeringFramework } from "../../../src/channels/cluster/turns.ts";
 import { toEnvelope, type Envelope } from "../../../src/kernel/envelope.ts";
-import type { MessageHandler } from "../../../src/kernel/types.ts";
 import { eventually } from "../../support/eventually.ts";
+import { turnRunner } from "./turn-runner.ts";
 import { usePostgres } from "../../support/postgres.ts";
 
 const postgres = usePostgres();
@@ -28,21 +28,6 @@ function reply(text: string): Envelope {
   return toEnvelope({ content: text, channel: "telegram", chatId: "1" });
 }
 
-/** A stand-in for the channel manager: runs a turn for each message handed to it, with `body` as the turn. */
-function turnRunner(body: (message: Envelope) => Promise<void>): MessageHandler {
-  return async (input) => {
-    const message = toEnvelope(input);
-    void (async () => {
-      await message.lifespan?.enter();
-      try {
-        await body(message);
-      } finally {
-        await message.lifespan?.exit();
-        message.lifespan?.settled?.("done");
-      }
-    })();
-  };
-}
 
 describe("queued turns", () => {
   it("hands each reply to the ledger under its key (message key and index), reads and records nothing of its own, and marks the retry", async () => {
