@@ -13,6 +13,7 @@
  * (naming the item the message came from: that is how its job is found) and its send with
  * {@link QueuedTurns.sendRecorded}.
  */
+import type { DeliveryHandoff } from "../delivery/types.ts";
 import { createLogger } from "../../kernel/log.ts";
 import type { Envelope, TurnLifespan } from "../../kernel/envelope.ts";
 import type { AdmitDecision, MessageHandler, SteeringInbox, SteeringTarget, TurnSnapshot } from "../../kernel/types.ts";
@@ -32,24 +33,14 @@ export interface SteeringFramework {
 export type TurnsQueue = Pick<InboundQueue, "waiting" | "finishWaiting" | "complete">;
 
 /**
- * Offered with a queued turn's reply to whoever records and sends it (the delivery ledger):
- * `queued` once it is recorded for sending, `sent` once the channel confirmed it; `sent`
- * takes the last reply of a turn that ended (else null) and resolves true once the job's
- * completion deleted the ledger's record in its own statement.
- */
-export interface ReplyHandoff {
-  queued(id: number): void;
-  sent(id: number, possiblyRepeated: boolean): Promise<boolean> | null;
-}
-
-/**
  * What a queued turn's reply is delivered with: its key (message key and reply index), which
  * the ledger must keep and refuse a second time (that is what keeps a re-run's replies from
- * going out twice), and the {@link ReplyHandoff}.
+ * going out twice), and the {@link DeliveryHandoff} that lets the job's completion confirm the
+ * turn's last reply (it takes the last reply of a turn that ended; every other is declined).
  */
 export interface RecordedOrigin {
   key: string;
-  handoff?: ReplyHandoff;
+  handoff?: DeliveryHandoff;
 }
 
 /** How long an ended turn's job waits for its last reply to be sent, to confirm it too; then it completes alone. */
@@ -186,8 +177,8 @@ export class QueuedTurns {
     }
   }
 
-  /** The handoff of reply `index` of `run` (see {@link ReplyHandoff}). */
-  #handoff(run: JobRun, index: number): ReplyHandoff {
+  /** The handoff of reply `index` of `run` (see {@link DeliveryHandoff}). */
+  #handoff(run: JobRun, index: number): DeliveryHandoff {
     return {
       queued: () => {
         run.queuedIndex = Math.max(run.queuedIndex, index);
