@@ -12,6 +12,7 @@ import { reply } from "../support/fake-openai.ts";
 import { FAKE_BOT } from "../support/fake-telegram.ts";
 import { usePostgres } from "../support/postgres.ts";
 import { ALICE, useGatewayFixture } from "./support/gateway-fixture.ts";
+import { runBub } from "./support/installed.ts";
 import { pollUntil, readyWithin, startBub, within, type LiveBub } from "./support/live.ts";
 
 const postgres = usePostgres();
@@ -24,6 +25,13 @@ describe("bub gateway holds its BUB_HOME (installed package)", () => {
     const gateway = await startBub(["gateway"], { home: fx.home, env: fx.env(extra) });
     await readyWithin(gateway, fx.telegram.waitForCalls("deleteWebhook", polls), 15_000, "the gateway to poll", "bub gateway exited before it polled");
     return gateway;
+  }
+
+  /** How many outbounds the home's delivery ledger holds unconfirmed (`bub delivery list --json`). */
+  async function pendingInLedger(): Promise<number> {
+    const listed = await runBub(["delivery", "list", "--json"], { home: fx.home, env: fx.env() });
+    assert.equal(listed.code, 0, `bub delivery list: exit ${listed.code}\n${listed.stderr}`);
+    return (JSON.parse(listed.stdout) as { pending: number }).pending;
   }
 
   it("refuses a second gateway on the same home with one line, and takes over after a kill -9", async () => {
@@ -41,9 +49,11 @@ describe("bub gateway holds its BUB_HOME (installed package)", () => {
       assert.equal(fx.telegram.overlappingPolls, 0, "the second gateway never polled");
       fx.telegram.sendText({ chatId: ALICE, userId: ALICE, text: "hello once" });
       await within(fx.telegram.waitForCalls("sendMessage", 1), 15_000, "the first gateway's reply");
-      // Killed once the reply is recorded as sent (a kill -9 just before that repeats it: channels.md).
+      // Killed once the update is done and the ledger confirmed its reply as sent (a kill -9
+      // before the confirmation sends it again: channels.md).
       const journal = join(fx.bubHome, "inbound", `telegram-${FAKE_BOT.id}.jsonl`);
       await pollUntil(async () => ((await readFile(journal, "utf8")).includes('"t":"done"') ? true : undefined), "the reply recorded in the inbound journal");
+      await pollUntil(async () => ((await pendingInLedger()) === 0 ? true : undefined), "the reply confirmed in the delivery ledger");
     } finally {
       second?.kill();
       first.child.kill("SIGKILL");
