@@ -81,7 +81,7 @@ export class GraphileQueue implements InboundQueue {
       throw new BubError("config", `The shared inbound queue could not load graphile-worker (${errorMessage(error)}): reinstall bub-ts so that its 'graphile-worker' dependency is present.`, { cause: error });
     }
     const [pg, worker] = modules;
-    const pool = new pg.default.Pool({ connectionString: url, application_name: "bub", max: 10, connectionTimeoutMillis: 10_000 });
+    const pool = new pg.default.Pool({ connectionString: url, application_name: "bub queue", max: 10, connectionTimeoutMillis: 10_000 });
     pool.on("error", (error) => log.warn(`queue.pool ${error.message.split("\n")[0]}`));
     // A connection's own errors are the pool's (graphile-worker checks that every client has a handler).
     pool.on("connect", (client) => client.on("error", () => undefined));

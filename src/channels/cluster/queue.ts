@@ -71,7 +71,7 @@ export class ClusterQueue implements InboundQueue {
     const interval = superviseSeconds(options);
     const boss = new PgBossClass({
       connectionString: url,
-      application_name: "bub",
+      application_name: "bub queue",
       max: 10,
       connectionTimeoutMillis: 10_000,
       useListenNotify: true,

@@ -61,7 +61,7 @@ export function postgresPollerElection(options: PostgresPollerOptions): PollerEl
   const connect = async (): Promise<{ client: Client; lost: AbortController }> => {
     if (session && !session.lost.signal.aborted) return session;
     const { default: pg } = await import("pg");
-    const client: Client = new pg.Client({ connectionString: options.url, keepAlive: true, connectionTimeoutMillis: 10_000 });
+    const client: Client = new pg.Client({ connectionString: options.url, application_name: "bub poller", keepAlive: true, connectionTimeoutMillis: 10_000 });
     const lost = new AbortController();
     const opened = { client, lost };
     // A broken connection ends the turn; the error itself is reported once, here.

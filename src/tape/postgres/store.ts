@@ -82,7 +82,7 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
-    application_name: "bub",
+    application_name: "bub tapes",
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     // Idle connections never keep a process alive (a command that forgot close() still exits).
     allowExitOnIdle: true,
