@@ -8,7 +8,8 @@
 // BUB_DEBOUNCE_SECONDS=0.
 //
 // Per setup: messages/s (answered / first push to last answer), and against the reference;
-// per message: PostgreSQL CPU (its process tree, /proc), statements (query-count.ts in every
+// per message (the server checkpointed just before, so no earlier setup's writes are flushed
+// during the burst): PostgreSQL CPU (its process tree, /proc), statements (query-count.ts in every
 // gateway), transactions and commits (pg_stat_database), WAL flushes (pg_stat_io); latency of each message after the first of
 // its chat (its push is the previous answer): update -> turn start (the model request) and
 // update -> reply, p50 and p99; the same for the reference, and the difference of the p99
@@ -19,16 +20,33 @@
 // execution and planning milliseconds per message answered (the extension and planning
 // tracking cost the server some CPU of their own: compare CPU figures of runs without it).
 //
-// Run: node bench/cluster/engines.ts [chats=1000] [messages=3] [max N=2] [engines=pg-boss,graphile] [--statements]
-import { loadavg } from "node:os";
+// Each queue setup also prints the server's CPU per message by connection name (bub's pools:
+// `bub tapes`, `bub queue`, `bub delivery`; live backends only: backends that exited, such
+// as autovacuum workers, are in the total but not in the split).
+//
+// With --pin-database, PostgreSQL runs on the machine's last core and the bench with every
+// gateway (the reference's too) on the others, as a database on its own machine: its CPU per
+// message is then not inflated by backends waiting for a core the gateways hold.
+//
+// Run: node bench/cluster/engines.ts [chats=1000] [messages=3] [max N=2] [engines=pg-boss,graphile] [--statements] [--pin-database]
+import { execFileSync } from "node:child_process";
+import { availableParallelism, loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { printMachine, quantile } from "../support/processes.ts";
 import { answerToken, cpuMs, intArg, MODEL_MS, onSendMessage, startGateway } from "../gateway/support/gateway.ts";
 import { burstSummary, closedLoop, type BurstResult, type BurstTarget } from "../gateway/support/workload.ts";
 import { counterDelta, startCluster, startDatabase, type StatementCost } from "./support/cluster.ts";
 
-const STATEMENTS = process.argv.includes("--statements");
-if (STATEMENTS) process.argv.splice(process.argv.indexOf("--statements"), 1);
+/** Whether `flag` is among the arguments (taken out of them, so the positional ones stay in place). */
+function flag(name: string): boolean {
+  const index = process.argv.indexOf(name);
+  if (index >= 0) process.argv.splice(index, 1);
+  return index >= 0;
+}
+const STATEMENTS = flag("--statements");
+const PIN = flag("--pin-database");
+/** The machine's cores, read before --pin-database narrows this process to all but the last. */
+const CORES = availableParallelism();
 const CHATS = intArg(2, 1000, 10_000);
 const MESSAGES = intArg(3, 3, 100);
 const MAX_N = intArg(4, 2, 8);
@@ -105,14 +123,17 @@ async function onQueue(database: Awaited<ReturnType<typeof startDatabase>>, engi
   try {
     onSendMessage(cluster.telegram, (payload, at) => counting && recorder.onAnswer(payload, at));
     await sleep(1_000);
+    await database.checkpoint();
     const dbBefore = await database.counters();
     const cpuBefore = cluster.gateways.map((gateway) => cpuMs(gateway.pid));
     cluster.resetQueryCounts();
     if (STATEMENTS) await database.resetStatements();
+    const splitBefore = await database.cpuByConnection();
     counting = true;
     const target: BurstTarget = cluster.target;
     const burst = await closedLoop(target, CHATS, MESSAGES, DEADLINE_MS);
     counting = false;
+    const split = [...(await database.cpuByConnection())].map(([name, ms]) => [name, (ms - (splitBefore.get(name) ?? 0)) / Math.max(burst.answered, 1)] as const);
     const costs = STATEMENTS ? await database.readStatements(cluster.url) : [];
     const gatewayCpuMs = cluster.gateways.reduce((sum, gateway, index) => sum + cpuMs(gateway.pid) - cpuBefore[index]!, 0);
     await cluster.stop();
@@ -124,6 +145,8 @@ async function onQueue(database: Awaited<ReturnType<typeof startDatabase>>, engi
     console.log(`  ${engine} N=${n}: statements per message answered (the most frequent):`);
     for (const [text, count] of cluster.topStatements().slice(0, STATEMENTS ? 25 : 10)) console.log(`    ${(count / Math.max(burst.answered, 1)).toFixed(2).padStart(6)}  ${text}`);
     if (STATEMENTS) printCosts(costs, burst.answered);
+    const shown = split.filter(([, ms]) => ms >= 0.005).sort((a, b) => b[1] - a[1]);
+    console.log(`  ${engine} N=${n}: PostgreSQL CPU per message by connection: ${shown.map(([name, ms]) => `${name} ${ms.toFixed(2)} ms`).join(", ")}`);
     return { label: `${engine}, N=${n}`, burst, throughput: burst.answered / (burst.wallMs / 1000), gatewayCpuMs, db: { cpuMs: db.cpuMs, xacts: db.xacts, commits: db.commits, walFsyncs: db.walFsyncs, queries }, ...recorder.figures() };
   } finally {
     await cluster.stop();
@@ -142,8 +165,12 @@ function printCosts(costs: StatementCost[], answered: number): void {
   }
 }
 
+if (PIN) {
+  if (CORES < 2) throw new Error("--pin-database needs at least 2 cores");
+  execFileSync("taskset", ["-a", "-cp", `0-${CORES - 2}`, String(process.pid)], { stdio: "ignore" });
+}
 printMachine();
-console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(" ")}; ${CHATS} private chats x ${MESSAGES} messages (closed loop), model ${MODEL_MS} ms; engines ${ENGINES.join(", ")}; N = 1..${MAX_N}`);
+console.log(`load average ${loadavg().map((value) => value.toFixed(2)).join(" ")}; ${CHATS} private chats x ${MESSAGES} messages (closed loop), model ${MODEL_MS} ms; engines ${ENGINES.join(", ")}; N = 1..${MAX_N}${PIN ? `; PostgreSQL pinned to core ${CORES - 1}, the bench and gateways to the others` : ""}`);
 const results: Figures[] = [];
 const print = (figures: Figures) => {
   const per = (value: number) => (value / Math.max(figures.burst.answered, 1)).toFixed(2);
@@ -158,6 +185,7 @@ const print = (figures: Figures) => {
 results.push(await reference());
 print(results[0]!);
 const database = await startDatabase({ statements: STATEMENTS });
+if (PIN) await database.pin(String(CORES - 1));
 try {
   for (let n = 1; n <= MAX_N; n++) {
     for (const engine of ENGINES) {

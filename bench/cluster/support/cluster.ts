@@ -11,6 +11,7 @@
  * postmaster and its backends, from /proc; backends that exited are in the postmaster's
  * cutime/cstime once reaped), and pg_stat_database / pg_stat_wal / pg_stat_io counters.
  */
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,6 +51,21 @@ export interface Database {
   counters(): Promise<DbCounters>;
   /** Client connections open right now (this bench's own one left out). */
   connections(): Promise<number>;
+  /**
+   * Writes every dirty page out now (`CHECKPOINT`), so that what an earlier setup wrote is
+   * not flushed, and charged, during the next setup's burst.
+   */
+  checkpoint(): Promise<void>;
+  /**
+   * CPU ms so far of each live backend, summed by its `application_name` (background
+   * workers by their type); subtract two readings to see which of bub's pools a burst cost.
+   */
+  cpuByConnection(): Promise<Map<string, number>>;
+  /**
+   * Pins the server (the postmaster, so every backend it starts later, and every process it
+   * has started) to `cpus` (a `taskset` list such as "1"), as a database on its own machine.
+   */
+  pin(cpus: string): Promise<void>;
   /**
    * Samples pg_stat_activity every `everyMs` until the returned function is called, which
    * answers how often each statement (its first 100 characters) was seen executing: where
@@ -175,6 +191,24 @@ export async function startDatabase(options: { statements?: boolean } = {}): Pro
     async connections() {
       const { rows } = await admin.query<{ count: string }>("SELECT count(*) AS count FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()");
       return Number(rows[0]!.count);
+    },
+    async checkpoint() {
+      await admin.query("CHECKPOINT");
+    },
+    async cpuByConnection() {
+      const { rows } = await admin.query<{ pid: number; name: string }>(
+        "SELECT pid, CASE WHEN backend_type = 'client backend' THEN coalesce(nullif(application_name, ''), '(unnamed)') ELSE backend_type END AS name FROM pg_stat_activity WHERE pid <> pg_backend_pid()",
+      );
+      const byName = new Map<string, number>();
+      for (const row of rows) {
+        const times = procTimes(row.pid);
+        if (times) byName.set(row.name, (byName.get(row.name) ?? 0) + times.ownMs);
+      }
+      return byName;
+    },
+    async pin(cpus) {
+      const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity");
+      for (const pid of [postmaster, ...rows.map((row) => row.pid)]) execFileSync("taskset", ["-a", "-cp", cpus, String(pid)], { stdio: "ignore" });
     },
     async stop() {
       await sampler.end();
