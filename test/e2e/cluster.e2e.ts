@@ -159,6 +159,13 @@ describe("several bub gateway processes on one PostgreSQL serve one bot (install
       assert.ok(keys.rows.every((row) => /^telegram:\d+:\d+#0$/.test(row.key)), "keyed by message and reply index");
       const table = await client.query<{ replies: string | null }>("SELECT to_regclass('bub_queue_replies')::text AS replies");
       assert.equal(table.rows[0]?.replies, null);
+      // Each of the survivors' connections says what it is for (docs/deploy.md, "Connections").
+      const named = await client.query<{ name: string }>(
+        "SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+      );
+      const names = new Set(named.rows.map((row) => row.name.replace(/^bub-worker:.*/, "bub-worker:<pool>")));
+      for (const name of ["bub tapes", "bub queue", "bub delivery", "bub poller", "bub-worker:<pool>"]) assert.ok(names.has(name), `a connection named ${name} (${[...names].join(", ")})`);
+      assert.ok(!names.has("bub") && !names.has(""), `no unnamed connection (${[...names].join(", ")})`);
     } finally {
       await client.end();
     }
