@@ -3,7 +3,7 @@
 // "Where the database's CPU goes" in docs/benchmarks.md. One embedded PostgreSQL (fsync and
 // synchronous commit on), one connection per variant, a fresh database each; C sessions x T
 // turns of bub's six entries per turn (the first turn of a session also has a 5 KB system
-// prompt), appended with the statement shape of src/tape/postgres/store.ts. CPU is the
+// prompt), appended with the store's own statement (src/tape/postgres/store.ts). CPU is the
 // backend process's utime + stime from /proc, per append.
 //
 // Variants: `bub` (the schema as shipped, migrations 1-2); `async commit` (the same append
@@ -17,25 +17,19 @@ import pg from "pg";
 import { startPostgres } from "../../test/support/postgres.ts";
 import { intArg } from "../gateway/support/gateway.ts";
 import { MIGRATIONS } from "../../src/tape/postgres/schema.ts";
+import { APPEND_SQL as APPEND } from "../../src/tape/postgres/store.ts";
 
 const SESSIONS = intArg(2, 1000, 100_000);
 const TURNS = intArg(3, 3, 100);
 const ROUNDS = intArg(4, 2, 10);
 
 const SCHEMA = MIGRATIONS.map((migration) => migration.sql).join(";\n");
-const APPEND = `WITH reserved AS (
-  INSERT INTO bub_tapes (name, last_id) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET last_id = bub_tapes.last_id + EXCLUDED.last_id RETURNING last_id
-)
-INSERT INTO bub_tape_entries (tape, id, kind, anchor_name, payload, meta, date)
-SELECT $1, reserved.last_id - $2 + e.ord, e.kind, e.anchor_name, e.payload::json, e.meta::json, e.date
-FROM reserved CROSS JOIN unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS e(kind, anchor_name, payload, meta, date, ord) RETURNING id`;
+/** The append committing without waiting for its WAL flush (synchronous_commit off for its own transaction). */
+const RELAXED = APPEND.replace("WITH reserved AS (", "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)), reserved AS (").replace("FROM reserved CROSS JOIN", "FROM reserved CROSS JOIN relaxed CROSS JOIN");
+if (!RELAXED.includes("relaxed CROSS JOIN")) throw new Error("src/tape/postgres/store.ts's APPEND_SQL changed shape: update the async commit variant");
 const VARIANTS: { name: string; schema: string; sql: string }[] = [
   { name: "bub", schema: SCHEMA, sql: APPEND },
-  {
-    name: "async commit",
-    schema: SCHEMA,
-    sql: APPEND.replace("WITH reserved AS (", "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)), reserved AS (").replace("FROM reserved CROSS JOIN", "FROM reserved CROSS JOIN relaxed CROSS JOIN"),
-  },
+  { name: "async commit", schema: SCHEMA, sql: RELAXED },
   { name: "no kind index", schema: `${SCHEMA}; DROP INDEX bub_tape_entries_kind; CREATE INDEX bub_tape_entries_anchors ON bub_tape_entries (tape, id) WHERE kind = 'anchor'`, sql: APPEND },
   { name: "round trip", schema: SCHEMA, sql: "SELECT $1::text, $2::int, $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]" },
 ];

@@ -25,9 +25,10 @@ const PAGE = 2_000;
 /**
  * One statement, so one implicit transaction: bump the tape's `last_id` by the batch size
  * (the row lock it takes is held until commit, so concurrent writers to one tape queue up
- * and commit in id order), then insert the batch with the ids just reserved.
+ * and commit in id order), then insert the batch with the ids just reserved. Exported for
+ * bench/cluster/append-cost.ts, which measures what it costs the server.
  */
-const APPEND_SQL = `
+export const APPEND_SQL = `
 WITH reserved AS (
   INSERT INTO bub_tapes (name, last_id) VALUES ($1, $2)
   ON CONFLICT (name) DO UPDATE SET last_id = bub_tapes.last_id + EXCLUDED.last_id
