@@ -26,7 +26,7 @@ export class TurnReads {
   of(turn: TurnContext, tape: Tape, tapes: Tapes): TurnRead {
     const found = this.#reads.get(turn);
     if (found && found.name === tape.name && found.store === tape.store) return found;
-    const read: TurnRead = { name: tape.name, store: tape.store, ...tapes.snapshot(tape) };
+    const read: TurnRead = { name: tape.name, store: tape.store, ...tapes.snapshot(tape, turn.message?.tapeEnd) };
     this.#reads.set(turn, read);
     return read;
   }

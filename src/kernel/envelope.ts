@@ -5,6 +5,7 @@
  * JSON shape ({@link envelopeToJson}).
  */
 import { isRecord } from "./guards.ts";
+import type { TapeEnd } from "./tape-contract.ts";
 
 /** A prompt: plain text, or a list of content parts (text, images, audio). */
 export type Prompt = string | PromptPart[];
@@ -63,6 +64,8 @@ export interface Envelope {
   /** Whether the message addresses the bot (a mention, a private chat). */
   isActive?: boolean;
   lifespan?: TurnLifespan | null;
+  /** Where the session tape ended when the channel admitted the message, when it knows (see {@link TapeEnd}). */
+  tapeEnd?: TapeEnd;
   /** What plugins add, under a name with a dot: `acme.priority`, read as `envelope["acme.priority"]`. */
   [extension: `${string}.${string}`]: unknown;
 }
@@ -91,6 +94,10 @@ function isMediaItem(value: unknown): value is MediaItem {
 
 function isLifespan(value: unknown): value is TurnLifespan {
   return isRecord(value) && typeof value.enter === "function" && typeof value.exit === "function";
+}
+
+function isTapeEnd(value: unknown): value is TapeEnd {
+  return isRecord(value) && typeof value.tape === "string" && Number.isSafeInteger(value.id) && typeof value.date === "string";
 }
 
 /** True when `value` already has every field of an {@link Envelope} with its type. */
@@ -164,6 +171,9 @@ export function toEnvelope(input: EnvelopeInput | Envelope): Envelope {
       case "lifespan":
         if (isLifespan(value)) envelope.lifespan = value;
         break;
+      case "tapeEnd":
+        if (isTapeEnd(value)) envelope.tapeEnd = value;
+        break;
       default:
         // A plugin's own field, kept as it is.
         Object.defineProperty(envelope, key, { value, writable: true, enumerable: true, configurable: true });
@@ -175,10 +185,10 @@ export function toEnvelope(input: EnvelopeInput | Envelope): Envelope {
 /**
  * The envelope as the reference's snake_case JSON object (for the wire, `bub run --json`
  * and logs): typed fields under their wire names, extensions as they are; the lifespan and
- * media fetchers, which are not data, are left out.
+ * media fetchers (not data) and the tape end (this process's own business) are left out.
  */
 export function envelopeToJson(envelope: Envelope): Record<string, unknown> {
-  const { content, channel, chatId, sessionId, kind, media, context, outputChannel, isActive, lifespan: _lifespan, ...extensions } = envelope;
+  const { content, channel, chatId, sessionId, kind, media, context, outputChannel, isActive, lifespan: _lifespan, tapeEnd: _tapeEnd, ...extensions } = envelope;
   const json: Record<string, unknown> = { ...extensions, content, channel, chat_id: chatId, kind, context };
   if (sessionId !== undefined) json.session_id = sessionId;
   if (outputChannel !== undefined) json.output_channel = outputChannel;

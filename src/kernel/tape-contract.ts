@@ -23,6 +23,19 @@ export interface TapeEntry {
 /** An entry before a store has given it an id. */
 export type NewTapeEntry = Omit<TapeEntry, "id"> & { id?: number };
 
+/**
+ * Where a session tape ended, as a channel saw it when it admitted a message: the id and
+ * date of its last entry (id 0 and date "": it had none). The shared inbound queue reads it
+ * in the statement that queues the message, when no turn of the session is queued or running
+ * before it. A turn whose process last held the tape up to that very entry does not read the
+ * tape again (see `tape/tape-snapshot.ts`).
+ */
+export interface TapeEnd {
+  readonly tape: string;
+  readonly id: number;
+  readonly date: string;
+}
+
 /** What to read from one tape. Slicing first (anchors), then filters (dates, text, kinds), then limit. */
 export interface TapeQuery {
   tape: string;

@@ -13,13 +13,15 @@
  * below the snapshot ({@link storeBelow}).
  */
 import { BubError } from "../kernel/errors.ts";
-import type { NewTapeEntry, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
+import type { NewTapeEntry, TapeEnd, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
 import { appendMany, takesEncoded, type EncodedAppendStore } from "./append-many.ts";
 import { cloneEntry } from "./entry.ts";
 import { anchorSliceOf, runQuery } from "./query-engine.ts";
 
-/** Tapes whose last anchor is remembered; the least recently used are forgotten past this. */
-const MAX_REMEMBERED_ANCHORS = 4096;
+/** Tapes remembered between turns; the least recently used are forgotten past this. */
+const MAX_REMEMBERED_TAPES = 4096;
+/** Entries remembered between turns over all tapes, once asked to ({@link TapeTails.keepEntries}). */
+const MAX_REMEMBERED_ENTRIES = 16_384;
 
 /** Where a tape's last anchor was when it was last read: the entry's id and date. */
 interface AnchorMark {
@@ -27,35 +29,69 @@ interface AnchorMark {
   readonly date: string;
 }
 
-/** The last anchor of each tape read through snapshots of one store (bounded, least recently used first out). */
-export class TapeAnchors {
-  readonly #marks = new Map<string, AnchorMark>();
-
-  /** The mark of `tape`, now the most recently used. */
-  get(tape: string): AnchorMark | undefined {
-    const mark = this.#marks.get(tape);
-    if (mark) {
-      this.#marks.delete(tape);
-      this.#marks.set(tape, mark);
-    }
-    return mark;
-  }
-
-  set(tape: string, mark: AnchorMark | null): void {
-    this.#marks.delete(tape);
-    if (mark === null) return;
-    this.#marks.set(tape, mark);
-    for (const name of this.#marks.keys()) {
-      if (this.#marks.size <= MAX_REMEMBERED_ANCHORS) break;
-      this.#marks.delete(name);
-    }
-  }
-}
-
 /** What a snapshot holds: the tape's entries from `entries[0]` to its end when read, or the whole tape (`complete`). */
 interface Held {
   readonly entries: TapeEntry[];
   readonly complete: boolean;
+}
+
+/** What is remembered of one tape: its last anchor and, while the bound allows, what the last snapshot of it held. */
+interface Remembered {
+  readonly mark: AnchorMark | null;
+  held: Held | null;
+  /** How many entries `held` had when remembered (what it counts against the bound). */
+  counted: number;
+}
+
+/**
+ * What the snapshots of one store remember of each tape between turns (bounded, least
+ * recently used first out): the last anchor and, once {@link keepEntries} was called (a turn
+ * came knowing where its tape ends, see {@link TapeEnd}), what the last snapshot of each tape
+ * held, so the next turn of the tape reads only what came after it, or nothing at all.
+ */
+export class TapeTails {
+  readonly #tapes = new Map<string, Remembered>();
+  #maxEntries = 0;
+  #entries = 0;
+
+  /** From now on, also remembers entries (up to {@link MAX_REMEMBERED_ENTRIES} over all tapes). */
+  keepEntries(): void {
+    this.#maxEntries = MAX_REMEMBERED_ENTRIES;
+  }
+
+  /** What is remembered of `tape`, now the most recently used. */
+  get(tape: string): Readonly<Remembered> | undefined {
+    const remembered = this.#tapes.get(tape);
+    if (remembered) {
+      this.#tapes.delete(tape);
+      this.#tapes.set(tape, remembered);
+    }
+    return remembered;
+  }
+
+  /** Remembers what a snapshot of `tape` holds (null: nothing, after a reset or a failed check). */
+  set(tape: string, held: Held | null): void {
+    this.#forget(tape);
+    if (held === null) return;
+    const counted = held.entries.length <= this.#maxEntries / 4 ? held.entries.length : 0;
+    this.#tapes.set(tape, { mark: lastAnchorOf(held.entries), held: counted > 0 ? held : null, counted });
+    this.#entries += counted;
+    for (const [name, remembered] of this.#tapes) {
+      if (this.#tapes.size <= MAX_REMEMBERED_TAPES && this.#entries <= this.#maxEntries) break;
+      if (name === tape) continue;
+      if (this.#tapes.size > MAX_REMEMBERED_TAPES) this.#forget(name);
+      else {
+        this.#entries -= remembered.counted;
+        remembered.held = null;
+        remembered.counted = 0;
+      }
+    }
+  }
+
+  #forget(tape: string): void {
+    this.#entries -= this.#tapes.get(tape)?.counted ?? 0;
+    this.#tapes.delete(tape);
+  }
 }
 
 /** A turn's snapshot of one tape; see the module comment. */
@@ -103,16 +139,33 @@ function answerFrom(held: Held, query: TapeQuery): TapeEntry[] | null {
   }
 }
 
+/** `held` from its last anchor on (what a turn needs of what the last one held), or as it is when the anchor leads it. */
+function fromLastAnchor(held: Held): Held {
+  const mark = lastAnchorOf(held.entries);
+  const index = mark ? held.entries.findIndex((entry) => entry.id === mark.id) : 0;
+  return index > 0 ? { entries: held.entries.slice(index), complete: false } : { entries: [...held.entries], complete: held.complete };
+}
+
 /**
- * A snapshot of `tape` over `parent`; `anchors` remembers the tape's last anchor for the
- * next snapshot. Nothing is read until the first query of the tape.
+ * A snapshot of `tape` over `parent`; `tails` remembers what it held for the next snapshot of
+ * the tape. Nothing is read until the first query of the tape. When `end` says where the
+ * tape ends and the tape's previous snapshot held it up to that entry (or `end` says it is
+ * empty), nothing is read at all. Else one call of `parent` reads, in the first way that applies:
+ * - from the last entry the tape's previous snapshot held on, when that entry is still there
+ *   with its date (a tape only grows until reset, and a reset restarts its ids with new dates):
+ *   the entries since are added to what was held;
+ * - from its last anchor on, when only the anchor is remembered and still there with its date;
+ * - the whole tape.
  *
  * ```ts
- * const snapshot = createTapeSnapshot(store, tape.name, anchors);
+ * const snapshot = createTapeSnapshot(store, tape.name, tails);
  * const turnTape = tape.withStore(snapshot.store); // its reads: one call of `store`
  * ```
  */
-export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: TapeAnchors): TapeSnapshot {
+export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeTails, end?: TapeEnd): TapeSnapshot {
+  /** Where the tape ended when the turn's message was admitted: good for the first read only. */
+  let known = end?.tape === tape ? end : undefined;
+  if (known) tails.keepEntries();
   let held: Held | null = null;
   let loading: Promise<Held | null> | null = null;
   /** Bumped by every write and reset of the tape: a read started before one is not kept. */
@@ -121,14 +174,36 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: Tap
   const keep = (next: Held | null, readAt: number): Held | null => {
     if (readAt !== version) return null;
     held = next;
-    if (next) anchors.set(tape, lastAnchorOf(next.entries));
+    tails.set(tape, next);
     return next;
   };
 
+  /** `before` with the entries read from its last one on, or null when that entry is gone (a reset). */
+  function extend(before: Held, found: readonly TapeEntry[]): Held | null {
+    const last = before.entries.at(-1);
+    const first = found[0];
+    if (last === undefined || first === undefined || first.id !== last.id || first.date !== last.date) return null;
+    before.entries.push(...found.slice(1));
+    return before;
+  }
+
   async function load(): Promise<Held | null> {
     const readAt = version;
-    const mark = anchors.get(tape);
-    if (mark) {
+    const remembered = tails.get(tape);
+    const before = remembered?.held ? fromLastAnchor(remembered.held) : null;
+    const last = before?.entries.at(-1);
+    // Good only while nothing was written through the snapshot (else the end moved since).
+    const ended = version === 0 ? known : undefined;
+    known = undefined;
+    if (ended) {
+      if (ended.id === 0) return keep({ entries: [], complete: true }, readAt);
+      if (before && last?.id === ended.id && last.date === ended.date) return keep(before, readAt);
+    }
+    if (before && last) {
+      const found = extend(before, await parent.fetchAll({ tape, afterId: last.id - 1 }));
+      if (found) return keep(found, readAt);
+    } else if (remembered?.mark) {
+      const { mark } = remembered;
       const found = await parent.fetchAll({ tape, afterId: mark.id - 1 });
       const first = found[0];
       if (first !== undefined && first.id === mark.id && first.kind === "anchor" && first.date === mark.date) return keep({ entries: found, complete: false }, readAt);
@@ -158,8 +233,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: Tap
       return;
     }
     held.entries.push(...(copy ? stored.map(cloneEntry) : stored));
-    const mark = lastAnchorOf(stored);
-    if (mark) anchors.set(tape, mark);
+    tails.set(tape, held);
   }
 
   const store: TapeStore & Partial<Pick<EncodedAppendStore, "appendEncoded">> = {
@@ -181,7 +255,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: Tap
       if (name !== tape) return;
       version++;
       held = { entries: [], complete: true };
-      anchors.set(tape, null);
+      tails.set(tape, null);
     },
   };
   if (takesEncoded(parent)) {
@@ -207,11 +281,8 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, anchors: Tap
       const readAt = version;
       const found = await parent.fetchAll({ tape, afterId: last.id - 1 });
       if (readAt !== version || held === null) return;
-      if (found[0]?.id === last.id && found[0].date === last.date) {
-        held.entries.push(...found.slice(1));
-        const mark = lastAnchorOf(found);
-        if (mark) anchors.set(tape, mark);
-      } else held = null;
+      held = extend(held, found);
+      tails.set(tape, held);
     },
   };
 }

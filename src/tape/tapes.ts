@@ -2,11 +2,11 @@ import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { createLogger } from "../kernel/log.ts";
-import type { TapeContext, TapeSidecar, TapeStore } from "../kernel/tape-contract.ts";
+import type { TapeContext, TapeEnd, TapeSidecar, TapeStore } from "../kernel/tape-contract.ts";
 import { createDefaultTapeContext } from "./context.ts";
 import { forkTape, type TapeFork } from "./fork.ts";
 import { createTape, type Tape } from "./tape.ts";
-import { createTapeSnapshot, TapeAnchors, type TapeSnapshot } from "./tape-snapshot.ts";
+import { createTapeSnapshot, TapeTails, type TapeSnapshot } from "./tape-snapshot.ts";
 
 function md5Prefix(text: string): string {
   return createHash("md5").update(text).digest("hex").slice(0, 16);
@@ -29,6 +29,12 @@ export function resolveWorkspace(path: string): string {
  */
 export function sessionTapeName(sessionId: string, workspace: string): string {
   return tapeNameOf(sessionId, resolveWorkspace(workspace));
+}
+
+/** {@link sessionTapeName} for the sessions of one workspace, resolved once (no disk access per name). */
+export function sessionTapeNamer(workspace: string): (sessionId: string) => string {
+  const resolved = resolveWorkspace(workspace);
+  return (sessionId) => tapeNameOf(sessionId, resolved);
 }
 
 function tapeNameOf(sessionId: string, resolvedWorkspace: string): string {
@@ -74,9 +80,11 @@ export interface Tapes {
   fork(tape: Tape, options?: { mergeBack?: boolean }): TapeFork;
   /**
    * One turn's snapshot of `tape` (see `tape-snapshot.ts`): `tape` over a store that reads
-   * it once and answers the turn's reads from that; `refresh` adds what others appended since.
+   * it once and answers the turn's reads from that (or not at all, when `end`, where the tape
+   * ended when the turn's message was admitted, is where the last turn here left it);
+   * `refresh` adds what others appended since.
    */
-  snapshot(tape: Tape): { readonly tape: Tape; readonly refresh: TapeSnapshot["refresh"] };
+  snapshot(tape: Tape, end?: TapeEnd): { readonly tape: Tape; readonly refresh: TapeSnapshot["refresh"] };
 }
 
 /**
@@ -98,8 +106,8 @@ export function createTapes(options: TapesOptions): Tapes {
   // Bounded: cleared when it fills up.
   // The first time, the store's name index learns the pair (in the background).
   const names = new Map<string, string>();
-  // The last anchor of each tape a turn read, so the next turn reads from there.
-  const anchors = new TapeAnchors();
+  // What the last turn of each tape held, so the next turn reads only what came after it.
+  const tails = new TapeTails();
   const workspaces = new Map<string, string>();
   const nameOf = (sessionId: string, workspace: string): string => {
     const key = `${workspace}\u0000${sessionId}`;
@@ -125,8 +133,8 @@ export function createTapes(options: TapesOptions): Tapes {
     sessionTape: (sessionId, workspace, tapeContext) => tape(nameOf(sessionId, workspace), tapeContext),
     tape,
     fork: (target, forkOptions) => forkTape(target, forkOptions),
-    snapshot(target) {
-      const snapshot = createTapeSnapshot(target.store, target.name, anchors);
+    snapshot(target, end) {
+      const snapshot = createTapeSnapshot(target.store, target.name, tails, end);
       return { tape: target.withStore(snapshot.store), refresh: snapshot.refresh };
     },
   };

@@ -136,6 +136,14 @@ describe("processInbound", () => {
     assert.deepEqual(envelopeToJson(result.outbounds[0]!), { content: "echo:x", session_id: "cli:local", channel: "cli", chat_id: "local", kind: "normal", context: {} });
   });
 
+  it("keeps where a channel saw the session tape end on the envelope, and leaves it out of the wire form", () => {
+    const tapeEnd = { tape: "ws__s", id: 3, date: "2026-12-02T00:00:00.000+00:00" };
+    const envelope = toEnvelope({ content: "x", tapeEnd });
+    assert.deepEqual(envelope.tapeEnd, tapeEnd);
+    assert.equal(toEnvelope({ content: "x", tapeEnd: { tape: "ws__s", id: "3" } }).tapeEnd, undefined, "not a tape end: dropped");
+    assert.deepEqual(envelopeToJson(envelope), { content: "x", channel: "", chat_id: "", kind: "normal", context: {} });
+  });
+
   it("streams: joins text deltas, reports error events to onError, and lets a bound router wrap the stream", async () => {
     const errors: unknown[] = [];
     const bub = framework(

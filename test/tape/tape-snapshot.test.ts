@@ -7,7 +7,7 @@ import type { TapeQuery, TapeStore } from "../../src/kernel/tape-contract.ts";
 import { entries } from "../../src/tape/entry.ts";
 import { createFileTapeStore } from "../../src/tape/file-store.ts";
 import { createMemoryTapeStore } from "../../src/tape/memory-store.ts";
-import { createTapeSnapshot, storeBelow, TapeAnchors } from "../../src/tape/tape-snapshot.ts";
+import { createTapeSnapshot, storeBelow, TapeTails } from "../../src/tape/tape-snapshot.ts";
 import { createTapes } from "../../src/tape/tapes.ts";
 import { tempDir } from "./support/helpers.ts";
 
@@ -26,8 +26,8 @@ describe("createTapeSnapshot", () => {
     const parent = createMemoryTapeStore();
     await parent.appendBatch(NAME, [entries.anchor("session/start"), entries.event("model_switch", { model: "a" }), entries.system("sys"), entries.anchor("later"), entries.message({ role: "user", content: "hi" })]);
     const { store, queries } = watched(parent);
-    const anchors = new TapeAnchors();
-    const first = createTapeSnapshot(store, NAME, anchors).store;
+    const tails = new TapeTails();
+    const first = createTapeSnapshot(store, NAME, tails).store;
     assert.deepEqual(contents(await first.fetchAll({ tape: NAME, kinds: ["event"] })), ["model_switch"]);
     assert.deepEqual(contents(await first.fetchAll({ tape: NAME, kinds: ["system"] })), ["sys"]);
     assert.deepEqual(contents(await first.fetchAll({ tape: NAME, lastAnchor: true })), ["hi"]);
@@ -39,7 +39,7 @@ describe("createTapeSnapshot", () => {
     assert.equal(queries.length, 1);
 
     // The next turn reads from the last anchor (id 4) on, and only that.
-    const second = createTapeSnapshot(store, NAME, anchors).store;
+    const second = createTapeSnapshot(store, NAME, tails).store;
     assert.deepEqual(contents(await second.fetchAll({ tape: NAME, lastAnchor: true })), ["hi", "hello"]);
     assert.deepEqual(contents(await second.fetchAll({ tape: NAME, afterId: 4 })), ["hi", "hello"]);
     assert.deepEqual(queries.slice(1), [{ tape: NAME, afterId: 3 }]);
@@ -52,13 +52,14 @@ describe("createTapeSnapshot", () => {
     ]);
   });
 
-  it("sees another process's appends on refresh, and its reset on the next snapshot (file store)", async () => {
+  it("remembering entries: sees another process's appends on refresh and between turns, and its reset (file store)", async () => {
     const directory = join(tempDir("snapshot"), "tapes");
     const mine = watched(createFileTapeStore({ directory }));
     const other = createFileTapeStore({ directory });
     await other.appendBatch(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "one" })]);
-    const anchors = new TapeAnchors();
-    const snapshot = createTapeSnapshot(mine.store, NAME, anchors);
+    const tails = new TapeTails();
+    tails.keepEntries();
+    const snapshot = createTapeSnapshot(mine.store, NAME, tails);
     assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME, lastAnchor: true })), ["one"]);
     await other.append(NAME, entries.message({ role: "user", content: "two" }));
     assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME, lastAnchor: true })), ["one"], "a snapshot until refreshed");
@@ -66,12 +67,19 @@ describe("createTapeSnapshot", () => {
     assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME, lastAnchor: true })), ["one", "two"]);
     assert.deepEqual(mine.queries.at(-1), { tape: NAME, afterId: 1 }, "the refresh reads from the last entry held on");
 
-    // Reset elsewhere and written again with the same ids: the anchor's date differs, so the whole tape is read.
+    // Another process appends between two turns: the next turn reads from the last entry held on.
+    await other.append(NAME, entries.message({ role: "user", content: "three" }));
+    const between = createTapeSnapshot(mine.store, NAME, tails);
+    assert.deepEqual(contents(await between.store.fetchAll({ tape: NAME, lastAnchor: true })), ["one", "two", "three"]);
+    assert.deepEqual(mine.queries.at(-1), { tape: NAME, afterId: 2 });
+
+    // Reset elsewhere and written again past the same ids: the entry at the last id held has
+    // another date, so the whole tape is read.
     await other.reset(NAME);
-    await other.appendBatch(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "fresh" })]);
-    const next = createTapeSnapshot(mine.store, NAME, anchors);
-    assert.deepEqual(contents(await next.store.fetchAll({ tape: NAME, lastAnchor: true })), ["fresh"]);
-    assert.deepEqual(mine.queries.slice(-2), [{ tape: NAME, afterId: 0 }, { tape: NAME }]);
+    await other.appendBatch(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "fresh" }), entries.message({ role: "user", content: "again" }), entries.message({ role: "user", content: "more" })]);
+    const next = createTapeSnapshot(mine.store, NAME, tails);
+    assert.deepEqual(contents(await next.store.fetchAll({ tape: NAME, lastAnchor: true })), ["fresh", "again", "more"]);
+    assert.deepEqual(mine.queries.slice(-2), [{ tape: NAME, afterId: 3 }, { tape: NAME }]);
     await mine.store.close?.();
     await other.close();
   });
@@ -79,7 +87,7 @@ describe("createTapeSnapshot", () => {
   it("answers 'no anchor' from a whole-tape read; the store below it is what a merge asks", async () => {
     const parent = createMemoryTapeStore();
     const { store, queries } = watched(parent);
-    const snapshot = createTapeSnapshot(store, NAME, new TapeAnchors());
+    const snapshot = createTapeSnapshot(store, NAME, new TapeTails());
     assert.deepEqual(await snapshot.store.fetchAll({ tape: NAME }), []);
     await parent.appendBatch(NAME, [entries.anchor("session/start"), entries.event("handoff", { name: "session/start" })]);
     await assert.rejects(snapshot.store.fetchAll({ tape: NAME, lastAnchor: true, limit: 0 }), /No anchors found/);
@@ -105,12 +113,70 @@ describe("createTapeSnapshot", () => {
     const parent = createMemoryTapeStore();
     await parent.appendBatch(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "old" })]);
     const { store, queries } = watched(parent);
-    const snapshot = createTapeSnapshot(store, NAME, new TapeAnchors());
+    const snapshot = createTapeSnapshot(store, NAME, new TapeTails());
     assert.equal((await snapshot.store.fetchAll({ tape: NAME })).length, 2);
     await snapshot.store.reset(NAME);
     await snapshot.store.appendBatch?.(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "new" })]);
     assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME })), ["session/start", "new"]);
     assert.equal(queries.length, 1);
     assert.deepEqual(contents(await parent.fetchAll({ tape: NAME })), ["session/start", "new"]);
+  });
+
+  it("past its bound, forgets the entries of the tapes used least recently and keeps their anchors", async () => {
+    const parent = createMemoryTapeStore();
+    const { store, queries } = watched(parent);
+    const tails = new TapeTails();
+    tails.keepEntries();
+    const names = Array.from({ length: 6 }, (_, index) => `ws__s${index}`);
+    const turn = () => Array.from({ length: 1_000 }, (_, index) => entries.message({ role: "user", content: `m${index}` }));
+    for (const name of names) {
+      await parent.appendBatch(name, [entries.anchor("session/start"), ...turn()]);
+      await createTapeSnapshot(store, name, tails).store.fetchAll({ tape: name, lastAnchor: true });
+    }
+    // Grown to 3,001 entries from the anchor on, the six no longer fit the bound (16,384
+    // entries): the entries of the one read least recently (the first) are forgotten.
+    for (const name of names) {
+      await parent.appendBatch(name, [...turn(), ...turn()]);
+      await createTapeSnapshot(store, name, tails).store.fetchAll({ tape: name, lastAnchor: true });
+    }
+    queries.length = 0;
+    for (const name of names.toReversed()) assert.equal((await createTapeSnapshot(store, name, tails).store.fetchAll({ tape: name, lastAnchor: true })).length, 3_000);
+    assert.deepEqual(
+      queries.map((query) => query.afterId),
+      [3_000, 3_000, 3_000, 3_000, 3_000, 0],
+      "five read from their last entry (id 3,001) on; the forgotten one from its anchor (id 1)",
+    );
+  });
+
+  it("does not read at all when told where the tape ends and it held the tape up to there", async () => {
+    const parent = createMemoryTapeStore();
+    const { store, queries } = watched(parent);
+    const tails = new TapeTails();
+    // A tape never written, as the queue saw it: nothing read; the turn's writes are held.
+    const first = createTapeSnapshot(store, NAME, tails, { tape: NAME, id: 0, date: "" });
+    assert.deepEqual(await first.store.fetchAll({ tape: NAME }), []);
+    const written = await first.store.appendBatch?.(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "hi" })]);
+    const last = written?.at(-1);
+    assert.ok(last);
+    assert.equal(queries.length, 0);
+
+    // Where the last turn here left it: answered from what that turn held.
+    const second = createTapeSnapshot(store, NAME, tails, { tape: NAME, id: last.id, date: last.date });
+    assert.deepEqual(contents(await second.store.fetchAll({ tape: NAME, lastAnchor: true })), ["hi"]);
+    assert.equal(queries.length, 0);
+
+    // Another process wrote since: the end told differs, so it reads from the last entry held on.
+    const other = await parent.append(NAME, entries.message({ role: "user", content: "elsewhere" }));
+    const third = createTapeSnapshot(store, NAME, tails, { tape: NAME, id: other.id, date: other.date });
+    assert.deepEqual(contents(await third.store.fetchAll({ tape: NAME, lastAnchor: true })), ["hi", "elsewhere"]);
+    assert.deepEqual(queries, [{ tape: NAME, afterId: last.id - 1 }]);
+
+    // An end told for another tape, or after the turn wrote (the end has moved), is not used.
+    const elsewhere = createTapeSnapshot(store, NAME, tails, { tape: "ws__other", id: 0, date: "" });
+    assert.equal((await elsewhere.store.fetchAll({ tape: NAME })).length, 3);
+    const writer = createTapeSnapshot(store, NAME, tails, { tape: NAME, id: 0, date: "" });
+    await writer.store.append(NAME, entries.message({ role: "user", content: "mine" }));
+    assert.deepEqual(contents(await writer.store.fetchAll({ tape: NAME, lastAnchor: true })), ["hi", "elsewhere", "mine"]);
+    assert.equal(queries.length, 3);
   });
 });

@@ -24,7 +24,7 @@ export function sessionQueue(queue: string, session: string): string {
 /**
  * Our table beside graphile-worker's: the keys of the messages accepted (graphile-worker
  * forgets a job once done). And one index of ours on graphile-worker's jobs, by their named
- * queue (a session): the turn's end ({@link COMPLETE_SQL}) looks up whether its session has
+ * queue (a session): the turn's end ({@link completeSql}) looks up whether its session has
  * a message waiting, which graphile-worker's own indexes (by time, for fetching) cannot
  * answer without reading every job queued. Created under the schema lock of ./graphile.ts,
  * after graphile-worker's migrations.
@@ -47,17 +47,32 @@ DELETE FROM bub_queue_accepted WHERE accepted_at < now() - make_interval(days =>
  * graphile-worker takes a queue's jobs by `run_at` and nothing else: the messages of one
  * statement get times a microsecond apart, in arrival order (the next statement's `now()`
  * comes after them: inserting n rows takes longer than n microseconds).
+ *
+ * With `tapeEnds` (the tapes are in this database), $7 names each message's session tape (''
+ * for none): a message that is the first of its session in the statement, with nothing of its
+ * session queued or running, gets where that tape ends in its payload (`tapeEnd`). No turn of
+ * the session can write the tape before its own starts (one turn per session at a time). A
+ * message queued behind another of its session gets none: its turn reads the tape.
  */
-export const ACCEPT_SQL = `
+function acceptSql(tapeEnds: boolean): string {
+  // The tape end goes in as text, spliced before the payload's closing brace (the payload is
+  // an object written by JSON.stringify): the payload is parsed once, by the cast to json.
+  const payload = tapeEnds
+    ? `(CASE WHEN i.tape <> '' AND i.n = (SELECT min(h.n) FROM input h WHERE h.queue_name = i.queue_name)
+           AND NOT EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = (SELECT q.id FROM ${WORKER_SCHEMA}._private_job_queues q WHERE q.queue_name = i.queue_name))
+         THEN left(i.payload, -1) || ',"tapeEnd":' || coalesce((SELECT json_build_object('id', e.id, 'date', e.date)::text FROM bub_tape_entries e WHERE e.tape = i.tape ORDER BY e.id DESC LIMIT 1), '{"id":0,"date":""}') || '}'
+         ELSE i.payload END)::json`
+    : "i.payload::json";
+  return `
 WITH input AS (
-  SELECT key, queue_name, payload::json AS payload, n
-    FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(key, queue_name, payload, n)
+  SELECT key, queue_name, payload, ${tapeEnds ? "tape" : "''::text AS tape"}, n
+    FROM unnest($1::text[], $2::text[], $3::text[]${tapeEnds ? ", $7::text[]" : ""}) WITH ORDINALITY AS t(key, queue_name, payload${tapeEnds ? ", tape" : ""}, n)
 ), fresh AS (
   INSERT INTO bub_queue_accepted (message_key) SELECT key FROM input ORDER BY n
   ON CONFLICT DO NOTHING RETURNING message_key
-), specs AS (
+), specs AS MATERIALIZED (
   SELECT ARRAY(
-    SELECT ROW($4::text, i.payload, i.queue_name, now() + (i.n - 1) * interval '1 microsecond', $5::int, NULL, NULL, NULL)::${WORKER_SCHEMA}.job_spec
+    SELECT ROW($4::text, ${payload}, i.queue_name, now() + (i.n - 1) * interval '1 microsecond', $5::int, NULL, NULL, NULL)::${WORKER_SCHEMA}.job_spec
       FROM input i JOIN fresh f ON f.message_key = i.key ORDER BY i.n
   ) AS specs
 ), added AS (
@@ -68,39 +83,49 @@ WITH input AS (
    GROUP BY (a.r - 1) / ${STEER_BATCH}
 )
 SELECT added.payload->>'key' AS key FROM added WHERE (SELECT count(*) FROM notified) > 0 ORDER BY added.id`;
+}
+
+export const ACCEPT_SQL = acceptSql(false);
+export const ACCEPT_TAPE_ENDS_SQL = acceptSql(true);
 
 /** $1 a job id: its payload while no process has taken it. */
 export const WAITING_SQL = `SELECT payload FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_at IS NULL AND attempts < max_attempts`;
 
 /**
- * $1 the job, $2 waiting jobs its turn read (steered), $3 the pool that holds the job: the
- * turn's end in one statement (graphile-worker's own completion of the job afterwards then
- * finds nothing left to do). When the session has a message waiting, a worker is woken for
- * it (graphile-worker wakes workers on new jobs only; the waiting one became available just now).
+ * The turn's end in one statement (graphile-worker's own completion of the job afterwards
+ * then finds nothing left to do): $1 the job, $2 the pool that holds it; with `steered`, $3
+ * the waiting jobs its turn read (steered into it), done too; with `confirm`, the last
+ * parameter is the delivery ledger's record of the turn's last reply, sent by now
+ * (../delivery/postgres-store.ts), deleted as the ledger's own confirmation would: one
+ * statement, one commit, for what took two. When the session has a message waiting, a worker
+ * is woken for it (graphile-worker wakes workers on new jobs only; the waiting one became
+ * available just now).
+ *
+ * A turn that read no waiting job runs the shape without them: with the list of ids as a
+ * parameter, the server plans the statement again each time (an empty list looks cheaper),
+ * which cost as much CPU as running it.
  */
-export const COMPLETE_SQL = `
-WITH consumed AS (
-  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = ANY($2::bigint[]) AND locked_at IS NULL
-), done AS (
-  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_by = $3::text RETURNING job_queue_id
-), unlocked AS (
+export function completeSql({ steered, confirm }: { steered: boolean; confirm: boolean }): string {
+  const ctes = [
+    confirm ? `confirmed AS (
+  DELETE FROM bub_deliveries WHERE id = $${steered ? 4 : 3}::bigint
+)` : "",
+    steered ? `consumed AS (
+  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = ANY($3::bigint[]) AND locked_at IS NULL
+)` : "",
+    `done AS (
+  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = $1::bigint AND locked_by = $2::text RETURNING job_queue_id
+)`,
+    `unlocked AS (
   UPDATE ${WORKER_SCHEMA}._private_job_queues AS queues SET locked_by = NULL, locked_at = NULL
-    FROM done WHERE queues.id = done.job_queue_id AND queues.locked_by = $3::text RETURNING queues.id
-)
+    FROM done WHERE queues.id = done.job_queue_id AND queues.locked_by = $2::text RETURNING queues.id
+)`,
+  ].filter((cte) => cte !== "");
+  return `
+WITH ${ctes.join(", ")}
 SELECT pg_notify('jobs:insert', '{"count":1}') FROM unlocked
- WHERE EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = unlocked.id AND j.locked_at IS NULL AND j.id <> $1::bigint AND j.id <> ALL($2::bigint[]))`;
-
-/**
- * {@link COMPLETE_SQL} that also confirms the turn's last reply, sent by now: $4 its record
- * in the delivery ledger (../delivery/postgres-store.ts), deleted as the ledger's own
- * confirmation would. One statement, one commit, for what took two.
- */
-export const COMPLETE_CONFIRM_SQL = COMPLETE_SQL.replace(
-  "WITH consumed AS (",
-  `WITH confirmed AS (
-  DELETE FROM bub_deliveries WHERE id = $4::bigint
-), consumed AS (`,
-);
+ WHERE EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = unlocked.id AND j.locked_at IS NULL AND j.id <> $1::bigint${steered ? " AND j.id <> ALL($3::bigint[])" : ""})`;
+}
 
 /** $1 job ids: done without running (graphile-worker's own completion of unlocked jobs). */
 export const FINISH_WAITING_SQL = `SELECT count(*) FROM ${WORKER_SCHEMA}.complete_jobs($1::bigint[])`;

@@ -27,15 +27,21 @@ import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticesOf, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, Inbound, InboundQueue, QueuedJob } from "./inbound-queue.ts";
 import { Liveness } from "./graphile-liveness.ts";
-import { ACCEPT_SQL, COMPLETE_CONFIRM_SQL, COMPLETE_SQL, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
+import { ACCEPT_SQL, ACCEPT_TAPE_ENDS_SQL, completeSql, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
 import { confirmDelivery } from "./replies.ts";
 
 const log = createLogger("bub:queue");
 
 /** The statements every message runs, prepared once per connection (see ../../tape/postgres/named.ts). */
 const ACCEPT = namedStatement(ACCEPT_SQL);
-const COMPLETE = namedStatement(COMPLETE_SQL);
-const COMPLETE_CONFIRM = namedStatement(COMPLETE_CONFIRM_SQL);
+const ACCEPT_TAPE_ENDS = namedStatement(ACCEPT_TAPE_ENDS_SQL);
+/** The turn's end, by whether it read waiting jobs (steered) and whether it confirms a reply. */
+const COMPLETE = {
+  alone: namedStatement(completeSql({ steered: false, confirm: false })),
+  aloneConfirm: namedStatement(completeSql({ steered: false, confirm: true })),
+  steered: namedStatement(completeSql({ steered: true, confirm: false })),
+  steeredConfirm: namedStatement(completeSql({ steered: true, confirm: true })),
+};
 
 /** A job's payload as graphile-worker holds it: the message and how often its turn was cut off before. */
 function retriesOf(data: unknown): number {
@@ -55,6 +61,8 @@ export class GraphileQueue implements InboundQueue {
   #runner: Runner | null = null;
   /** The pool holding each job running here (graphile-worker's lock on it). */
   readonly #holders = new Map<string, string>();
+  /** Whether the tape store's table is in this database (asked until it is): the tape ends of ./graphile-sql.ts read it. */
+  #tapeTable = false;
   #closed = false;
 
   private constructor(pool: Pool, options: ClusterQueueOptions, database: string) {
@@ -111,15 +119,27 @@ export class GraphileQueue implements InboundQueue {
   async accept(messages: readonly Inbound[]): Promise<string[]> {
     if (messages.length === 0) return [];
     const ordered = [...messages].sort((a, b) => a.order - b.order);
-    const { rows } = await this.#pool.query<{ key: string }>({ ...ACCEPT, values: [
+    const values = [
       ordered.map((message) => message.key),
       ordered.map((message) => sessionQueue(this.queue, message.session)),
-      ordered.map(({ key, session, item }) => JSON.stringify({ key, session, item })),
+      ordered.map(({ key, session, item, tape }) => JSON.stringify({ key, session, item, tape })),
       this.queue,
       MAX_ATTEMPTS,
       STEER_CHANNEL,
-    ] });
+    ];
+    const tapeEnds = await this.#hasTapeTable();
+    const statement = tapeEnds ? { ...ACCEPT_TAPE_ENDS, values: [...values, ordered.map((message) => message.tape ?? "")] } : { ...ACCEPT, values };
+    const { rows } = await this.#pool.query<{ key: string }>(statement);
     return rows.map((row) => row.key);
+  }
+
+  /** Whether tape ends are to be marked and can be: asks the database until the tape store's table is there. */
+  async #hasTapeTable(): Promise<boolean> {
+    if (this.#options.tapeEnds && !this.#tapeTable) {
+      const { rows } = await this.#pool.query<{ present: boolean }>("SELECT to_regclass('bub_tape_entries') IS NOT NULL AS present");
+      this.#tapeTable = rows[0]?.present === true;
+    }
+    return this.#tapeTable;
   }
 
   async work(concurrency: number, handler: (job: QueuedJob) => Promise<void>, onDeadLetter: (payload: JobPayload) => Promise<void>): Promise<void> {
@@ -169,7 +189,9 @@ export class GraphileQueue implements InboundQueue {
       // Back in its place, ahead of its session's next message; this run then completes.
       log.info(`queue.retry message ${payload.key} of session ${payload.session} was cut off (${describe(error)}); it runs again`);
       const runs = retries + job.attempts;
-      await this.#pool.query(PUT_BACK_SQL, [job.id, JSON.stringify({ ...payload, retries: runs }), Math.max(1, MAX_ATTEMPTS - runs), job.locked_by ?? ""]);
+      // Where its tape ended is stale by now: its first run may have written it.
+      const { tapeEnd: _stale, ...rest } = payload;
+      await this.#pool.query(PUT_BACK_SQL, [job.id, JSON.stringify({ ...rest, retries: runs }), Math.max(1, MAX_ATTEMPTS - runs), job.locked_by ?? ""]);
     } finally {
       clearTimeout(expiry);
       this.#holders.delete(job.id);
@@ -179,12 +201,15 @@ export class GraphileQueue implements InboundQueue {
   async complete(job: QueuedJob, consumed: readonly string[], delivery?: number): Promise<void> {
     const holder = this.#holders.get(job.id);
     const waiting = consumed.filter((id) => /^\d+$/.test(id));
-    if (holder && delivery !== undefined) await this.#pool.query({ ...COMPLETE_CONFIRM, values: [job.id, waiting, holder, delivery] });
-    else if (holder) await this.#pool.query({ ...COMPLETE, values: [job.id, waiting, holder] });
-    else {
+    if (!holder) {
       if (delivery !== undefined) await confirmDelivery({ executeSql: (text, values) => this.#pool.query(text, values) }, delivery);
       await this.finishWaiting(waiting);
+      return;
     }
+    const steered = waiting.length > 0;
+    const statement = steered ? (delivery === undefined ? COMPLETE.steered : COMPLETE.steeredConfirm) : delivery === undefined ? COMPLETE.alone : COMPLETE.aloneConfirm;
+    const values: unknown[] = steered ? [job.id, holder, waiting] : [job.id, holder];
+    await this.#pool.query({ ...statement, values: delivery === undefined ? values : [...values, delivery] });
   }
 
   async stopWorking(): Promise<void> {

@@ -17,6 +17,12 @@ export interface ClusterQueueOptions {
   expireSeconds: number;
   /** `BUB_QUEUE_HEARTBEAT_SECONDS`: a running job whose process stopped answering for this long is retried elsewhere. */
   heartbeatSeconds: number;
+  /**
+   * The session tapes are in this database (`BUB_TAPE_STORE=postgres`) and the messages name
+   * theirs (`tape`): the queue then tells each turn where its tape ended (`tapeEnd`, see
+   * ./job.ts), so a process holding the tape up to there does not read it again.
+   */
+  tapeEnds?: boolean;
 }
 
 /** One message taken from the queue by this process. */

@@ -14,6 +14,14 @@ const jobPayloadSchema = z.object({
   session: z.string().min(1),
   /** What the channel received, as received (a Telegram update), to be handled again by whichever process runs it. */
   item: z.unknown(),
+  /** The session's tape, when the tapes are in the queue's database: the queue then says where it ends (`tapeEnd`). */
+  tape: z.string().min(1).optional(),
+  /**
+   * Where that tape ended when the message became the next of its session (written by the
+   * queue's own statements, see ./graphile-sql.ts): its first run reads the tape only when
+   * its process did not hold it up to there.
+   */
+  tapeEnd: z.object({ id: z.number().int().nonnegative(), date: z.string() }).optional(),
 });
 
 export type JobPayload = z.infer<typeof jobPayloadSchema>;

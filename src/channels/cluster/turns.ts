@@ -238,7 +238,10 @@ export class QueuedTurns {
       return Promise.resolve();
     }
     run.handed = true;
+    const { tape, tapeEnd } = run.job.payload;
     if (run.job.retryCount > 0) message.context.retried_after_restart = true;
+    // A first run's turn may trust where the queue saw its tape end (a retry's first run may have written it since).
+    else if (tape !== undefined && tapeEnd !== undefined) message.tapeEnd = { tape, ...tapeEnd };
     if (!message.isActive && !message.content.trimStart().startsWith(",")) return handler(message).finally(() => run.end("done"));
     const inner = message.lifespan ?? null;
     const session = run.job.payload.session;

@@ -12,6 +12,7 @@ import { BubError, describeError } from "../../kernel/errors.ts";
 import type { Envelope } from "../../kernel/envelope.ts";
 import type { TurnContext } from "../../kernel/turn-context.ts";
 import type { BubFramework } from "../../kernel/framework.ts";
+import { sessionTapeNamer } from "../../tape/tapes.ts";
 import type { Channel, MessageHandler } from "../../kernel/types.ts";
 import type { ApprovalAnswer, ApprovalRequest } from "../../kernel/approval.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
@@ -52,7 +53,7 @@ export interface TelegramChannelOptions {
 }
 
 /** The parts of the framework the channel uses (`home` holds the inbound journal). */
-export type TelegramFramework = Pick<BubFramework, "settings" | "home" | "admitMessage" | "steeringInbox">;
+export type TelegramFramework = Pick<BubFramework, "settings" | "home" | "workspace" | "admitMessage" | "steeringInbox">;
 
 /**
  * Serves a Telegram bot (§5.7, with the departures in docs/channels.md): closed unless an
@@ -208,6 +209,8 @@ export class TelegramChannel implements Channel {
           botId: String(bot.botInfo.id),
           settings: this.#framework.settings,
           framework: this.#framework,
+          // Tapes in the queue's database: each message names its session's tape, so the queue can say where it ends.
+          tapeOf: storeKind === "postgres" ? sessionTapeNamer(this.#framework.workspace) : undefined,
           asks: (data) => this.#approvals.asks(data),
           notify: this.#notify,
           describeError: this.#describeError,

@@ -38,11 +38,17 @@ export async function openQueuedUpdates(
   options: { url: string; botId: string; settings: SettingsStore } & Omit<QueuedUpdatesOptions, "queue" | "botId">,
 ): Promise<{ queued: QueuedUpdates; concurrency: number }> {
   const settings = await options.settings.load(queueSettings);
-  const queue = await openInboundQueue(settings.engine, { url: options.url, source: `telegram_${options.botId}`, expireSeconds: settings.expire_seconds, heartbeatSeconds: settings.heartbeat_seconds });
+  const queue = await openInboundQueue(settings.engine, {
+    url: options.url,
+    source: `telegram_${options.botId}`,
+    expireSeconds: settings.expire_seconds,
+    heartbeatSeconds: settings.heartbeat_seconds,
+    tapeEnds: options.tapeOf !== undefined,
+  });
   const configured = options.settings.getValue("max_concurrent_turns", UNBOUNDED_TURNS);
   const concurrency = typeof configured === "number" && Number.isInteger(configured) && configured > 0 ? configured : UNBOUNDED_TURNS;
   log.info(`telegram.queue serving bot ${options.botId} from the shared queue ${queue.queue} on ${queue.database} (${concurrency} turns at once here)`);
-  return { queued: new QueuedUpdates({ queue, botId: options.botId, framework: options.framework, asks: options.asks, notify: options.notify, describeError: options.describeError }), concurrency };
+  return { queued: new QueuedUpdates({ ...options, queue }), concurrency };
 }
 
 /** Options of {@link QueuedUpdates}. */
@@ -52,6 +58,8 @@ export interface QueuedUpdatesOptions {
   botId: string;
   /** For steering a turn that runs in this process with a message another process took. */
   framework?: SteeringFramework;
+  /** The tape of a chat's session, when the tapes are in the queue's database (see `tapeEnds` in ../cluster/inbound-queue.ts). */
+  tapeOf?: (session: string) => string;
   /** Whether a button's callback data answers an approval question this process asked. */
   asks?: (data: string | undefined) => boolean;
   /** Sends a notice to a chat through the delivery ledger (the channel's). */
@@ -70,8 +78,10 @@ export class QueuedUpdates {
   readonly #describeError: (error: unknown) => string;
   readonly #asks: (data: string | undefined) => boolean;
   readonly #notify: Notify;
+  readonly #tapeOf: ((session: string) => string) | undefined;
 
   constructor(options: QueuedUpdatesOptions) {
+    this.#tapeOf = options.tapeOf;
     this.queue = options.queue;
     this.#asks = options.asks ?? (() => true);
     this.#notify = options.notify;
@@ -91,7 +101,10 @@ export class QueuedUpdates {
     for (const update of updates) {
       const chatId = update.message?.chat.id;
       if (chatId === undefined) here.push(update);
-      else queued.push({ key: `telegram:${this.#botId}:${update.update_id}`, session: `telegram:${chatId}`, item: update, order: update.update_id });
+      else {
+        const session = `telegram:${chatId}`;
+        queued.push({ key: `telegram:${this.#botId}:${update.update_id}`, session, item: update, order: update.update_id, tape: this.#tapeOf?.(session) });
+      }
     }
     await this.queue.accept(queued);
     for (const update of here) await this.#press(bot, update);

@@ -64,6 +64,24 @@ describe("queued turns", () => {
     }
   });
 
+  it("tells a first run's turn where the queue saw its tape end, and a retry's turn nothing (its first run may have written since)", async () => {
+    const url = await (await postgres()).createDatabase();
+    const queue = await ClusterQueue.open({ url, ...QUICK });
+    try {
+      const turns = new QueuedTurns({ queue });
+      const told: unknown[] = [];
+      const handler = turnRunner(async (message) => void told.push(message.tapeEnd));
+      const payload = { key: "telegram:1:7", session: "telegram:1", item: {}, tape: "ws__t", tapeEnd: { id: 4, date: "2026-12-02T00:00:00.000+00:00" } };
+      for (const retryCount of [0, 1]) {
+        const job: QueuedJob = { id: `00000000-0000-8000-8000-00000000000${7 + retryCount}`, retryCount, payload: { ...payload, item: {} } };
+        await turns.run(job, () => turns.handOver(chatMessage("telegram:1", "hello"), handler, job.payload.item));
+      }
+      assert.deepEqual(told, [{ tape: "ws__t", id: 4, date: "2026-12-02T00:00:00.000+00:00" }, undefined]);
+    } finally {
+      await queue.close();
+    }
+  });
+
   for (const engine of ["pg-boss", "graphile"] satisfies QueueEngine[])
   it(`steers a turn running behind one queue with a message the other took (${engine}); one the turn did not read, or that came after it, runs as the next turn`, async () => {
     const url = await (await postgres()).createDatabase();
