@@ -46,7 +46,7 @@ export { isAdmitDecision } from "./kernel/types.ts";
 export type { ApprovalAnswer, ApprovalAsker, ApprovalRequest } from "./kernel/approval.ts";
 export type { AdmitDecision, Channel, ChannelKind, ChannelRouter, MessageHandler, ModelChoice, ModelOptions, SteeringInbox, SteeringTarget, TurnResult, TurnSnapshot, TurnState } from "./kernel/types.ts";
 export { LAST_ANCHOR, isTapeContext } from "./kernel/tape-contract.ts";
-export type { ChatMessage, ContextSelector, NewTapeEntry, TapeContext, TapeEntry, TapeHandle, TapeQuery, TapeSidecar, TapeStore } from "./kernel/tape-contract.ts";
+export type { ChatMessage, ContextSelector, NewTapeEntry, TapeContext, TapeEnd, TapeEntry, TapeHandle, TapeQuery, TapeSidecar, TapeStore } from "./kernel/tape-contract.ts";
 /** What a plugin writes to and reads from a tape: entry constructors, the query builder, the default context. */
 export { entries } from "./tape/entry.ts";
 export type { EntryMeta } from "./tape/entry.ts";

@@ -7,6 +7,8 @@
  * (the tapes remember that anchor's id and date between turns; a reset, by this process or
  * another, is noticed because the anchor is no longer there with its date) or whole when the
  * anchor is not known, and answers from what it read every query that read answers exactly.
+ * A turn told where its tape ends (a message of the shared queue, see `TapeEnd`) reads nothing
+ * when the last turn of the tape in this process held it up to there.
  * Other queries go to the store, and so does a query for an anchor it does not hold unless it
  * read the whole tape. Writes go to the store and are added to what was read. What must not be
  * decided on the turn's read (has another turn started the session meanwhile?) asks the store
