@@ -127,6 +127,28 @@ SELECT pg_notify('jobs:insert', '{"count":1}') FROM unlocked
  WHERE EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = unlocked.id AND j.locked_at IS NULL AND j.id <> $1::bigint${steered ? " AND j.id <> ALL($3::bigint[])" : ""})`;
 }
 
+/**
+ * The ends of several turns in one statement, as {@link completeSql} ends one: $1 the jobs,
+ * $2 the pool holding each, $3 the waiting jobs their turns read; with `confirm`, $4 the
+ * delivery records their last replies confirm. Wakes one worker per session that has a
+ * message waiting.
+ */
+export function completeManySql({ confirm }: { confirm: boolean }): string {
+  return `
+WITH ${confirm ? "confirmed AS (\n  DELETE FROM bub_deliveries WHERE id = ANY($4::bigint[])\n), " : ""}consumed AS (
+  DELETE FROM ${WORKER_SCHEMA}._private_jobs WHERE id = ANY($3::bigint[]) AND locked_at IS NULL
+), done AS (
+  DELETE FROM ${WORKER_SCHEMA}._private_jobs AS jobs USING unnest($1::bigint[], $2::text[]) AS t(id, holder)
+   WHERE jobs.id = t.id AND jobs.locked_by = t.holder RETURNING jobs.job_queue_id, t.holder
+), unlocked AS (
+  UPDATE ${WORKER_SCHEMA}._private_job_queues AS queues SET locked_by = NULL, locked_at = NULL
+    FROM done WHERE queues.id = done.job_queue_id AND queues.locked_by = done.holder RETURNING queues.id
+)
+SELECT pg_notify('jobs:insert', json_build_object('count', count(*))::text) FROM unlocked
+ WHERE EXISTS (SELECT 1 FROM ${WORKER_SCHEMA}._private_jobs j WHERE j.job_queue_id = unlocked.id AND j.locked_at IS NULL AND j.id <> ALL($1::bigint[]) AND j.id <> ALL($3::bigint[]))
+HAVING count(*) > 0`;
+}
+
 /** $1 job ids: done without running (graphile-worker's own completion of unlocked jobs). */
 export const FINISH_WAITING_SQL = `SELECT count(*) FROM ${WORKER_SCHEMA}.complete_jobs($1::bigint[])`;
 

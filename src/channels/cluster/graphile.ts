@@ -22,12 +22,13 @@ import { errorMessage } from "../../config/thrown.ts";
 import { createLogger } from "../../kernel/log.ts";
 import { BubError, describeError } from "../../kernel/errors.ts";
 import { describeDatabaseUrl, postgresError } from "../../tape/postgres/errors.ts";
+import { coalescing } from "../../tape/postgres/coalesce.ts";
 import { namedStatement } from "../../tape/postgres/named.ts";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { BROADCAST_CHANNEL, broadcastSchema, parseJobPayload, queueNames, STEER_CHANNEL, steerNoticesOf, type JobPayload, type SteerNotice } from "./job.ts";
 import type { ClusterQueueOptions, Inbound, InboundQueue, QueuedJob } from "./inbound-queue.ts";
 import { Liveness } from "./graphile-liveness.ts";
-import { ACCEPT_SQL, ACCEPT_TAPE_ENDS_SQL, completeSql, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
+import { ACCEPT_SQL, ACCEPT_TAPE_ENDS_SQL, completeManySql, completeSql, drainPgBoss, FINISH_WAITING_SQL, MAX_ATTEMPTS, PUT_BACK_SQL, SCHEMA_SQL, sessionQueue, WAITING_SQL, WORKER_SCHEMA } from "./graphile-sql.ts";
 import { confirmDelivery } from "./replies.ts";
 
 const log = createLogger("bub:queue");
@@ -42,6 +43,21 @@ const COMPLETE = {
   steered: namedStatement(completeSql({ steered: true, confirm: false })),
   steeredConfirm: namedStatement(completeSql({ steered: true, confirm: true })),
 };
+/** The ends of several turns, by whether any confirms a reply. */
+const COMPLETE_MANY = { alone: namedStatement(completeManySql({ confirm: false })), confirm: namedStatement(completeManySql({ confirm: true })) };
+
+/** The end of one turn whose job this process holds: see {@link GraphileQueue.complete}. */
+interface Completion {
+  readonly job: string;
+  readonly holder: string;
+  /** Waiting jobs the turn read (steered into it). */
+  readonly waiting: readonly string[];
+  /** The delivery ledger's record of the turn's last reply, sent by now. */
+  readonly delivery: number | undefined;
+}
+
+/** Turns' ends sent in one statement at most. */
+const MAX_COMPLETIONS = 64;
 
 /** A job's payload as graphile-worker holds it: the message and how often its turn was cut off before. */
 function retriesOf(data: unknown): number {
@@ -61,6 +77,8 @@ export class GraphileQueue implements InboundQueue {
   #runner: Runner | null = null;
   /** The pool holding each job running here (graphile-worker's lock on it). */
   readonly #holders = new Map<string, string>();
+  /** The turns' ends: those that end while one is being written go together in the next statement. */
+  readonly #completions = coalescing((batch: readonly Completion[]) => this.#completeAll(batch), MAX_COMPLETIONS);
   /** Whether the tape store's table is in this database (asked until it is): the tape ends of ./graphile-sql.ts read it. */
   #tapeTable = false;
   #closed = false;
@@ -206,10 +224,26 @@ export class GraphileQueue implements InboundQueue {
       await this.finishWaiting(waiting);
       return;
     }
-    const steered = waiting.length > 0;
-    const statement = steered ? (delivery === undefined ? COMPLETE.steered : COMPLETE.steeredConfirm) : delivery === undefined ? COMPLETE.alone : COMPLETE.aloneConfirm;
-    const values: unknown[] = steered ? [job.id, holder, waiting] : [job.id, holder];
-    await this.#pool.query({ ...statement, values: delivery === undefined ? values : [...values, delivery] });
+    await this.#completions.load({ job: job.id, holder, waiting, delivery });
+  }
+
+  /** Ends the turns of `batch` in one statement (its shape for one turn alone: see ./graphile-sql.ts). */
+  async #completeAll(batch: readonly Completion[]): Promise<void[]> {
+    const [only] = batch;
+    let statement: { name: string; text: string; values: unknown[] };
+    if (batch.length === 1 && only) {
+      const { job, holder, waiting, delivery } = only;
+      const steered = waiting.length > 0;
+      const shape = steered ? (delivery === undefined ? COMPLETE.steered : COMPLETE.steeredConfirm) : delivery === undefined ? COMPLETE.alone : COMPLETE.aloneConfirm;
+      const values: unknown[] = steered ? [job, holder, waiting] : [job, holder];
+      statement = { ...shape, values: delivery === undefined ? values : [...values, delivery] };
+    } else {
+      const deliveries = batch.flatMap(({ delivery }) => (delivery === undefined ? [] : [delivery]));
+      const values: unknown[] = [batch.map(({ job }) => job), batch.map(({ holder }) => holder), batch.flatMap(({ waiting }) => waiting)];
+      statement = deliveries.length > 0 ? { ...COMPLETE_MANY.confirm, values: [...values, deliveries] } : { ...COMPLETE_MANY.alone, values };
+    }
+    await this.#pool.query(statement);
+    return batch.map(() => undefined);
   }
 
   async stopWorking(): Promise<void> {

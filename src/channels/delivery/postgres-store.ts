@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { checkDatabaseUrl } from "../../tape/postgres/lazy-store.ts";
 import { describeDatabaseUrl } from "../../tape/postgres/errors.ts";
+import { coalescing } from "../../tape/postgres/coalesce.ts";
 import { namedStatement } from "../../tape/postgres/named.ts";
 import { COLUMNS, LEASE_MS, recordOf } from "./rows.ts";
 import { KEY_KEEP_DAYS, type DeliveryRecord, type DeliveryState, type DeliveryStore, type NewDelivery } from "./types.ts";
@@ -90,12 +91,56 @@ UNION ALL
 SELECT taken.*, false AS blocked FROM taken`;
 const KEYED = namedStatement(KEYED_SQL);
 
+/**
+ * {@link KEYED_SQL} for several keyed outbounds at once (turns of several chats recording
+ * their replies together): $1–$7 per outbound its source, chat, session, text, inbound
+ * (JSON), options and key, in order; $8 owner, $9 lease end, $10 now. Each row answered
+ * carries `n`, the outbound's place in the arrays.
+ */
+const KEYED_MANY_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+    WITH ORDINALITY AS t(source, chat_id, session_id, text, inbound, options, key, n)
+), drawn AS MATERIALIZED (
+  SELECT input.*, nextval(pg_get_serial_sequence('bub_deliveries', 'id')) AS id FROM input
+), fresh AS (
+  INSERT INTO bub_delivery_keys (key, delivery_id, created_at) SELECT key, id, $10 FROM drawn ORDER BY n
+  ON CONFLICT (key) DO NOTHING RETURNING key, delivery_id
+), added AS (
+  INSERT INTO bub_deliveries (id, source, chat_id, session_id, text, inbound, owner, lease_until, created_at, updated_at, options)
+  SELECT d.id, d.source, d.chat_id, d.session_id, d.text, d.inbound, $8, $9, $10, $10, d.options
+    FROM drawn d JOIN fresh f ON f.delivery_id = d.id ORDER BY d.n RETURNING ${COLUMNS}
+), taken AS (
+  UPDATE bub_deliveries AS b SET owner = $8, lease_until = $9
+    FROM bub_delivery_keys k JOIN input i ON i.key = k.key
+   WHERE b.id = k.delivery_id AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.key = i.key)
+     AND b.state = 'pending' AND b.owner IS DISTINCT FROM $8
+  RETURNING ${COLUMNS.split(", ").map((column) => `b.${column}`).join(", ")}, i.n
+)
+SELECT added.*, d.n, EXISTS (SELECT 1 FROM bub_deliveries o WHERE o.source = added.source AND o.chat_id = added.chat_id AND o.state = 'pending' AND o.id < added.id AND o.owner IS DISTINCT FROM $8) AS blocked
+  FROM added JOIN drawn d ON d.id = added.id
+UNION ALL
+SELECT taken.*, false AS blocked FROM taken`;
+const KEYED_MANY = namedStatement(KEYED_MANY_SQL);
+
+/** Keyed outbounds recorded in one statement at most. */
+const MAX_KEYED = 64;
+
+/** One keyed outbound to record (see {@link PostgresDeliveryStore.record}). */
+interface Keyed {
+  readonly owner: string;
+  readonly delivery: NewDelivery;
+  readonly key: string;
+}
+
 /** A sent record forgotten (runs once per reply not confirmed by its job's completion). */
 const CONFIRM = namedStatement("DELETE FROM bub_deliveries WHERE id = $1");
 
 class PostgresDeliveryStore implements DeliveryStore {
   readonly where: string;
   readonly #pool: Pool;
+  /** Keyed outbounds asked for while others are being recorded go together in the next statement. */
+  readonly #keyed = coalescing((batch: readonly Keyed[]) => this.#insertKeyed(batch), MAX_KEYED);
 
   constructor(pool: Pool, database: string) {
     this.#pool = pool;
@@ -116,34 +161,47 @@ class PostgresDeliveryStore implements DeliveryStore {
     if (deliveries.some((delivery) => delivery.key !== undefined)) {
       // Keyed outbounds one statement each, in order: the key and the record are written together or not at all.
       const recorded: DeliveryRecord[] = [];
-      for (const delivery of deliveries) recorded.push(...(delivery.key === undefined ? await this.#insert(owner, [delivery]) : await this.#insertKeyed(owner, delivery, delivery.key)));
+      for (const delivery of deliveries) recorded.push(...(delivery.key === undefined ? await this.#insert(owner, [delivery]) : await this.#keyed.load({ owner, delivery, key: delivery.key })));
       return recorded;
     }
     return this.#insert(owner, deliveries);
   }
 
   /**
-   * Records the outbound and its key in one statement (so together or not at all, with no
+   * Records each outbound and its key in one statement (so together or not at all, with no
    * transaction around it), unless the key is in `bub_delivery_keys` already: then the
    * earlier copy, when it is still pending, is taken over (answered, to be sent by this
    * process now) and this one is not recorded. The record's id is drawn first so the key
    * row can name it in the same statement (an id drawn for a key seen before is skipped).
+   * Answers each outbound's records (none or one), in order.
    */
-  async #insertKeyed(owner: string, delivery: NewDelivery, key: string): Promise<DeliveryRecord[]> {
+  async #insertKeyed(batch: readonly Keyed[]): Promise<DeliveryRecord[][]> {
     const now = Date.now();
-    const { rows } = await this.#pool.query<Record<string, unknown>>({ ...KEYED, values: [
-      delivery.source,
-      delivery.chatId,
-      delivery.sessionId,
-      delivery.text,
-      JSON.stringify(delivery.inbound),
-      owner,
+    const owners = new Set(batch.map(({ owner }) => owner));
+    const [only] = batch;
+    if (batch.length === 1 || owners.size > 1 || !only) {
+      // One outbound (or, which the ledger never does, several owners): one statement each.
+      return Promise.all(batch.map(async ({ owner, delivery, key }) => {
+        const { rows } = await this.#pool.query<Record<string, unknown>>({ ...KEYED, values: [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, delivery.options ?? "", key] });
+        return rows.map((row) => ({ ...recordOf(row), blocked: row.blocked === true }));
+      }));
+    }
+    const column = (pick: (item: Keyed) => string) => batch.map(pick);
+    const { rows } = await this.#pool.query<Record<string, unknown>>({ ...KEYED_MANY, values: [
+      column(({ delivery }) => delivery.source),
+      column(({ delivery }) => delivery.chatId),
+      column(({ delivery }) => delivery.sessionId),
+      column(({ delivery }) => delivery.text),
+      column(({ delivery }) => JSON.stringify(delivery.inbound)),
+      column(({ delivery }) => delivery.options ?? ""),
+      column(({ key }) => key),
+      only.owner,
       now + LEASE_MS,
       now,
-      delivery.options ?? "",
-      key,
     ] });
-    return rows.map((row) => ({ ...recordOf(row), blocked: row.blocked === true }));
+    const answers = batch.map((): DeliveryRecord[] => []);
+    for (const row of rows) answers[Number(row.n) - 1]?.push({ ...recordOf(row), blocked: row.blocked === true });
+    return answers;
   }
 
   /**
