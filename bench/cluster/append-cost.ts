@@ -17,7 +17,7 @@ import pg from "pg";
 import { startPostgres } from "../../test/support/postgres.ts";
 import { intArg } from "../gateway/support/gateway.ts";
 import { MIGRATIONS } from "../../src/tape/postgres/schema.ts";
-import { APPEND_SQL as APPEND } from "../../src/tape/postgres/store.ts";
+import { APPEND_SQL as APPEND } from "../../src/tape/postgres/append.ts";
 
 const SESSIONS = intArg(2, 1000, 100_000);
 const TURNS = intArg(3, 3, 100);
@@ -26,7 +26,7 @@ const ROUNDS = intArg(4, 2, 10);
 const SCHEMA = MIGRATIONS.map((migration) => migration.sql).join(";\n");
 /** The append committing without waiting for its WAL flush (synchronous_commit off for its own transaction). */
 const RELAXED = APPEND.replace("WITH reserved AS (", "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)), reserved AS (").replace("FROM reserved CROSS JOIN", "FROM reserved CROSS JOIN relaxed CROSS JOIN");
-if (!RELAXED.includes("relaxed CROSS JOIN")) throw new Error("src/tape/postgres/store.ts's APPEND_SQL changed shape: update the async commit variant");
+if (!RELAXED.includes("relaxed CROSS JOIN")) throw new Error("src/tape/postgres/append.ts's APPEND_SQL changed shape: update the async commit variant");
 const VARIANTS: { name: string; schema: string; sql: string }[] = [
   { name: "bub", schema: SCHEMA, sql: APPEND },
   { name: "async commit", schema: SCHEMA, sql: RELAXED },

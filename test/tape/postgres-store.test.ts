@@ -169,6 +169,43 @@ describe("PostgreSQL tape store", () => {
     assert.deepEqual((await reader.tapeNames()).map((name) => name.tape), ["a__s", "b__s", "c__s"]);
   });
 
+  it("writes appends asked for together, of several tapes, in one statement, each with its own ids and name", async () => {
+    const url = await freshUrl();
+    await using store = createPostgresTapeStore({ url });
+    await using reader = createPostgresTapeStore({ url });
+    await store.append("a__s", entries.event("a0"));
+    await store.recordTapeName({ tape: "b__s", sessionId: "telegram:2", workspace: "/w" });
+    const query = pg.Client.prototype.query;
+    let statements = 0;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof query>) {
+      statements++;
+      return Reflect.apply(query, this, args);
+    } as typeof query;
+    let stored: TapeEntry[][];
+    try {
+      stored = await Promise.all([
+        store.appendBatch("a__s", [entries.event("a1"), entries.event("a2")]),
+        store.appendBatch("b__s", [entries.event("b1")]),
+        store.append("a__s", entries.event("a3")).then((entry) => [entry]),
+        store.appendBatch("c__s", [entries.event("c1"), entries.event("c2")]),
+      ]);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    assert.equal(statements, 1, "the four appends in one statement");
+    assert.deepEqual(stored.map((batch) => batch.map((entry) => [entry.id, entry.payload.name])), [
+      [[2, "a1"], [3, "a2"]],
+      [[1, "b1"]],
+      [[4, "a3"]],
+      [[1, "c1"], [2, "c2"]],
+    ]);
+    for (const tape of ["a__s", "b__s", "c__s"]) {
+      const read = await store.fetchAll({ tape });
+      assert.deepEqual(read.map((entry) => entry.id), read.map((_, index) => index + 1), `${tape}: ids as told, no gap`);
+    }
+    assert.deepEqual(await reader.tapeNames(), [{ tape: "b__s", sessionId: "telegram:2", workspace: "/w" }], "the waiting name written with its tape's append");
+  });
+
   it("merges a fork's entries, sidecars included, with fresh ids", async () => {
     await using store = createPostgresTapeStore({ url: await freshUrl() });
     await store.appendBatch(TAPE, [entries.anchor("session/start"), entries.event("before")]);

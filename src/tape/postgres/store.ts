@@ -16,40 +16,16 @@ import { describeDatabaseUrl, postgresError } from "./errors.ts";
 import type { PostgresTapeStore, PostgresTapeStoreOptions } from "./lazy-store.ts";
 import { migrate } from "./schema.ts";
 import { namedStatement, type NamedStatement } from "./named.ts";
+import { APPEND_MANY_SQL, APPEND_NAMED_SQL, APPEND_SQL, appendManyValues, entryColumns, firstIds, type Append, type PendingName } from "./append.ts";
+import { coalescing } from "./coalesce.ts";
 
 const log = createLogger("bub:tape");
 
 /** Rows read per query while scanning a slice (keyset pages, so memory stays bounded). */
 const PAGE = 2_000;
 
-/**
- * One statement, so one implicit transaction: bump the tape's `last_id` by the batch size
- * (the row lock it takes is held until commit, so concurrent writers to one tape queue up
- * and commit in id order), then insert the batch with the ids just reserved. Exported for
- * bench/cluster/append-cost.ts, which measures what it costs the server.
- */
-export const APPEND_SQL = `
-WITH reserved AS (
-  INSERT INTO bub_tapes (name, last_id) VALUES ($1, $2)
-  ON CONFLICT (name) DO UPDATE SET last_id = bub_tapes.last_id + EXCLUDED.last_id
-  RETURNING last_id
-)
-INSERT INTO bub_tape_entries (tape, id, kind, anchor_name, payload, meta, date)
-SELECT $1, reserved.last_id - $2 + e.ord, e.kind, e.anchor_name, e.payload::json, e.meta::json, e.date
-FROM reserved CROSS JOIN unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS e(kind, anchor_name, payload, meta, date, ord)
-RETURNING id`;
-
-/**
- * {@link APPEND_SQL} that also records the tape in the name index ($8 session, $9 workspace,
- * $10 date), unless it is there already: a session tape's name goes in with its first append
- * in this process, in the same statement and commit.
- */
-const APPEND_NAMED_SQL = APPEND_SQL.replace(
-  "WITH reserved AS (",
-  `WITH named AS (
-  INSERT INTO bub_tape_names (tape, session_id, workspace, date) VALUES ($1, $8, $9, $10) ON CONFLICT (tape) DO NOTHING
-), reserved AS (`,
-);
+/** Appends written in one statement at most. */
+const MAX_APPENDS = 64;
 
 /** The names waiting for their tape's first append: written on their own past this many. */
 const MAX_PENDING_NAMES = 1024;
@@ -96,7 +72,7 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
    * the name index with that append (one statement instead of two), or with the others when
    * the index is read here, when too many wait, or on close.
    */
-  const pendingNames = new Map<string, { sessionId: string; workspace: string; date: string }>();
+  const pendingNames = new Map<string, PendingName>();
   let ready: Promise<void> | null = null;
   let closed = false;
 
@@ -215,29 +191,31 @@ export function openPostgresTapeStore(options: PostgresTapeStoreOptions): Postgr
     }
   }
 
+  /** Appends asked for while another is being written go together in the next statement. */
+  const appends = coalescing((batch: readonly Append[]) => appendAll(batch), MAX_APPENDS);
+
+  /** Writes `batch` in one statement (the shapes for one tape alone when it has one append) and answers each append's first id. */
+  async function appendAll(batch: readonly Append[]): Promise<number[]> {
+    const [only] = batch;
+    let first: number[];
+    if (batch.length === 1 && only) {
+      const { tape, encoded, name } = only;
+      const values = [tape, encoded.length, ...entryColumns(encoded)];
+      const rows = name ? await query<{ id: string }>(APPEND_NAMED_SQL, [...values, name.sessionId, name.workspace, name.date]) : await query<{ id: string }>(APPEND_SQL, values);
+      first = [rows.reduce((lowest, row) => Math.min(lowest, Number(row.id)), Infinity)];
+    } else first = firstIds(batch, await query<{ tape: string; id: string }>(APPEND_MANY_SQL, appendManyValues(batch)));
+    for (const { tape, name } of batch) {
+      if (name && pendingNames.get(tape) === name) {
+        pendingNames.delete(tape);
+        recorded.add(tape);
+      }
+    }
+    return first;
+  }
+
   async function appendRows(tape: string, encoded: readonly EncodedEntry[]): Promise<TapeEntry[]> {
     if (encoded.length === 0) return [];
-    const kinds: string[] = [];
-    const anchorNames: (string | null)[] = [];
-    const payloads: string[] = [];
-    const metas: string[] = [];
-    const dates: string[] = [];
-    for (const { value, payloadJson, metaJson } of encoded) {
-      kinds.push(value.kind);
-      anchorNames.push(value.kind === "anchor" && typeof value.payload.name === "string" ? value.payload.name : null);
-      payloads.push(payloadJson);
-      metas.push(metaJson);
-      dates.push(value.date);
-    }
-    const name = pendingNames.get(tape);
-    const rows = name
-      ? await query<{ id: string }>(APPEND_NAMED_SQL, [tape, encoded.length, kinds, anchorNames, payloads, metas, dates, name.sessionId, name.workspace, name.date])
-      : await query<{ id: string }>(APPEND_SQL, [tape, encoded.length, kinds, anchorNames, payloads, metas, dates]);
-    if (name && pendingNames.get(tape) === name) {
-      pendingNames.delete(tape);
-      recorded.add(tape);
-    }
-    const first = rows.reduce((lowest, row) => Math.min(lowest, Number(row.id)), Infinity);
+    const first = await appends.load({ tape, encoded, name: pendingNames.get(tape) });
     return encoded.map(({ value }, index) => ({ id: first + index, ...value }));
   }
 
