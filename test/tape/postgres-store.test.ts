@@ -26,6 +26,22 @@ async function freshUrl(): Promise<string> {
   return freshSchemaUrl(await postgres());
 }
 
+/** What `run` answers, and how many statements `pg` sent meanwhile (a pool's query is one client query). */
+async function countStatements<T>(run: () => Promise<T>): Promise<{ statements: number; result: T }> {
+  const query = pg.Client.prototype.query;
+  let statements = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof query>) {
+    statements++;
+    return Reflect.apply(query, this, args);
+  } as typeof query;
+  try {
+    const result = await run();
+    return { statements, result };
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+}
+
 describe("PostgreSQL tape store", () => {
   it("keeps ids unique and increasing when two pools append to one tape at once", async () => {
     const url = await freshUrl();
@@ -144,21 +160,12 @@ describe("PostgreSQL tape store", () => {
     await using store = createPostgresTapeStore({ url });
     await using reader = createPostgresTapeStore({ url });
     await store.append(TAPE, entries.event("loads the driver and the schema"));
-    // Every statement the driver sends (a pool's query is one client query).
-    const query = pg.Client.prototype.query;
-    let statements = 0;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof query>) {
-      statements++;
-      return Reflect.apply(query, this, args);
-    } as typeof query;
-    try {
+    const { statements } = await countStatements(async () => {
       await store.recordTapeName({ tape: "a__s", sessionId: "telegram:1", workspace: "/w" });
       await store.recordTapeName({ tape: "a__s", sessionId: "later", workspace: "/elsewhere" });
       await store.append("a__s", entries.event("first"));
       await store.append("a__s", entries.event("second"));
-    } finally {
-      pg.Client.prototype.query = query;
-    }
+    });
     assert.equal(statements, 2, "one statement per append, the name recorded in the first");
     assert.deepEqual(await reader.tapeNames(), [{ tape: "a__s", sessionId: "telegram:1", workspace: "/w" }]);
     // A name whose tape has no append here yet is written when the index is read, or on close.
@@ -175,23 +182,14 @@ describe("PostgreSQL tape store", () => {
     await using reader = createPostgresTapeStore({ url });
     await store.append("a__s", entries.event("a0"));
     await store.recordTapeName({ tape: "b__s", sessionId: "telegram:2", workspace: "/w" });
-    const query = pg.Client.prototype.query;
-    let statements = 0;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<typeof query>) {
-      statements++;
-      return Reflect.apply(query, this, args);
-    } as typeof query;
-    let stored: TapeEntry[][];
-    try {
-      stored = await Promise.all([
+    const { statements, result: stored } = await countStatements(() =>
+      Promise.all([
         store.appendBatch("a__s", [entries.event("a1"), entries.event("a2")]),
         store.appendBatch("b__s", [entries.event("b1")]),
         store.append("a__s", entries.event("a3")).then((entry) => [entry]),
         store.appendBatch("c__s", [entries.event("c1"), entries.event("c2")]),
-      ]);
-    } finally {
-      pg.Client.prototype.query = query;
-    }
+      ]),
+    );
     assert.equal(statements, 1, "the four appends in one statement");
     assert.deepEqual(stored.map((batch) => batch.map((entry) => [entry.id, entry.payload.name])), [
       [[2, "a1"], [3, "a2"]],
