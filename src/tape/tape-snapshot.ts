@@ -22,8 +22,34 @@ import { anchorSliceOf, runQuery } from "./query-engine.ts";
 
 /** Tapes remembered between turns; the least recently used are forgotten past this. */
 const MAX_REMEMBERED_TAPES = 4096;
-/** Entries remembered between turns over all tapes, once asked to ({@link TapeTails.keepEntries}). */
-const MAX_REMEMBERED_ENTRIES = 16_384;
+/**
+ * How much of the entries' text is remembered between turns over all tapes, once asked to
+ * ({@link TapeTails.keepEntries}), in characters (see {@link sizeOf}); one tape, a quarter.
+ */
+const MAX_REMEMBERED_TEXT = 32 * 1024 * 1024;
+
+/** Each entry's size, measured once. */
+const sizes = new WeakMap<TapeEntry, number>();
+
+/** About how much memory `value` holds: its strings' lengths, plus a little per other value. */
+function textSize(value: unknown, depth: number): number {
+  if (typeof value === "string") return value.length;
+  if (value === null || typeof value !== "object" || depth > 6) return 8;
+  let size = 16;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) size += textSize(item, depth + 1);
+  return size;
+}
+
+/** About how much memory `entries` hold (what they count against {@link MAX_REMEMBERED_TEXT}). */
+function sizeOf(entries: readonly TapeEntry[]): number {
+  let total = 0;
+  for (const entry of entries) {
+    let size = sizes.get(entry);
+    if (size === undefined) sizes.set(entry, (size = 64 + textSize(entry.payload, 0) + textSize(entry.meta, 0)));
+    total += size;
+  }
+  return total;
+}
 
 /** Where a tape's last anchor was when it was last read: the entry's id and date. */
 interface AnchorMark {
@@ -41,7 +67,7 @@ interface Held {
 interface Remembered {
   readonly mark: AnchorMark | null;
   held: Held | null;
-  /** How many entries `held` had when remembered (what it counts against the bound). */
+  /** How much `held` held when remembered (what it counts against the bound, see {@link sizeOf}). */
   counted: number;
 }
 
@@ -53,12 +79,12 @@ interface Remembered {
  */
 export class TapeTails {
   readonly #tapes = new Map<string, Remembered>();
-  #maxEntries = 0;
-  #entries = 0;
+  #maxSize = 0;
+  #size = 0;
 
-  /** From now on, also remembers entries (up to {@link MAX_REMEMBERED_ENTRIES} over all tapes). */
+  /** From now on, also remembers entries (up to {@link MAX_REMEMBERED_TEXT} over all tapes). */
   keepEntries(): void {
-    this.#maxEntries = MAX_REMEMBERED_ENTRIES;
+    this.#maxSize = MAX_REMEMBERED_TEXT;
   }
 
   /** What is remembered of `tape`, now the most recently used. */
@@ -75,15 +101,16 @@ export class TapeTails {
   set(tape: string, held: Held | null): void {
     this.#forget(tape);
     if (held === null) return;
-    const counted = held.entries.length <= this.#maxEntries / 4 ? held.entries.length : 0;
+    const size = this.#maxSize > 0 ? sizeOf(held.entries) : 0;
+    const counted = size > 0 && size <= this.#maxSize / 4 ? size : 0;
     this.#tapes.set(tape, { mark: lastAnchorOf(held.entries), held: counted > 0 ? held : null, counted });
-    this.#entries += counted;
+    this.#size += counted;
     for (const [name, remembered] of this.#tapes) {
-      if (this.#tapes.size <= MAX_REMEMBERED_TAPES && this.#entries <= this.#maxEntries) break;
+      if (this.#tapes.size <= MAX_REMEMBERED_TAPES && this.#size <= this.#maxSize) break;
       if (name === tape) continue;
       if (this.#tapes.size > MAX_REMEMBERED_TAPES) this.#forget(name);
       else {
-        this.#entries -= remembered.counted;
+        this.#size -= remembered.counted;
         remembered.held = null;
         remembered.counted = 0;
       }
@@ -91,7 +118,7 @@ export class TapeTails {
   }
 
   #forget(tape: string): void {
-    this.#entries -= this.#tapes.get(tape)?.counted ?? 0;
+    this.#size -= this.#tapes.get(tape)?.counted ?? 0;
     this.#tapes.delete(tape);
   }
 }

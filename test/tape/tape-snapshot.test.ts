@@ -128,13 +128,14 @@ describe("createTapeSnapshot", () => {
     const tails = new TapeTails();
     tails.keepEntries();
     const names = Array.from({ length: 6 }, (_, index) => `ws__s${index}`);
-    const turn = () => Array.from({ length: 1_000 }, (_, index) => entries.message({ role: "user", content: `m${index}` }));
+    // A thousand entries of about two thousand characters each.
+    const turn = () => Array.from({ length: 1_000 }, (_, index) => entries.message({ role: "user", content: `${"x".repeat(2_000)}${index}` }));
     for (const name of names) {
       await parent.appendBatch(name, [entries.anchor("session/start"), ...turn()]);
       await createTapeSnapshot(store, name, tails).store.fetchAll({ tape: name, lastAnchor: true });
     }
-    // Grown to 3,001 entries from the anchor on, the six no longer fit the bound (16,384
-    // entries): the entries of the one read least recently (the first) are forgotten.
+    // Grown to 3,001 entries (about 6 million characters) from the anchor on, the six no longer
+    // fit the bound (32 Mi): the entries of the one read least recently (the first) are forgotten.
     for (const name of names) {
       await parent.appendBatch(name, [...turn(), ...turn()]);
       await createTapeSnapshot(store, name, tails).store.fetchAll({ tape: name, lastAnchor: true });
@@ -146,6 +147,12 @@ describe("createTapeSnapshot", () => {
       [3_000, 3_000, 3_000, 3_000, 3_000, 0],
       "five read from their last entry (id 3,001) on; the forgotten one from its anchor (id 1)",
     );
+    // A tape holding more than a quarter of the bound is not kept at all: read from its anchor each time.
+    await parent.appendBatch("ws__big", [entries.anchor("session/start"), ...Array.from({ length: 5 }, turn).flat()]);
+    await createTapeSnapshot(store, "ws__big", tails).store.fetchAll({ tape: "ws__big", lastAnchor: true });
+    queries.length = 0;
+    await createTapeSnapshot(store, "ws__big", tails).store.fetchAll({ tape: "ws__big", lastAnchor: true });
+    assert.deepEqual(queries, [{ tape: "ws__big", afterId: 0 }]);
   });
 
   it("does not read at all when told where the tape ends and it held the tape up to there", async () => {
