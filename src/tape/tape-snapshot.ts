@@ -99,11 +99,25 @@ export class TapeTails {
 
   /** Remembers what a snapshot of `tape` holds (null: nothing, after a reset or a failed check). */
   set(tape: string, held: Held | null): void {
+    if (held === null) return this.#forget(tape);
+    this.#remember(tape, held, lastAnchorOf(held.entries), this.#maxSize > 0 ? sizeOf(held.entries) : 0);
+  }
+
+  /**
+   * `held`, what a snapshot of `tape` holds, grew by `added` (a write, a refresh): its anchor
+   * and size are those remembered with what was added, not found and measured again.
+   */
+  grew(tape: string, held: Held, added: readonly TapeEntry[]): void {
+    const remembered = this.#tapes.get(tape);
+    const mark = lastAnchorOf(added) ?? (remembered ? remembered.mark : lastAnchorOf(held.entries));
+    const size = this.#maxSize === 0 ? 0 : remembered?.held === held ? remembered.counted + sizeOf(added) : sizeOf(held.entries);
+    this.#remember(tape, held, mark, size);
+  }
+
+  #remember(tape: string, held: Held, mark: AnchorMark | null, size: number): void {
     this.#forget(tape);
-    if (held === null) return;
-    const size = this.#maxSize > 0 ? sizeOf(held.entries) : 0;
     const counted = size > 0 && size <= this.#maxSize / 4 ? size : 0;
-    this.#tapes.set(tape, { mark: lastAnchorOf(held.entries), held: counted > 0 ? held : null, counted });
+    this.#tapes.set(tape, { mark, held: counted > 0 ? held : null, counted });
     this.#size += counted;
     for (const [name, remembered] of this.#tapes) {
       if (this.#tapes.size <= MAX_REMEMBERED_TAPES && this.#size <= this.#maxSize) break;
@@ -207,30 +221,28 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
     return next;
   };
 
-  /** `before` with the entries read from its last one on, or null when that entry is gone (a reset). */
-  function extend(before: Held, found: readonly TapeEntry[]): Held | null {
+  /** Adds to `before` what was read from its last entry on and answers it, or null when that entry is gone (a reset). */
+  function extend(before: Held, found: readonly TapeEntry[]): TapeEntry[] | null {
     const last = before.entries.at(-1);
     const first = found[0];
     if (last === undefined || first === undefined || first.id !== last.id || first.date !== last.date) return null;
-    before.entries.push(...found.slice(1));
-    return before;
+    const added = found.slice(1);
+    before.entries.push(...added);
+    return added;
   }
 
   async function load(): Promise<Held | null> {
     const readAt = version;
-    const remembered = tails.get(tape);
-    const before = remembered?.held ? fromLastAnchor(remembered.held) : null;
-    const last = before?.entries.at(-1);
     // Good only while nothing was written through the snapshot (else the end moved since).
     const ended = version === 0 ? known : undefined;
     known = undefined;
-    if (ended) {
-      if (ended.id === 0) return keep({ entries: [], complete: true }, readAt);
-      if (before && last?.id === ended.id && last.date === ended.date) return keep(before, readAt);
-    }
+    if (ended?.id === 0) return keep({ entries: [], complete: true }, readAt);
+    const remembered = tails.get(tape);
+    const before = remembered?.held ? fromLastAnchor(remembered.held) : null;
+    const last = before?.entries.at(-1);
     if (before && last) {
-      const found = extend(before, await parent.fetchAll({ tape, afterId: last.id - 1 }));
-      if (found) return keep(found, readAt);
+      if (ended && last.id === ended.id && last.date === ended.date) return keep(before, readAt);
+      if (extend(before, await parent.fetchAll({ tape, afterId: last.id - 1 }))) return keep(before, readAt);
     } else if (remembered?.mark) {
       const { mark } = remembered;
       const found = await parent.fetchAll({ tape, afterId: mark.id - 1 });
@@ -261,8 +273,9 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
       held = null; // another writer came between: read again when asked
       return;
     }
-    held.entries.push(...(copy ? stored.map(cloneEntry) : stored));
-    tails.set(tape, held);
+    const added = copy ? stored.map(cloneEntry) : stored;
+    held.entries.push(...added);
+    tails.grew(tape, held, added);
   }
 
   const store: TapeStore & Partial<Pick<EncodedAppendStore, "appendEncoded">> = {
@@ -310,8 +323,12 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
       const readAt = version;
       const found = await parent.fetchAll({ tape, afterId: last.id - 1 });
       if (readAt !== version || held === null) return;
-      held = extend(held, found);
-      tails.set(tape, held);
+      const added = extend(held, found);
+      if (added) tails.grew(tape, held, added);
+      else {
+        held = null;
+        tails.set(tape, null);
+      }
     },
   };
 }

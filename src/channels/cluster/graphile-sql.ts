@@ -65,7 +65,7 @@ function acceptSql(tapeEnds: boolean): string {
     : "i.payload::json";
   return `
 WITH input AS (
-  SELECT key, queue_name, payload, ${tapeEnds ? "tape" : "''::text AS tape"}, n
+  SELECT key, queue_name, payload${tapeEnds ? ", tape" : ""}, n
     FROM unnest($1::text[], $2::text[], $3::text[]${tapeEnds ? ", $7::text[]" : ""}) WITH ORDINALITY AS t(key, queue_name, payload${tapeEnds ? ", tape" : ""}, n)
 ), fresh AS (
   INSERT INTO bub_queue_accepted (message_key) SELECT key FROM input ORDER BY n

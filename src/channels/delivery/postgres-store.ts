@@ -177,9 +177,8 @@ class PostgresDeliveryStore implements DeliveryStore {
    */
   async #insertKeyed(batch: readonly Keyed[]): Promise<DeliveryRecord[][]> {
     const now = Date.now();
-    const owners = new Set(batch.map(({ owner }) => owner));
     const [only] = batch;
-    if (batch.length === 1 || owners.size > 1 || !only) {
+    if (!only || batch.length === 1 || batch.some(({ owner }) => owner !== only.owner)) {
       // One outbound (or, which the ledger never does, several owners): one statement each.
       return Promise.all(batch.map(async ({ owner, delivery, key }) => {
         const { rows } = await this.#pool.query<Record<string, unknown>>({ ...KEYED, values: [delivery.source, delivery.chatId, delivery.sessionId, delivery.text, JSON.stringify(delivery.inbound), owner, now + LEASE_MS, now, delivery.options ?? "", key] });

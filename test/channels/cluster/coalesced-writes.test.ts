@@ -8,21 +8,33 @@ import pg from "pg";
 import type { QueuedJob } from "../../../src/channels/cluster/inbound-queue.ts";
 import { openInboundQueue } from "../../../src/channels/cluster/open.ts";
 import { openPostgresDeliveryStore } from "../../../src/channels/delivery/postgres-store.ts";
+import type { DeliveryStore } from "../../../src/channels/delivery/types.ts";
 import { eventually } from "../../support/eventually.ts";
 import { startPostgres } from "../../support/postgres.ts";
 
 const server = await startPostgres({ statements: true });
 after(() => server.stop());
 
+/** A fresh database counting its statements, a client on it and the delivery ledger's store there. */
+async function freshDatabase(): Promise<{ url: string; client: pg.Client; ledger: DeliveryStore }> {
+  const url = await server.createDatabase();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  return { url, client, ledger: await openPostgresDeliveryStore(url) };
+}
+
+/** How often the server ran the statements whose text is `like`, since the last reset. */
+async function callsOf(client: pg.Client, like: string): Promise<number> {
+  const { rows } = await client.query<{ calls: string }>("SELECT calls FROM pg_stat_statements WHERE query LIKE $1", [like]);
+  return Number(rows[0]?.calls ?? 0);
+}
+
 describe("turns' ends on the shared queue (graphile-worker)", () => {
   it("ends the turns that end together in one statement, confirming their replies and waking their sessions' next messages", async () => {
-    const url = await server.createDatabase();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    const ledger = await openPostgresDeliveryStore(url);
+    const { url, client, ledger } = await freshDatabase();
     const queue = await openInboundQueue("graphile", { url, source: "test", expireSeconds: 60, heartbeatSeconds: 2 });
     try {
-      await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
       // Four sessions with a message each, and a second message waiting in the first.
       const inbound = (session: number, n: number) => ({ key: `k${n}`, session: `telegram:${session}`, item: { n }, order: n });
       await queue.accept([inbound(1, 1), inbound(2, 2), inbound(3, 3), inbound(4, 4), inbound(1, 5)]);
@@ -54,8 +66,7 @@ describe("turns' ends on the shared queue (graphile-worker)", () => {
       await eventually(async () => ((await client.query("SELECT count(*)::int AS n FROM graphile_worker._private_jobs")).rows[0]?.n === 0 ? true : undefined), "no job left");
       const { rows: left } = await client.query("SELECT count(*)::int AS n FROM bub_deliveries");
       assert.equal(left[0]?.n, 0, "each reply's record confirmed");
-      const { rows: statements } = await client.query<{ calls: string }>("SELECT calls FROM pg_stat_statements WHERE query LIKE '%unnest($1::bigint[], $2::text[])%'");
-      assert.equal(Number(statements[0]?.calls ?? 0), 1, "the four ends in one statement");
+      assert.equal(await callsOf(client, "%unnest($1::bigint[], $2::text[])%"), 1, "the four ends in one statement");
     } finally {
       await queue.close();
       await ledger.close();
@@ -66,12 +77,8 @@ describe("turns' ends on the shared queue (graphile-worker)", () => {
 
 describe("keyed records of the delivery ledger in PostgreSQL", () => {
   it("records the keyed replies of several turns in one statement, answering each as if recorded alone", async () => {
-    const url = await server.createDatabase();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    const ledger = await openPostgresDeliveryStore(url);
+    const { client, ledger } = await freshDatabase();
     try {
-      await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
       const reply = (n: number, key: string) => ({ source: "telegram", chatId: String(n), sessionId: `telegram:${n}`, text: `reply ${n}`, inbound: [n], key });
       // Before: one key recorded and sent (forgotten), one still pending under a process that died.
       const [sent] = await ledger.record("dead", [reply(1, "k1#0")]);
@@ -90,8 +97,7 @@ describe("keyed records of the delivery ledger in PostgreSQL", () => {
       assert.ok(first && second && first.id < second.id, "ids in the order asked");
       const { rows: owners } = await client.query<{ owner: string; n: number }>("SELECT owner, count(*)::int AS n FROM bub_deliveries GROUP BY owner");
       assert.deepEqual(owners, [{ owner: "me", n: 3 }]);
-      const { rows: statements } = await client.query<{ calls: string }>("SELECT calls FROM pg_stat_statements WHERE query LIKE '%WITH ORDINALITY AS t(source, chat_id%'");
-      assert.equal(Number(statements[0]?.calls ?? 0), 1, "the four in one statement");
+      assert.equal(await callsOf(client, "%WITH ORDINALITY AS t(source, chat_id%"), 1, "the four in one statement");
     } finally {
       await ledger.close();
       await client.end();
