@@ -231,6 +231,23 @@ function cloneObject(value: JsonObject): JsonObject {
   return out;
 }
 
+function freezeJson(value: unknown): void {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Array.isArray(value) ? value : Object.values(value)) freezeJson(child);
+}
+
+/**
+ * Freezes `entry` with its payload and meta, in place, and answers it: an entry that is shared
+ * instead of copied (a turn's snapshot hands the same entries to every query) can then never be
+ * changed by one reader under another; a change throws a `TypeError`.
+ */
+export function freezeEntry(entry: TapeEntry): TapeEntry {
+  freezeJson(entry.payload);
+  freezeJson(entry.meta);
+  return Object.freeze(entry);
+}
+
 /** A deep copy of an entry, so callers can never change what a store holds. */
 export function cloneEntry(entry: TapeEntry): TapeEntry {
   return { id: entry.id, kind: entry.kind, payload: cloneObject(entry.payload), meta: cloneObject(entry.meta), date: entry.date };

@@ -3,12 +3,16 @@
  * things: the session switches (the builtin `loadState`), whether it has an anchor (the
  * bootstrap anchor), the context after the last anchor (each model step), the last system
  * prompt. Asked of the store, each was a call: a `stat` and a read of the file in the file
- * store, a statement in PostgreSQL. A snapshot reads the tape once, from its last anchor on
- * (the tapes remember that anchor's id and date between turns; a reset, by this process or
- * another, is noticed because the anchor is no longer there with its date) or whole when the
- * anchor is not known, and answers from what it read every query that read answers exactly.
+ * store, a statement in PostgreSQL. A snapshot reads the tape once, and answers from what it
+ * read every query that read answers exactly. The tapes remember between turns what the last
+ * snapshot of each held, so a turn reads only the entries after the last one held (with a
+ * file, the lines after it: not the whole conversation again); past the memory bound, a tape
+ * is remembered by its last anchor and read from there; unknown, it is read whole. A reset,
+ * by this process or another, is noticed because the entry is no longer there with its date.
  * A turn told where its tape ends (a message of the shared queue, see `TapeEnd`) reads nothing
  * when the last turn of the tape in this process held it up to there.
+ * The entries it answers are frozen and shared by every query (a tape entry is an immutable
+ * fact), not copied for each: a turn asks for its context at every model step.
  * Other queries go to the store, and so does a query for an anchor it does not hold unless it
  * read the whole tape. Writes go to the store and are added to what was read. What must not be
  * decided on the turn's read (has another turn started the session meanwhile?) asks the store
@@ -17,15 +21,12 @@
 import { BubError } from "../kernel/errors.ts";
 import type { NewTapeEntry, TapeEnd, TapeEntry, TapeQuery, TapeStore } from "../kernel/tape-contract.ts";
 import { appendMany, takesEncoded, type EncodedAppendStore } from "./append-many.ts";
-import { cloneEntry } from "./entry.ts";
+import { cloneEntry, freezeEntry } from "./entry.ts";
 import { anchorSliceOf, runQuery } from "./query-engine.ts";
 
 /** Tapes remembered between turns; the least recently used are forgotten past this. */
 const MAX_REMEMBERED_TAPES = 4096;
-/**
- * How much of the entries' text is remembered between turns over all tapes, once asked to
- * ({@link TapeTails.keepEntries}), in characters (see {@link sizeOf}); one tape, a quarter.
- */
+/** How much of the entries' text is remembered between turns over all tapes, in characters (see {@link sizeOf}); one tape, a quarter. */
 const MAX_REMEMBERED_TEXT = 32 * 1024 * 1024;
 
 /** Each entry's size, measured once. */
@@ -73,18 +74,22 @@ interface Remembered {
 
 /**
  * What the snapshots of one store remember of each tape between turns (bounded, least
- * recently used first out): the last anchor and, once {@link keepEntries} was called (a turn
- * came knowing where its tape ends, see {@link TapeEnd}), what the last snapshot of each tape
- * held, so the next turn of the tape reads only what came after it, or nothing at all.
+ * recently used first out): the last anchor and what the last snapshot of each tape held, so
+ * the next turn of the tape reads only what came after it (one line of a file), or nothing at
+ * all when it is told where the tape ends (see {@link TapeEnd}).
  */
 export class TapeTails {
   readonly #tapes = new Map<string, Remembered>();
-  #maxSize = 0;
+  readonly #maxSize: number;
   #size = 0;
 
-  /** From now on, also remembers entries (up to {@link MAX_REMEMBERED_TEXT} over all tapes). */
-  keepEntries(): void {
-    this.#maxSize = MAX_REMEMBERED_TEXT;
+  /**
+   * @param maxText how much of the entries' text to remember over all tapes (see {@link sizeOf});
+   * one tape holding more than a quarter of it is remembered by its last anchor only, and so is
+   * every tape with 0.
+   */
+  constructor(maxText = MAX_REMEMBERED_TEXT) {
+    this.#maxSize = maxText;
   }
 
   /** What is remembered of `tape`, now the most recently used. */
@@ -175,7 +180,7 @@ function answerFrom(held: Held, query: TapeQuery): TapeEntry[] | null {
   const first = held.entries[0]?.id ?? 1;
   if (!held.complete && anchorSliceOf(query).mode === "all" && !(query.afterId !== undefined && query.afterId >= first - 1)) return null;
   try {
-    return runQuery(held.entries, query).map(cloneEntry);
+    return runQuery(held.entries, query);
   } catch (error) {
     if (BubError.isInstance(error) && error.kind === "not_found" && !held.complete) return null;
     throw error;
@@ -208,7 +213,6 @@ function fromLastAnchor(held: Held): Held {
 export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeTails, end?: TapeEnd): TapeSnapshot {
   /** Where the tape ended when the turn's message was admitted: good for the first read only. */
   let known = end?.tape === tape ? end : undefined;
-  if (known) tails.keepEntries();
   let held: Held | null = null;
   let loading: Promise<Held | null> | null = null;
   /** Bumped by every write and reset of the tape: a read started before one is not kept. */
@@ -227,6 +231,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
     const first = found[0];
     if (last === undefined || first === undefined || first.id !== last.id || first.date !== last.date) return null;
     const added = found.slice(1);
+    for (const entry of added) freezeEntry(entry);
     before.entries.push(...added);
     return added;
   }
@@ -247,9 +252,9 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
       const { mark } = remembered;
       const found = await parent.fetchAll({ tape, afterId: mark.id - 1 });
       const first = found[0];
-      if (first !== undefined && first.id === mark.id && first.kind === "anchor" && first.date === mark.date) return keep({ entries: found, complete: false }, readAt);
+      if (first !== undefined && first.id === mark.id && first.kind === "anchor" && first.date === mark.date) return keep({ entries: found.map(freezeEntry), complete: false }, readAt);
     }
-    return keep({ entries: await parent.fetchAll({ tape }), complete: true }, readAt);
+    return keep({ entries: (await parent.fetchAll({ tape })).map(freezeEntry), complete: true }, readAt);
   }
 
   async function read(query: TapeQuery): Promise<TapeEntry[]> {
@@ -273,7 +278,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
       held = null; // another writer came between: read again when asked
       return;
     }
-    const added = copy ? stored.map(cloneEntry) : stored;
+    const added = stored.map((entry) => freezeEntry(copy ? cloneEntry(entry) : entry));
     held.entries.push(...added);
     tails.grew(tape, held, added);
   }

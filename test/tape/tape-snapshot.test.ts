@@ -22,11 +22,11 @@ function watched(store: TapeStore): { store: TapeStore; queries: TapeQuery[] } {
 const contents = (found: readonly { payload: Record<string, unknown> }[]) => found.map((entry) => entry.payload.content ?? entry.payload.name);
 
 describe("createTapeSnapshot", () => {
-  it("answers the turn's reads from one read of the store, then from the last anchor on", async () => {
+  it("answers the turn's reads from one read of the store, then from the last anchor on (entries not remembered)", async () => {
     const parent = createMemoryTapeStore();
     await parent.appendBatch(NAME, [entries.anchor("session/start"), entries.event("model_switch", { model: "a" }), entries.system("sys"), entries.anchor("later"), entries.message({ role: "user", content: "hi" })]);
     const { store, queries } = watched(parent);
-    const tails = new TapeTails();
+    const tails = new TapeTails(0);
     const first = createTapeSnapshot(store, NAME, tails).store;
     assert.deepEqual(contents(await first.fetchAll({ tape: NAME, kinds: ["event"] })), ["model_switch"]);
     assert.deepEqual(contents(await first.fetchAll({ tape: NAME, kinds: ["system"] })), ["sys"]);
@@ -58,7 +58,6 @@ describe("createTapeSnapshot", () => {
     const other = createFileTapeStore({ directory });
     await other.appendBatch(NAME, [entries.anchor("session/start"), entries.message({ role: "user", content: "one" })]);
     const tails = new TapeTails();
-    tails.keepEntries();
     const snapshot = createTapeSnapshot(mine.store, NAME, tails);
     assert.deepEqual(contents(await snapshot.store.fetchAll({ tape: NAME, lastAnchor: true })), ["one"]);
     await other.append(NAME, entries.message({ role: "user", content: "two" }));
@@ -82,6 +81,29 @@ describe("createTapeSnapshot", () => {
     assert.deepEqual(mine.queries.slice(-2), [{ tape: NAME, afterId: 3 }, { tape: NAME }]);
     await mine.store.close?.();
     await other.close();
+  });
+
+  it("a gateway's next turn of a file tape reads the lines after the last entry it held, not the conversation again", async () => {
+    const directory = join(tempDir("snapshot"), "tapes");
+    const mine = watched(createFileTapeStore({ directory }));
+    const tapes = createTapes({ store: mine.store, archivePath: join(directory, "archive") });
+    const tape = tapes.tape(NAME);
+    for (let turn = 0; turn < 3; turn++) {
+      const fork = tapes.fork(tapes.snapshot(tape).tape);
+      await fork.tape.ensureBootstrapAnchor();
+      await fork.tape.readMessages();
+      await fork.tape.appendEvent("turn", { turn });
+      await fork.merge();
+    }
+    // Reads of entries (the first turn's bootstrap also asks the store whether an anchor exists, limit 0).
+    const reads = mine.queries.filter((query) => query.tape === NAME && query.limit !== 0);
+    // The first turn reads the whole (missing) tape; each later one only after its last entry.
+    assert.deepEqual(reads[0], { tape: NAME });
+    const later = reads.slice(1);
+    assert.equal(later.length, 2, JSON.stringify(later));
+    for (const query of later) assert.ok(query.afterId !== undefined && query.afterId > 1, JSON.stringify(query));
+    assert.equal((await mine.store.fetchAll({ tape: NAME })).filter((entry) => entry.kind === "event" && entry.payload.name === "turn").length, 3);
+    await mine.store.close?.();
   });
 
   it("answers 'no anchor' from a whole-tape read; the store below it is what a merge asks", async () => {
@@ -126,7 +148,6 @@ describe("createTapeSnapshot", () => {
     const parent = createMemoryTapeStore();
     const { store, queries } = watched(parent);
     const tails = new TapeTails();
-    tails.keepEntries();
     const names = Array.from({ length: 6 }, (_, index) => `ws__s${index}`);
     // A thousand entries of about two thousand characters each.
     const turn = () => Array.from({ length: 1_000 }, (_, index) => entries.message({ role: "user", content: `${"x".repeat(2_000)}${index}` }));
