@@ -58,10 +58,47 @@ interface AnchorMark {
   readonly date: string;
 }
 
-/** What a snapshot holds: the tape's entries from `entries[0]` to its end when read, or the whole tape (`complete`). */
+/**
+ * What a snapshot holds: the tape's entries from `entries[0]` to its end when read, or the whole
+ * tape (`complete`), with its last anchor and size kept up to date as entries are added (so a
+ * turn never walks the whole conversation to find them).
+ */
 interface Held {
   readonly entries: TapeEntry[];
   readonly complete: boolean;
+  /** The last anchor among `entries`, and its index there (-1: none). */
+  mark: AnchorMark | null;
+  markIndex: number;
+  /** About how much memory `entries` hold (see {@link sizeOf}). */
+  size: number;
+}
+
+/** A {@link Held} of `entries` (frozen here: they are shared, never copied, see {@link freezeEntry}). */
+function heldOf(entries: TapeEntry[], complete: boolean): Held {
+  for (const entry of entries) freezeEntry(entry);
+  const held: Held = { entries, complete, mark: null, markIndex: -1, size: sizeOf(entries) };
+  noteAnchor(held, 0);
+  return held;
+}
+
+/** Updates `held`'s last anchor from its entries at `from` on. */
+function noteAnchor(held: Held, from: number): void {
+  for (let index = held.entries.length - 1; index >= from; index--) {
+    const entry = held.entries[index];
+    if (entry.kind !== "anchor") continue;
+    held.mark = { id: entry.id, date: entry.date };
+    held.markIndex = index;
+    return;
+  }
+}
+
+/** Adds `added` (frozen here) to the end of `held`. */
+function addTo(held: Held, added: readonly TapeEntry[]): void {
+  for (const entry of added) freezeEntry(entry);
+  const from = held.entries.length;
+  held.entries.push(...added);
+  held.size += sizeOf(added);
+  noteAnchor(held, from);
 }
 
 /** What is remembered of one tape: its last anchor and, while the bound allows, what the last snapshot of it held. */
@@ -102,27 +139,13 @@ export class TapeTails {
     return remembered;
   }
 
-  /** Remembers what a snapshot of `tape` holds (null: nothing, after a reset or a failed check). */
+  /** Remembers what a snapshot of `tape` holds, now or after it grew (null: nothing, after a reset or a failed check). */
   set(tape: string, held: Held | null): void {
-    if (held === null) return this.#forget(tape);
-    this.#remember(tape, held, lastAnchorOf(held.entries), this.#maxSize > 0 ? sizeOf(held.entries) : 0);
-  }
-
-  /**
-   * `held`, what a snapshot of `tape` holds, grew by `added` (a write, a refresh): its anchor
-   * and size are those remembered with what was added, not found and measured again.
-   */
-  grew(tape: string, held: Held, added: readonly TapeEntry[]): void {
-    const remembered = this.#tapes.get(tape);
-    const mark = lastAnchorOf(added) ?? (remembered ? remembered.mark : lastAnchorOf(held.entries));
-    const size = this.#maxSize === 0 ? 0 : remembered?.held === held ? remembered.counted + sizeOf(added) : sizeOf(held.entries);
-    this.#remember(tape, held, mark, size);
-  }
-
-  #remember(tape: string, held: Held, mark: AnchorMark | null, size: number): void {
     this.#forget(tape);
+    if (held === null) return;
+    const { size } = held;
     const counted = size > 0 && size <= this.#maxSize / 4 ? size : 0;
-    this.#tapes.set(tape, { mark, held: counted > 0 ? held : null, counted });
+    this.#tapes.set(tape, { mark: held.mark, held: counted > 0 ? held : null, counted });
     this.#size += counted;
     for (const [name, remembered] of this.#tapes) {
       if (this.#tapes.size <= MAX_REMEMBERED_TAPES && this.#size <= this.#maxSize) break;
@@ -153,14 +176,6 @@ export interface TapeSnapshot {
   refresh(): Promise<void>;
 }
 
-function lastAnchorOf(entries: readonly TapeEntry[]): AnchorMark | null {
-  for (let index = entries.length - 1; index >= 0; index--) {
-    const entry = entries[index];
-    if (entry.kind === "anchor") return { id: entry.id, date: entry.date };
-  }
-  return null;
-}
-
 /** The store each snapshot store reads and writes through. */
 const below = new WeakMap<TapeStore, TapeStore>();
 
@@ -187,11 +202,14 @@ function answerFrom(held: Held, query: TapeQuery): TapeEntry[] | null {
   }
 }
 
-/** `held` from its last anchor on (what a turn needs of what the last one held), or as it is when the anchor leads it. */
+/**
+ * A copy of `held` from its last anchor on (what a turn needs of what the last one held); the
+ * entries are shared, only the list is new, so two turns of one tape never add to one list.
+ */
 function fromLastAnchor(held: Held): Held {
-  const mark = lastAnchorOf(held.entries);
-  const index = mark ? held.entries.findIndex((entry) => entry.id === mark.id) : 0;
-  return index > 0 ? { entries: held.entries.slice(index), complete: false } : { entries: [...held.entries], complete: held.complete };
+  if (held.markIndex <= 0) return { ...held, entries: [...held.entries] };
+  const entries = held.entries.slice(held.markIndex);
+  return { entries, complete: false, mark: held.mark, markIndex: 0, size: sizeOf(entries) };
 }
 
 /**
@@ -225,15 +243,13 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
     return next;
   };
 
-  /** Adds to `before` what was read from its last entry on and answers it, or null when that entry is gone (a reset). */
-  function extend(before: Held, found: readonly TapeEntry[]): TapeEntry[] | null {
+  /** Adds to `before` what was read from its last entry on; false when that entry is gone (a reset). */
+  function extend(before: Held, found: readonly TapeEntry[]): boolean {
     const last = before.entries.at(-1);
     const first = found[0];
-    if (last === undefined || first === undefined || first.id !== last.id || first.date !== last.date) return null;
-    const added = found.slice(1);
-    for (const entry of added) freezeEntry(entry);
-    before.entries.push(...added);
-    return added;
+    if (last === undefined || first === undefined || first.id !== last.id || first.date !== last.date) return false;
+    addTo(before, found.slice(1));
+    return true;
   }
 
   async function load(): Promise<Held | null> {
@@ -241,7 +257,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
     // Good only while nothing was written through the snapshot (else the end moved since).
     const ended = version === 0 ? known : undefined;
     known = undefined;
-    if (ended?.id === 0) return keep({ entries: [], complete: true }, readAt);
+    if (ended?.id === 0) return keep(heldOf([], true), readAt);
     const remembered = tails.get(tape);
     const before = remembered?.held ? fromLastAnchor(remembered.held) : null;
     const last = before?.entries.at(-1);
@@ -252,9 +268,9 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
       const { mark } = remembered;
       const found = await parent.fetchAll({ tape, afterId: mark.id - 1 });
       const first = found[0];
-      if (first !== undefined && first.id === mark.id && first.kind === "anchor" && first.date === mark.date) return keep({ entries: found.map(freezeEntry), complete: false }, readAt);
+      if (first !== undefined && first.id === mark.id && first.kind === "anchor" && first.date === mark.date) return keep(heldOf(found, false), readAt);
     }
-    return keep({ entries: (await parent.fetchAll({ tape })).map(freezeEntry), complete: true }, readAt);
+    return keep(heldOf(await parent.fetchAll({ tape }), true), readAt);
   }
 
   async function read(query: TapeQuery): Promise<TapeEntry[]> {
@@ -278,9 +294,8 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
       held = null; // another writer came between: read again when asked
       return;
     }
-    const added = stored.map((entry) => freezeEntry(copy ? cloneEntry(entry) : entry));
-    held.entries.push(...added);
-    tails.grew(tape, held, added);
+    addTo(held, copy ? stored.map(cloneEntry) : stored);
+    tails.set(tape, held);
   }
 
   const store: TapeStore & Partial<Pick<EncodedAppendStore, "appendEncoded">> = {
@@ -301,7 +316,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
       await parent.reset(name);
       if (name !== tape) return;
       version++;
-      held = { entries: [], complete: true };
+      held = heldOf([], true);
       tails.set(tape, null);
     },
   };
@@ -328,8 +343,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
       const readAt = version;
       const found = await parent.fetchAll({ tape, afterId: last.id - 1 });
       if (readAt !== version || held === null) return;
-      const added = extend(held, found);
-      if (added) tails.grew(tape, held, added);
+      if (extend(held, found)) tails.set(tape, held);
       else {
         held = null;
         tails.set(tape, null);
