@@ -22,6 +22,8 @@
 // Run: node bench/gateway/floor.ts [chats=1000] [messages=5]      e.g. node bench/gateway/floor.ts 200 5
 // The streamed-answer workload: BENCH_ANSWER_WORDS=200 node bench/gateway/floor.ts (both gateways
 // get the same 200-word answers, about 400 chunks each).
+// BENCH_FLOOR_SAME_REQUEST=1 also runs the floor with a system message and tool schemas the size
+// of bub's (`floor=`), and that over fetch (`floorF`): an analysis of the ratio, not the goal.
 import { printMachine } from "../support/processes.ts";
 import { cpuSplitMs, intArg, MODEL_MS, passedThroughText, peakKiB, startGateway, type GatewayLabel } from "./support/gateway.ts";
 import { burstSummary, closedLoop, type BurstResult } from "./support/workload.ts";
@@ -40,11 +42,19 @@ interface Result extends BurstResult {
   peakKiB: number;
   modelRequests: number;
   modelConnections: number;
+  /** Characters of the system message and of the tool schemas in the first model request. */
+  requestShape: { system: number; tools: number };
   exitCode: number | null;
 }
 
-async function measure(label: GatewayLabel): Promise<Result> {
-  const gateway = await startGateway(label, { modelReplies: CHATS * MESSAGES + 100 });
+/** The sizes the floor's FLOOR_SYSTEM_BYTES and FLOOR_TOOLS_BYTES stand for, in a recorded request body. */
+function requestShape(body: { messages?: { role?: string; content?: unknown }[]; tools?: unknown[] } | undefined): { system: number; tools: number } {
+  const system = body?.messages?.find((message) => message.role === "system")?.content;
+  return { system: typeof system === "string" ? system.length : 0, tools: body?.tools?.length ? JSON.stringify(body.tools).length : 0 };
+}
+
+async function measure(label: GatewayLabel, env: Record<string, string> = {}): Promise<Result> {
+  const gateway = await startGateway(label, { modelReplies: CHATS * MESSAGES + 100, env });
   try {
     const cpuStart = cpuSplitMs(gateway.pid);
     const burst = await closedLoop(gateway, CHATS, MESSAGES);
@@ -54,15 +64,16 @@ async function measure(label: GatewayLabel): Promise<Result> {
     const peak = peakKiB(gateway.pid);
     const modelRequests = gateway.openai.requests.length;
     const modelConnections = gateway.openai.connections;
-    return { label, ...burst, cpuMs: cpu, systemMs, cpuPerMessageMs: cpu / Math.max(burst.answered, 1), peakKiB: peak, modelRequests, modelConnections, exitCode: await gateway.stop() };
+    const shape = requestShape(gateway.openai.requests[0]?.body);
+    return { label, ...burst, cpuMs: cpu, systemMs, cpuPerMessageMs: cpu / Math.max(burst.answered, 1), peakKiB: peak, modelRequests, modelConnections, requestShape: shape, exitCode: await gateway.stop() };
   } finally {
     if (!gateway.exited()) gateway.child.kill("SIGKILL");
   }
 }
 
-function row(result: Result): string {
+function row(result: Result, label: string = result.label): string {
   return [
-    result.label.padEnd(6),
+    label.padEnd(6),
     burstSummary(result, CHATS * MESSAGES),
     `CPU ${result.cpuMs.toFixed(0)} ms (${result.systemMs.toFixed(0)} in the kernel) = ${result.cpuPerMessageMs.toFixed(3)} ms/msg`,
     `peak RSS ${(result.peakKiB / 1024).toFixed(1)} MiB`,
@@ -84,3 +95,16 @@ const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 console.log(`CPU per message bub/floor: ${cpuRatio.toFixed(2)}x (goal <= ${CPU_GOAL}x: ${verdict(cpuRatio <= CPU_GOAL)})`);
 console.log(`peak RSS bub/floor:        ${rssRatio.toFixed(2)}x (goal <= ${RSS_GOAL}x: ${verdict(rssRatio <= RSS_GOAL)})`);
 console.log(`bub lost ${bub.lost} (goal 0: ${verdict(bub.lost === 0)}), duplicated ${bub.duplicated} (goal 0: ${verdict(bub.duplicated === 0)}), order ${bub.outOfOrder === 0 ? "kept" : "broken"} (goal kept: ${verdict(bub.outOfOrder === 0)})`);
+
+// Analysis, not a goal: the floor sending requests the size of bub's (its system message and
+// tool schemas), over its keep-alive node:http agents and then over fetch, as bub's model and
+// Bot API calls go. The ratios say how much of bub's cost is the request it sends and fetch.
+if (process.env.BENCH_FLOOR_SAME_REQUEST) {
+  const sized = { FLOOR_SYSTEM_BYTES: String(bub.requestShape.system), FLOOR_TOOLS_BYTES: String(bub.requestShape.tools) };
+  console.log(`the floor again, with bub's request: ${bub.requestShape.system} characters of system message and ${bub.requestShape.tools} of tool schemas`);
+  for (const [label, env] of [["floor=", sized], ["floorF", { ...sized, FLOOR_HTTP: "fetch" }]] as const) {
+    const same = await measure("floor", env);
+    console.log(row(same, label));
+    console.log(`  bub/${label}: CPU per message ${(bub.cpuPerMessageMs / same.cpuPerMessageMs).toFixed(2)}x, peak RSS ${(bub.peakKiB / same.peakKiB).toFixed(2)}x`);
+  }
+}
