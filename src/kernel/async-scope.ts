@@ -34,6 +34,15 @@ export function runInScope<T>(scope: AsyncScope, body: () => T): T {
   return storage.run(scope, body);
 }
 
+/**
+ * A function that runs its argument in `scope`, made once: each call switches to the scope
+ * without making a new one (`runInScope` makes one per call), for work entered many times, such
+ * as every pull of a stream.
+ */
+export function scopeRunner(scope: AsyncScope): <T>(body: () => T) => T {
+  return storage.run(scope, () => AsyncLocalStorage.snapshot());
+}
+
 /** The current scope object itself, undefined outside any (to tell scopes apart cheaply). */
 export function scopeIdentity(): AsyncScope | undefined {
   return storage.getStore();

@@ -5,7 +5,7 @@
  * sees the ids of the turn it belongs to without passing them along by hand.
  */
 import { randomFill, randomFillSync } from "node:crypto";
-import { currentScope, runInScope, scopeIdentity, type AsyncScope } from "./async-scope.ts";
+import { currentScope, runInScope, scopeIdentity, scopeRunner, type AsyncScope } from "./async-scope.ts";
 
 /** The ids of the work in progress; each is present once the matching scope is entered. */
 export interface Correlation {
@@ -128,16 +128,18 @@ export function withCorrelation<T>(ids: Correlation, body: () => T): T {
  */
 export async function* correlated<T>(ids: Correlation, source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
   const iterator = source[Symbol.asyncIterator]();
-  // The scope is made once per caller scope, not once per item (a turn streams many deltas).
+  // The scope, and the runner that enters it, are made once per caller scope, not once per
+  // item (a turn streams many deltas). The runner also restores the rest of the async context
+  // (the tracing context) as the pull that made it saw it: a consumer pulls from one loop.
   let outer: AsyncScope | undefined;
-  let inner: AsyncScope | undefined;
+  let inner: (<T>(body: () => T) => T) | undefined;
   const enter = <T>(body: () => T): T => {
     const current = scopeIdentity();
     if (inner === undefined || current !== outer) {
       outer = current;
-      inner = scopeWith(ids, currentScope());
+      inner = scopeRunner(scopeWith(ids, currentScope()));
     }
-    return runInScope(inner, body);
+    return inner(body);
   };
   let done = false;
   try {
