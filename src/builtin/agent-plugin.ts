@@ -18,8 +18,9 @@ import { codexSettings, type CodexSettings } from "../llm/codex/settings.ts";
 import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_TOOL_NAME } from "../tape/spill.ts";
 import type { Tape } from "../tape/tape.ts";
 import type { TapeEntry, TapeStore } from "../kernel/tape-contract.ts";
-import { toolsOf } from "../tools/global.ts";
+import { registerTool, toolsOf } from "../tools/global.ts";
 import { registerScheduleTools } from "../schedule/tools.ts";
+import { linkTool } from "../channels/links/tool.ts";
 import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 import { turnUser } from "../cost/user.ts";
 import { contextSettings, costSettings } from "../cost/settings.ts";
@@ -220,11 +221,12 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
 
 /**
  * The agent as the builtin plugin answers it: its hooks over the framework's tools (the
- * schedule tools added), comma commands whose parser loads with the first command, and the
+ * schedule tools and the identity-link tool added), comma commands whose parser loads with the first command, and the
  * skills block whose discovery (and YAML parser) loads with the first model call.
  */
 export function createBuiltinAgent(framework: BubFramework): AgentHooks {
   registerScheduleTools(framework);
+  registerTool(framework, linkTool(framework));
   const config = (path: string) => framework.settings.getValue(path, undefined);
   const maxBytes = () => {
     const value = config("skill_max_bytes");

@@ -17,8 +17,6 @@ import { agentSettings, channelSettings, spillSettings } from "./settings.ts";
 import { codexSettings } from "../llm/codex/settings.ts";
 import { cliSettings } from "../channels/links/settings.ts";
 import { linkedSession } from "../channels/links/session.ts";
-import { linkTool } from "../channels/links/tool.ts";
-import { registerTool } from "../tools/global.ts";
 
 const log = createLogger("bub:builtin");
 
@@ -42,7 +40,6 @@ export interface BuiltinPluginOptions {
  */
 export async function createBuiltinPlugin(framework: BubFramework, options: BuiltinPluginOptions = {}): Promise<BubPlugin> {
   for (const section of [agentSettings, channelSettings, spillSettings, codexSettings, cliSettings, telegramSettings, queueSettings]) framework.settings.register(section);
-  registerTool(framework, linkTool(framework));
   const agent = options.agent === false ? null : (await import("./agent-plugin.ts")).createBuiltinAgent(framework);
   const agentsFiles = new AgentsFiles({ maxBytes: () => agentsMaxBytes(framework.settings.getValue("agents_max_bytes", undefined)) });
 
