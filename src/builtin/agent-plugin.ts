@@ -221,8 +221,9 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
 
 /**
  * The agent as the builtin plugin answers it: its hooks over the framework's tools (the
- * schedule tools and the identity-link tool added), comma commands whose parser loads with the first command, and the
- * skills block whose discovery (and YAML parser) loads with the first model call.
+ * schedule tools and the identity-link tool added, here so that a command without the agent,
+ * `--help` among them, loads no tool), comma commands whose parser loads with the first
+ * command, and the skills block whose discovery (and YAML parser) loads with the first model call.
  */
 export function createBuiltinAgent(framework: BubFramework): AgentHooks {
   registerScheduleTools(framework);
