@@ -1,5 +1,4 @@
 import type { Envelope, EnvelopeKind, MediaItem, TurnLifespan } from "../kernel/envelope.ts";
-import type { TapeEnd } from "../kernel/tape-contract.ts";
 
 export type { MediaItem } from "../kernel/envelope.ts";
 
@@ -33,8 +32,6 @@ export interface ChannelMessageInit {
   /** See {@link TurnLifespan}. */
   lifespan?: TurnLifespan | null;
   outputChannel?: string;
-  /** See {@link TapeEnd}. */
-  tapeEnd?: TapeEnd;
 }
 
 /**
@@ -52,7 +49,6 @@ export class ChannelMessage implements Envelope {
   media: MediaItem[];
   lifespan: TurnLifespan | null;
   outputChannel: string;
-  tapeEnd?: TapeEnd;
   [extension: `${string}.${string}`]: unknown;
 
   constructor(init: ChannelMessageInit) {
@@ -66,7 +62,6 @@ export class ChannelMessage implements Envelope {
     this.media = init.media ?? [];
     this.lifespan = init.lifespan ?? null;
     this.outputChannel = init.outputChannel || this.channel;
-    if (init.tapeEnd) this.tapeEnd = init.tapeEnd;
     this.context.channel = `$${this.channel}`;
     this.context.chat_id = this.chatId;
   }

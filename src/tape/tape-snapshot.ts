@@ -29,9 +29,6 @@ const MAX_REMEMBERED_TAPES = 4096;
 /** How much of the entries' text is remembered between turns over all tapes, in characters (see {@link sizeOf}); one tape, a quarter. */
 const MAX_REMEMBERED_TEXT = 32 * 1024 * 1024;
 
-/** Each entry's size, measured once. */
-const sizes = new WeakMap<TapeEntry, number>();
-
 /** About how much memory `value` holds: its strings' lengths, plus a little per other value. */
 function textSize(value: unknown, depth: number): number {
   if (typeof value === "string") return value.length;
@@ -41,14 +38,10 @@ function textSize(value: unknown, depth: number): number {
   return size;
 }
 
-/** About how much memory `entries` hold (what they count against {@link MAX_REMEMBERED_TEXT}). */
+/** About how much memory `entries` hold (what they count against {@link MAX_REMEMBERED_TEXT}); each entry is measured when added to what a snapshot holds. */
 function sizeOf(entries: readonly TapeEntry[]): number {
   let total = 0;
-  for (const entry of entries) {
-    let size = sizes.get(entry);
-    if (size === undefined) sizes.set(entry, (size = 64 + textSize(entry.payload, 0) + textSize(entry.meta, 0)));
-    total += size;
-  }
+  for (const entry of entries) total += 64 + textSize(entry.payload, 0) + textSize(entry.meta, 0);
   return total;
 }
 
