@@ -153,6 +153,10 @@ describe("Scheduler", () => {
 
   for (const policy of ["run_once", "skip"] as const) {
     it(`handles runs missed while down with missed=${policy}`, async () => {
+      // The minutely job's next regular run is at the next minute boundary: start well clear of
+      // it, so that run cannot fall in the test's window (with missed=skip it would be the only run).
+      const toBoundary = 60_000 - (Date.now() % 60_000);
+      if (toBoundary < 3_000) await sleep(toBoundary + 100);
       const dir = await tempDir();
       const store = new ScheduleStore(dir.path);
       const hourAgo = new Date(Date.now() - 3_600_000);
