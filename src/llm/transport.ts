@@ -1,7 +1,7 @@
 /**
- * The HTTP side of model calls: Node's global `fetch`, given a dispatcher that belongs to
- * one model client (never the process-wide global dispatcher, so two frameworks in one
- * process keep their own connections, proxies and timeouts).
+ * The HTTP side of model calls: the Fetch API over undici (`http/request-fetch.ts`) on a
+ * dispatcher that belongs to one model client (never the process-wide global dispatcher, so
+ * two frameworks in one process keep their own connections, proxies and timeouts).
  *
  * The dispatcher is undici's `EnvHttpProxyAgent`: `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`
  * (or their lower-case forms) route requests the usual way. It gives up on a connection
@@ -10,10 +10,10 @@
  * code `UND_ERR_HEADERS_TIMEOUT` or `UND_ERR_BODY_TIMEOUT`, which `classifyModelError`
  * reports as a `timeout`).
  */
+import type { FetchFunction } from "../http/request-fetch.ts";
 import { BubError, describeError } from "../kernel/errors.ts";
 
-/** The `fetch` signature the AI SDK providers take. */
-export type FetchFunction = typeof globalThis.fetch;
+export type { FetchFunction };
 
 /** How long opening a connection (TCP, TLS, or the tunnel through a proxy) may take. */
 export const CONNECT_TIMEOUT_MS = 30_000;
@@ -45,13 +45,13 @@ function envValue(env: NodeJS.ProcessEnv, ...names: string[]): string {
 }
 
 /**
- * Builds a model client's transport. undici is imported here, so a process that never
- * calls a model never loads it.
+ * Builds a model client's transport. undici and the `fetch` over it are imported here, so a
+ * process that never calls a model never loads them.
  *
  * @throws BubError `config` when a proxy variable holds something that is not a URL.
  */
 export async function createModelTransport(options: ModelTransportOptions): Promise<ModelTransport> {
-  const { EnvHttpProxyAgent, Pool } = await import("undici");
+  const [{ EnvHttpProxyAgent, Pool }, { requestFetch }] = await Promise.all([import("undici"), import("../http/request-fetch.ts")]);
   const seconds = options.idleTimeoutSeconds;
   const idleMs = seconds !== null && seconds > 0 ? Math.ceil(seconds * 1000) : 0;
   const timeouts = { headersTimeout: idleMs, bodyTimeout: idleMs };
@@ -78,8 +78,5 @@ export async function createModelTransport(options: ModelTransportOptions): Prom
     const set = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"].filter((name) => options.env[name]);
     throw new BubError("config", `The proxy settings cannot be used (${describeError(error)}): check ${set.join(", ") || "HTTPS_PROXY and HTTP_PROXY"}.`, { cause: error });
   }
-  // The global `fetch` takes undici's `dispatcher` option (Node's `RequestInit` declares it).
-  const fetchWithDispatcher = (input: Parameters<FetchFunction>[0], init?: Parameters<FetchFunction>[1]) =>
-    globalThis.fetch(input, { ...init, dispatcher });
-  return { fetch: fetchWithDispatcher, close: () => dispatcher.close() };
+  return { fetch: requestFetch(dispatcher), close: () => dispatcher.close() };
 }

@@ -1,11 +1,13 @@
 /**
- * How the Telegram channel reaches the Bot API: grammY calls go through undici's `fetch`
- * with a proxy-aware dispatcher, and @grammyjs/auto-retry retries 429 and 5xx answers.
+ * How the Telegram channel reaches the Bot API: grammY calls go through bub's `fetch` over
+ * undici (`http/request-fetch.ts`) with a proxy-aware dispatcher, and @grammyjs/auto-retry
+ * retries 429 and 5xx answers.
  * Imported only when the channel starts (grammY and undici are not loaded by `bub --help`).
  */
 import { autoRetry } from "@grammyjs/auto-retry";
 import { GrammyError, HttpError, type Api, type Transformer } from "grammy";
-import { EnvHttpProxyAgent, ProxyAgent, fetch as undiciFetch, type Dispatcher, type RequestInit, type Response } from "undici";
+import { EnvHttpProxyAgent, ProxyAgent, type Dispatcher } from "undici";
+import { requestFetch } from "../../http/request-fetch.ts";
 import { BubError } from "../../kernel/errors.ts";
 import { createLogger } from "../../kernel/log.ts";
 
@@ -18,8 +20,8 @@ export interface AbortSignalLike {
 }
 
 /**
- * The `fetch` every Bot API call and file download uses: undici's, taking the options grammY
- * gives (whose signal may be the abort-controller polyfill's).
+ * The `fetch` every Bot API call and file download uses, taking the options grammY gives
+ * (whose signal may be the abort-controller polyfill's).
  */
 export type TelegramFetch = (url: string, init?: Omit<RequestInit, "signal"> & { signal?: AbortSignalLike | null }) => Promise<Response>;
 
@@ -61,8 +63,8 @@ function socksRefusal(source: string, url: string): BubError {
 }
 
 /**
- * grammY aborts its requests with the abort-controller polyfill on Node, and undici's
- * fetch accepts only real AbortSignals: follow the polyfill's signal with a real one.
+ * grammY aborts its requests with the abort-controller polyfill on Node, and `fetch` accepts
+ * only real AbortSignals: follow the polyfill's signal with a real one.
  */
 function nativeSignal(given: AbortSignalLike | null | undefined): AbortSignal | undefined {
   if (given == null || given instanceof AbortSignal) return given ?? undefined;
@@ -96,10 +98,11 @@ export function connect(proxy: string): TelegramConnection {
     dispatcher = new EnvHttpProxyAgent();
     route = names.some((name) => process.env[name]) ? "proxy from the environment" : "direct";
   }
+  const send = requestFetch(dispatcher);
   const fetch: TelegramFetch = (url, init) => {
-    // grammY streams multipart uploads; undici needs `duplex` for a streamed body.
+    // grammY streams multipart uploads; `fetch` needs `duplex` for a streamed body.
     const streamed = init?.body != null && typeof init.body !== "string";
-    return undiciFetch(url, { ...init, signal: nativeSignal(init?.signal), ...(streamed ? { duplex: "half" } : {}), dispatcher });
+    return send(url, { ...init, signal: nativeSignal(init?.signal), ...(streamed ? { duplex: "half" } : {}) });
   };
   return { fetch, route, close: () => dispatcher.close() };
 }
