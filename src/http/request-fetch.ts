@@ -3,19 +3,19 @@
  * answer (`Request` options in, a standard `Response` out), sent with undici's `request` on a
  * dispatcher of the caller's (its proxy, timeouts and connections).
  *
- * Why not undici's `fetch` itself: each answer it makes is registered with a
- * `FinalizationRegistry`, and so is every signal it is given, which keeps the whole request
- * and answer alive through the young generation's collections until a full collection. On a
- * busy gateway that is about 13 KB moved to the old generation per call (docs/benchmarks.md).
- * A `Response` built here is not registered, and `request` frees what it holds when the
- * answer ends; the call costs about half the CPU.
+ * Why not undici's `fetch` itself (Node's global one): each answer it makes is registered
+ * with a `FinalizationRegistry`, and so is every signal it is given, which keeps the whole
+ * request and answer alive through the young generation's collections until a full one:
+ * about 13 KB moved to the old generation per call (docs/benchmarks.md). A `Response` built
+ * here is not registered, and `request` frees what it holds when the answer ends; a call
+ * costs about half the CPU.
  *
  * What it keeps from `fetch`: the status, headers and a streamed body; redirects followed
  * (the dispatcher's redirect interceptor, as `redirect: "follow"`); an aborted signal rejects
  * with its reason and stops the body; a failed call rejects with `TypeError("fetch failed")`
  * whose `cause` is undici's error, as `fetch` does (the AI SDK retries those). A body that is
- * not a string or bytes (a stream or a form: grammY's file uploads) is sent with undici's
- * `fetch` on the same dispatcher. Nothing is decompressed, so no `accept-encoding` is sent.
+ * not a string or bytes (a stream or a form: grammY's file uploads) is sent with `fetch` on
+ * the same dispatcher. Nothing is decompressed, so no `accept-encoding` is sent.
  */
 import { interceptors, type Dispatcher } from "undici";
 
