@@ -57,8 +57,8 @@ export function requestFetch(dispatcher: Dispatcher): FetchFunction {
   return async (input, init = {}) => {
     const { body = null, signal = null } = init;
     if (body !== null && typeof body !== "string" && !(body instanceof Uint8Array)) {
-      // Streams and forms keep fetch's encoding of them.
-      return globalThis.fetch(input, { ...init, dispatcher: following });
+      // Streams and forms keep fetch's encoding of them (a streamed body needs `duplex`).
+      return globalThis.fetch(input, { ...init, duplex: "half", dispatcher: following });
     }
     const url = urlOf(input);
     let answer: Dispatcher.ResponseData;

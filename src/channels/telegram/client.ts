@@ -99,11 +99,7 @@ export function connect(proxy: string): TelegramConnection {
     route = names.some((name) => process.env[name]) ? "proxy from the environment" : "direct";
   }
   const send = requestFetch(dispatcher);
-  const fetch: TelegramFetch = (url, init) => {
-    // grammY streams multipart uploads; `fetch` needs `duplex` for a streamed body.
-    const streamed = init?.body != null && typeof init.body !== "string";
-    return send(url, { ...init, signal: nativeSignal(init?.signal), ...(streamed ? { duplex: "half" } : {}) });
-  };
+  const fetch: TelegramFetch = (url, init) => send(url, { ...init, signal: nativeSignal(init?.signal) });
   return { fetch, route, close: () => dispatcher.close() };
 }
 
