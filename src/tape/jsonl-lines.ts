@@ -7,6 +7,12 @@ import type { TapeEntry } from "../kernel/tape-contract.ts";
 import { parseEntryLine } from "./entry.ts";
 
 const BLOCK_BYTES = 64 * 1024;
+/**
+ * The first block a backward read takes. Most backward reads want the last few lines (what
+ * came since the last turn, the last entry's id), so a read starts small and doubles block by
+ * block up to {@link BLOCK_BYTES}: the bytes read follow what is wanted, not the file's size.
+ */
+const FIRST_BACKWARD_BYTES = 4 * 1024;
 const NEWLINE = 0x0a;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -90,7 +96,7 @@ export async function forEachLine(file: ByteSource, start: number, end: number, 
  */
 export async function forEachLineBackward(file: ByteSource, end: number, visit: (line: RawLine) => boolean, floor = 0): Promise<number> {
   let boundary = end;
-  let blockBytes = BLOCK_BYTES;
+  let blockBytes = FIRST_BACKWARD_BYTES;
   while (boundary > floor) {
     const blockStart = Math.max(floor, boundary - blockBytes);
     const buffer = await readBytes(file, blockStart, boundary - blockStart);
@@ -109,7 +115,7 @@ export async function forEachLineBackward(file: ByteSource, end: number, visit: 
       if (!visit(line)) return boundary;
       lineEnd = lineStart;
     }
-    blockBytes = BLOCK_BYTES;
+    blockBytes = Math.min(blockBytes * 2, BLOCK_BYTES);
   }
   return boundary;
 }
@@ -117,12 +123,14 @@ export async function forEachLineBackward(file: ByteSource, end: number, visit: 
 /** The offset just past the last newline before `end` (0 when there is none). */
 export async function lastLineBoundary(file: ByteSource, end: number): Promise<number> {
   let position = end;
+  let blockBytes = FIRST_BACKWARD_BYTES;
   while (position > 0) {
-    const blockStart = Math.max(0, position - BLOCK_BYTES);
+    const blockStart = Math.max(0, position - blockBytes);
     const buffer = await readBytes(file, blockStart, position - blockStart);
     const newline = buffer.lastIndexOf(NEWLINE);
     if (newline >= 0) return blockStart + newline + 1;
     position = blockStart;
+    blockBytes = Math.min(blockBytes * 2, BLOCK_BYTES);
   }
   return 0;
 }

@@ -18,12 +18,13 @@ export async function readTape(file: ByteSource, index: TapeIndex, query: TapeQu
   const { afterId } = filter;
   if (afterId !== undefined) {
     // Ids increase along the file: read back from the end to the first entry at or below
-    // `afterId`, so a reader that remembers where it stopped reads only what came since.
+    // `afterId`, or to the one just after it (nothing older can be newer), so a reader that
+    // remembers where it stopped reads only what came since.
     const newer: TapeEntry[] = [];
     const visitNewer = (entry: TapeEntry): boolean => {
       if (entry.id <= afterId) return false;
       if (filter.matches(entry)) newer.push(entry);
-      return !filter.newestFirst || newer.length < limit;
+      return entry.id !== afterId + 1 && (!filter.newestFirst || newer.length < limit);
     };
     await readEntriesBackward(file, index, start, end, visitNewer, needles, afterId);
     return filter.newestFirst ? newer : newer.reverse().slice(0, limit);

@@ -67,6 +67,32 @@ describe("readTape", () => {
     }
   });
 
+  it("reads what came since a remembered id in a few kilobytes, however long the tape, and grows its reads for a long last line", async () => {
+    const long = "x".repeat(10_000);
+    const lines = Array.from({ length: 2_000 }, (_, index) => line(index + 1));
+    const path = join(tempDir("read"), "t.jsonl");
+    writeFileSync(path, `${lines.join("\n")}\n${line(2_001, "message", { role: "assistant", content: long })}\n${line(2_002)}\n`);
+    const fd = await open(path, "r");
+    try {
+      let bytesRead = 0;
+      const counted = { read: async (buffer: Buffer, offset: number, length: number, position: number) => {
+        const result = await fd.read(buffer, offset, length, position);
+        bytesRead += result.bytesRead;
+        return result;
+      } };
+      const index = new TapeIndex(path);
+      await index.update(counted, (await fd.stat()).size);
+      bytesRead = 0;
+      assert.deepEqual((await readTape(counted, index, { tape: "t", afterId: 2_001 })).map((entry) => entry.id), [2_002]);
+      assert.ok(bytesRead <= 4096, `read ${bytesRead} bytes for the last entry`);
+      const found = await readTape(counted, index, { tape: "t", afterId: 1_999 });
+      assert.deepEqual(found.map((entry) => entry.id), [2_000, 2_001, 2_002]);
+      assert.equal(found[1]?.payload.content, long);
+    } finally {
+      await fd.close();
+    }
+  });
+
   it("still checks the anchors of a query with limit 0", async () => {
     assert.deepEqual(await idsOf(text, { limit: 0 }), []);
     await assert.rejects(() => idsOf(text, { limit: 0, afterAnchor: "missing" }), /missing/);
