@@ -1,11 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { TapeQuery } from "../../src/kernel/tape-contract.ts";
 import { TapeIndex } from "../../src/tape/tape-index.ts";
 import { readTape } from "../../src/tape/tape-read.ts";
+import type { ByteSource } from "../../src/tape/jsonl-lines.ts";
 import { captureLogs, tempDir } from "./support/helpers.ts";
 
 const DATE = "2026-01-02T03:04:05.000000+00:00";
@@ -24,6 +25,19 @@ async function idsOf(text: string, query: Omit<TapeQuery, "tape">, index?: TapeI
   } finally {
     await fd.close();
   }
+}
+
+/** The positioned reads of `fd`, counting the bytes they read. */
+function countingReads(fd: FileHandle): ByteSource & { bytesRead: number } {
+  const counted = {
+    bytesRead: 0,
+    read: async (buffer: Buffer, offset: number, length: number, position: number) => {
+      const result = await fd.read(buffer, offset, length, position);
+      counted.bytesRead += result.bytesRead;
+      return result;
+    },
+  };
+  return counted;
 }
 
 describe("readTape", () => {
@@ -49,17 +63,12 @@ describe("readTape", () => {
     writeFileSync(path, many);
     const fd = await open(path, "r");
     try {
-      let bytesRead = 0;
-      const counted = { read: async (buffer: Buffer, offset: number, length: number, position: number) => {
-        const result = await fd.read(buffer, offset, length, position);
-        bytesRead += result.bytesRead;
-        return result;
-      } };
+      const counted = countingReads(fd);
       const index = new TapeIndex(path);
       await index.update(fd, (await fd.stat()).size);
       const found = await readTape(counted, index, { tape: "t", kinds: ["event"], afterId: 19_975 });
       assert.deepEqual(found.map((entry) => entry.id), [19_980, 19_990, 20_000]);
-      assert.ok(bytesRead < many.length / 10, `read ${bytesRead} of ${many.length} bytes`);
+      assert.ok(counted.bytesRead < many.length / 10, `read ${counted.bytesRead} of ${many.length} bytes`);
       assert.deepEqual((await readTape(fd, index, { tape: "t", afterId: 19_998 })).map((entry) => entry.id), [19_999, 20_000]);
       assert.deepEqual((await readTape(fd, index, { tape: "t", kinds: ["event"], afterId: 0, limit: 2 })).map((entry) => entry.id), [10, 20]);
     } finally {
@@ -74,17 +83,12 @@ describe("readTape", () => {
     writeFileSync(path, `${lines.join("\n")}\n${line(2_001, "message", { role: "assistant", content: long })}\n${line(2_002)}\n`);
     const fd = await open(path, "r");
     try {
-      let bytesRead = 0;
-      const counted = { read: async (buffer: Buffer, offset: number, length: number, position: number) => {
-        const result = await fd.read(buffer, offset, length, position);
-        bytesRead += result.bytesRead;
-        return result;
-      } };
+      const counted = countingReads(fd);
       const index = new TapeIndex(path);
       await index.update(counted, (await fd.stat()).size);
-      bytesRead = 0;
+      counted.bytesRead = 0;
       assert.deepEqual((await readTape(counted, index, { tape: "t", afterId: 2_001 })).map((entry) => entry.id), [2_002]);
-      assert.ok(bytesRead <= 4096, `read ${bytesRead} bytes for the last entry`);
+      assert.ok(counted.bytesRead <= 4096, `read ${counted.bytesRead} bytes for the last entry`);
       const found = await readTape(counted, index, { tape: "t", afterId: 1_999 });
       assert.deepEqual(found.map((entry) => entry.id), [2_000, 2_001, 2_002]);
       assert.equal(found[1]?.payload.content, long);
