@@ -7,8 +7,8 @@
 // after 20 ms. `bub` is the package packed and installed the way users get it
 // (`packAndInstall`), builtin agent, file tapes (`BUB_TAPE_STORE=file`), model `local:any`,
 // `BUB_TELEGRAM_ALLOW_ALL=true`, everything else at its default (debounce 1 s, concurrent
-// admission). The floor gets the same environment variables. BUB_* and FLOOR_* variables set
-// when running this bench are passed to both (e.g. `BUB_DEBOUNCE_SECONDS=0 node ...`).
+// admission). The floor gets the same environment variables. BUB_*, FLOOR_* and UV_* (libuv's)
+// variables set when running this bench are passed to both (e.g. `BUB_DEBOUNCE_SECONDS=0 node ...`).
 // Shared with the other gateway benches: support/gateway.ts (processes, fakes, /proc) and
 // support/workload.ts (the closed-loop burst).
 //

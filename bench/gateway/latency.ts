@@ -15,7 +15,7 @@
 // <= 20 ms.
 //
 // BUB_DEBOUNCE_SECONDS=0 is set for both (the default 1 s quiet timer would add a second to
-// every reply); set it yourself to override. Other BUB_* / FLOOR_* variables are passed on.
+// every reply); set it yourself to override. Other BUB_* / FLOOR_* / UV_* variables are passed on.
 //
 // Run: node bench/gateway/latency.ts [rate=200] [seconds=30] [chats=1000]
 //      BENCH_GATEWAYS=bub node bench/gateway/latency.ts     (bub only; default bub,floor)

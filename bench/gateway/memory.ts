@@ -22,7 +22,7 @@
 // Run: node bench/gateway/memory.ts [chats=1000] [messages=5] [seconds=60]
 //      node bench/gateway/memory.ts rounds [rounds=5] [chats=3000] [messages=1] [wait=10] [later=0]
 //      BENCH_GATEWAYS=bub node bench/gateway/memory.ts     (bub only; default bub,floor)
-// BUB_* and FLOOR_* variables are passed to both gateways (support/gateway.ts);
+// BUB_*, FLOOR_* and UV_* variables are passed to both gateways (support/gateway.ts);
 // BENCH_NODE_OPTIONS becomes their NODE_OPTIONS (e.g. `--heapsnapshot-signal=SIGUSR2
 // --diagnostic-dir=/tmp/snaps`), and with BENCH_SNAPSHOT_SIGNAL=SIGUSR2 the rounds mode sends
 // that signal after each round's reading (and waits W seconds more for the snapshot).

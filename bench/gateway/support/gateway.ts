@@ -7,8 +7,9 @@
  * `/proc/<pid>`.
  *
  * Environment of both gateways: `BUB_MODEL=local:any`, file tapes, `BUB_TELEGRAM_ALLOW_ALL=true`,
- * a temporary HOME and BUB_HOME, plus what the bench sets, plus every BUB_* and FLOOR_* variable
- * of the bench process (e.g. `BUB_DEBOUNCE_SECONDS=0 node bench/gateway/floor.ts`).
+ * a temporary HOME and BUB_HOME, plus what the bench sets, plus every BUB_*, FLOOR_* and UV_*
+ * variable of the bench process (e.g. `BUB_DEBOUNCE_SECONDS=0 node bench/gateway/floor.ts`;
+ * `UV_USE_IO_URING=1` or `UV_THREADPOOL_SIZE=8` for libuv).
  *
  * Two variables help to look inside a gateway without tracing the bench itself:
  * `BENCH_NODE_OPTIONS` becomes the gateways' NODE_OPTIONS, and `BENCH_STDERR_DIR` keeps each
@@ -36,9 +37,9 @@ export const FIRST_CHAT = 100_000;
 export const FLOOR_SCRIPT = fileURLToPath(new URL("../../../../shared/bench/floor-gateway.mjs", import.meta.url));
 const CLK_TCK = 100; // Linux USER_HZ
 
-/** BUB_* and FLOOR_* variables of this process go to both gateways (e.g. BUB_DEBOUNCE_SECONDS=0). */
+/** BUB_*, FLOOR_* and UV_* variables of this process go to both gateways (e.g. BUB_DEBOUNCE_SECONDS=0). */
 export const passedThrough: Record<string, string> = Object.fromEntries(
-  Object.entries(process.env).filter((entry): entry is [string, string] => /^(BUB|FLOOR)_/.test(entry[0]) && entry[1] !== undefined),
+  Object.entries(process.env).filter((entry): entry is [string, string] => /^(BUB|FLOOR|UV)_/.test(entry[0]) && entry[1] !== undefined),
 );
 
 /** `KEY=value ...` of {@link passedThrough}, or "" when none. */
