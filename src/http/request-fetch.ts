@@ -76,10 +76,8 @@ export function requestFetch(dispatcher: Dispatcher): FetchFunction {
       throw new TypeError("fetch failed", { cause: error });
     }
     const { statusCode: status, statusText, headers, body: stream } = answer;
-    if (NULL_BODY.has(status)) {
-      stream.resume();
-      return new Response(null, { status, statusText, headers: responseHeaders(headers) });
-    }
-    return new Response(stream, { status, statusText, headers: responseHeaders(headers) });
+    const empty = NULL_BODY.has(status);
+    if (empty) stream.resume();
+    return new Response(empty ? null : stream, { status, statusText, headers: responseHeaders(headers) });
   };
 }

@@ -7,7 +7,7 @@ import { BubError, describeError } from "../kernel/errors.ts";
 import { parseModelId } from "./model-id.ts";
 import { providerEnvName, resolveModelTarget, type ModelTarget } from "./providers.ts";
 import { DEFAULT_MODEL, type ModelSettings } from "./settings.ts";
-import type { FetchFunction } from "./transport.ts";
+import type { FetchFunction } from "../http/request-fetch.ts";
 import type { ModelCheck } from "../tools/runtime-agent.ts";
 
 export type { ModelCheck };

@@ -7,7 +7,7 @@ import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { BubError } from "../kernel/errors.ts";
 import { parseModelId, type ModelRef } from "./model-id.ts";
 import { providerValue, type ModelSettings } from "./settings.ts";
-import type { FetchFunction } from "./transport.ts";
+import type { FetchFunction } from "../http/request-fetch.ts";
 import { alignChatRequestBody } from "./chat-wire.ts";
 import { geminiMediaBody, isGeminiProvider } from "./gemini-media.ts";
 import { isRecord } from "../kernel/guards.ts";

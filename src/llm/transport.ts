@@ -13,8 +13,6 @@
 import type { FetchFunction } from "../http/request-fetch.ts";
 import { BubError, describeError } from "../kernel/errors.ts";
 
-export type { FetchFunction };
-
 /** How long opening a connection (TCP, TLS, or the tunnel through a proxy) may take. */
 export const CONNECT_TIMEOUT_MS = 30_000;
 

@@ -13,7 +13,7 @@ import { BubError } from "../../kernel/errors.ts";
 import { parseModelId } from "../model-id.ts";
 import { loadProviderModule, type ModelTarget } from "../providers.ts";
 import { providerValue, type ModelSettings } from "../settings.ts";
-import type { FetchFunction } from "../transport.ts";
+import type { FetchFunction } from "../../http/request-fetch.ts";
 import { accountIdOf, readAuthFile, storedTokens } from "./auth-file.ts";
 import { authFilePath, withCodexDefaults, type CodexSettings } from "./settings.ts";
 import { resolveCodexToken } from "./token.ts";
