@@ -28,6 +28,9 @@ const log = createLogger("bub:tape");
 const APPEND = constants.O_RDWR | constants.O_APPEND;
 const CREATE = APPEND | constants.O_CREAT | constants.O_EXCL;
 
+/** The tail of a queue of work: settled, holding no result. */
+function settledWithNothing(): void {}
+
 function isMissing(error: unknown): boolean {
   return errorCode(error) === "ENOENT";
 }
@@ -184,10 +187,14 @@ export class TapeFile {
     });
   }
 
-  /** Runs `work` after every piece of work queued on this file before it. */
+  /**
+   * Runs `work` after every piece of work queued on this file before it. The queue's tail
+   * settles with nothing: holding the last result (an append's entries, lines and closures)
+   * until the file's next call would keep a turn's writes alive for as long as its chat is quiet.
+   */
   #serial<T>(work: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(work);
-    this.#queue = run.catch(() => undefined);
+    this.#queue = run.then(settledWithNothing, settledWithNothing);
     return run;
   }
 
