@@ -79,6 +79,21 @@ describe("entries", () => {
     }
   });
 
+  it("counts the body's UTF-8 bytes exactly, redacted parts and characters beyond the BMP included", () => {
+    rememberSecrets([{ name: "api_key", value: "sk-ü-0123456789" }]);
+    try {
+      for (const entry of [
+        { kind: "message", payload: { content: "😀 naïve \u2028 sk-ü-0123456789" }, meta: { note: "ü" }, date: "2026-01-01T00:00:00.000000+00:00" },
+        { kind: "sk-ü-0123456789", payload: {}, meta: {}, date: "sk-ü-0123456789" },
+      ]) {
+        const encoded = encodeEntryBody(prepareEntry(entry));
+        assert.equal(encoded.bodyBytes, Buffer.byteLength(encoded.body, "utf8"));
+      }
+    } finally {
+      forgetSecrets();
+    }
+  });
+
   it("refuses an entry whose payload does not write as a JSON object", () => {
     const date = "2026-01-01T00:00:00.000000+00:00";
     assert.throws(() => encodeEntryBody(prepareEntry({ kind: "event", payload: { n: 1n }, meta: {}, date })), bubError("invalid_input", /tape entry/));
