@@ -13,8 +13,8 @@
  *
  * Two variables help to look inside a gateway without tracing the bench itself:
  * `BENCH_NODE_OPTIONS` becomes the gateways' NODE_OPTIONS, and `BENCH_STDERR_DIR` keeps each
- * gateway's whole stderr in `<dir>/<label>-<pid>.stderr`. For example, to count the
- * synchronous calls of a burst:
+ * gateway's whole stderr in `<dir>/<label>-<pid>.stderr` and its stdout in `.stdout` (where
+ * V8's `--trace-gc` goes). For example, to count the synchronous calls of a burst:
  * `BENCH_GATEWAYS=bub BENCH_NODE_OPTIONS=--trace-sync-io BENCH_STDERR_DIR=/tmp/trace node bench/gateway/floor.ts 80 5`.
  *
  * `BENCH_ANSWER_WORDS=200` makes every model answer 200 words longer, streamed word by word
@@ -188,6 +188,7 @@ export async function startGateway(label: GatewayLabel, options: StartOptions): 
   if (stderrDir) {
     mkdirSync(stderrDir, { recursive: true });
     child.stderr!.pipe(createWriteStream(join(stderrDir, `${label}-${child.pid}.stderr`)));
+    child.stdout!.pipe(createWriteStream(join(stderrDir, `${label}-${child.pid}.stdout`)));
   }
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout = tail(stdout + chunk, 8000)));
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr = tail(stderr + chunk, 8000)));
