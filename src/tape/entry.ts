@@ -162,10 +162,6 @@ function parsedObject(text: string, entry: PreparedEntry): JsonObject {
 /** The bytes of `body` besides its four parts: `"kind":`, `,"payload":`, `,"meta":`, `,"date":` and `}`. */
 const BODY_FRAME_BYTES = 35;
 
-function utf8Bytes(text: string): number {
-  return Buffer.byteLength(text, "utf8");
-}
-
 /**
  * Serializes an entry ahead of id assignment, the one encoding an entry gets: `{"id":<id>,`
  * + `body` is the reference line format, equal to `JSON.stringify({id, kind, payload, meta,
@@ -182,7 +178,7 @@ export function encodeEntryBody(entry: PreparedEntry): EncodedEntry {
   const value = { kind: kind.value, payload: parsedObject(payloadJson, entry), meta: parsedObject(metaJson, entry), date: date.value };
   // Measured part by part: measuring `body` would flatten it, a copy of every part the entry
   // keeps until its write joins the lines anyway.
-  const bodyBytes = BODY_FRAME_BYTES + utf8Bytes(kind.json) + utf8Bytes(payloadJson) + utf8Bytes(metaJson) + utf8Bytes(date.json);
+  const bodyBytes = BODY_FRAME_BYTES + Buffer.byteLength(kind.json) + Buffer.byteLength(payloadJson) + Buffer.byteLength(metaJson) + Buffer.byteLength(date.json);
   return { body, bodyBytes, payloadJson, metaJson, value };
 }
 
