@@ -14,7 +14,6 @@ import type { BubHooks } from "../kernel/hooks.ts";
 import { replace } from "../kernel/interception.ts";
 import type { TurnState } from "../kernel/types.ts";
 import type { ModelSettings } from "../llm/settings.ts";
-import type { SettingsSection } from "../kernel/settings-contract.ts";
 import { codexSettings, type CodexSettings } from "../llm/codex/settings.ts";
 import { createSpillSidecar, isSpillSidecar, SPILL_READ_MODEL_NAME, SPILL_READ_TOOL_NAME } from "../tape/spill.ts";
 import type { Tape } from "../tape/tape.ts";
@@ -137,22 +136,13 @@ export function createAgentHooks(framework: BubFramework, options: Pick<AgentOpt
   // Sidecars and the tape store are built by sync hooks, so their sections load first.
   /** The agent settings with the `codex` section, the same object while neither changes (the agent keeps its model client per object). */
   let withCodex: { model: ModelSettings; codex: CodexSettings; merged: ModelSettings } | null = null;
-  /** A section's values: from the settings' memory once its schema is loaded (a turn asks several times), else loaded. */
-  const settingsOf = <T>(section: SettingsSection<T>): T | Promise<T> => {
-    try {
-      return framework.settings.get(section);
-    } catch {
-      return framework.settings.load(section);
-    }
-  };
   const ready = async () => {
-    await settingsOf(spillSettings);
-    await settingsOf(channelSettings);
+    await framework.settings.load(spillSettings);
+    await framework.settings.load(channelSettings);
     // Read by `,tape.info` through configValue (cost.models, context.budget_share), comma commands included.
-    await settingsOf(costSettings);
-    await settingsOf(contextSettings);
-    const model = await settingsOf(agentSettings);
-    const codex = await settingsOf(codexSettings);
+    await Promise.all([framework.settings.load(costSettings), framework.settings.load(contextSettings)]);
+    const model = await framework.settings.load(agentSettings);
+    const codex = await framework.settings.load(codexSettings);
     if (withCodex?.model !== model || withCodex.codex !== codex) withCodex = { model, codex, merged: { ...model, codex } };
     return withCodex.merged;
   };

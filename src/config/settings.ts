@@ -114,6 +114,9 @@ export class Settings implements SettingsStore {
    * of all sections at once.
    */
   async load<T>(section: SettingsSection<T>): Promise<T> {
+    // Resolved before and unchanged since (registering or reloading forgets it): hot paths load per turn.
+    const cached = this.#cached(section);
+    if (cached) return cached.value;
     let registered = this.#sections.get(section.id);
     if (!registered) {
       this.register(section);
