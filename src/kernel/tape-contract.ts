@@ -106,6 +106,12 @@ export interface TapeStore {
   tapeNames?(): Promise<TapeNameRecord[]>;
   /** {@link TapeStats} of every session tape. Optional: without it they are computed from {@link TapeStore.fetchAll}. */
   tapeStats?(): Promise<TapeStats[]>;
+  /**
+   * True when the store knows, without reading entries back, that the tape still ends with
+   * the entry `end` names (same id and date); false when it does not end there or the store
+   * cannot tell that way. Optional: the tape snapshot reads that entry back otherwise.
+   */
+  endsAt?(end: TapeEnd): Promise<boolean>;
 }
 
 /** Marker for "read after the last anchor" in a {@link TapeContext}. */

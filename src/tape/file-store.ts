@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { BubError } from "../kernel/errors.ts";
-import type { NewTapeEntry, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } from "../kernel/tape-contract.ts";
+import type { NewTapeEntry, TapeEnd, TapeEntry, TapeNameRecord, TapeQuery, TapeStats } from "../kernel/tape-contract.ts";
 import { encodeNewEntry, type EncodedEntry } from "./entry.ts";
 import { createFileNameIndex } from "./file-name-index.ts";
 import { scanTapeFiles } from "./file-tape-stats.ts";
@@ -42,6 +42,8 @@ export interface FileTapeStore extends EncodedAppendStore, AsyncDisposable {
   tapeNames(): Promise<TapeNameRecord[]>;
   /** Read from the files as bytes (see `file-tape-stats.ts`). */
   tapeStats(): Promise<TapeStats[]>;
+  /** From the file's index, after a `stat` of the file (a read only when another process wrote to it). */
+  endsAt(end: TapeEnd): Promise<boolean>;
 }
 
 /** The name of the lock database inside a tapes directory. */
@@ -253,6 +255,14 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       const file = fileFor(query.tape);
       try {
         return await file.use(() => file.read(query));
+      } finally {
+        closeIdleFiles();
+      }
+    },
+    async endsAt(end) {
+      const file = fileFor(end.tape);
+      try {
+        return await file.use(() => file.endsAt(end));
       } finally {
         closeIdleFiles();
       }

@@ -117,6 +117,15 @@ export class TapeFile {
     });
   }
 
+  /** Whether the file still ends with the entry `end` names, from the index (a read only when another process wrote since). */
+  endsAt(end: { readonly id: number; readonly date: string }): Promise<boolean> {
+    return this.#serial(async () => {
+      if ((await this.#refresh()) === null) return false;
+      const last = this.#index.lastEntry;
+      return last !== null && last.id === end.id && last.date === end.date;
+    });
+  }
+
   /**
    * Writes entries with the next ids as one `write`. Call only while holding the directory
    * lock; then await `durable()` (outside the lock) before acknowledging the append.

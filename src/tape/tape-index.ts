@@ -55,6 +55,8 @@ export class TapeIndex {
   #anchors: AnchorMark[] = [];
   #anchorByName = new Map<unknown, AnchorMark>();
   #lastId = 0;
+  /** The date of the entry with {@link #lastId}. */
+  #lastDate = "";
   #hasEntries = false;
   #skipped = new Map<number, string>();
 
@@ -73,6 +75,14 @@ export class TapeIndex {
     return this.#openTail;
   }
 
+  /**
+   * The id and date of the file's last entry, once the index reached it (ids increase along
+   * the file, so it is the newest); null before. Call after {@link update}.
+   */
+  get lastEntry(): { readonly id: number; readonly date: string } | null {
+    return this.#hasEntries ? { id: this.#lastId, date: this.#lastDate } : null;
+  }
+
   /** An append must start with a newline, to end a fragment or an entry without one. */
   get needsSeparator(): boolean {
     return this.#fragment || this.#openTail;
@@ -87,6 +97,7 @@ export class TapeIndex {
     this.#anchors = [];
     this.#anchorByName = new Map();
     this.#lastId = 0;
+    this.#lastDate = "";
     this.#skipped = new Map();
   }
 
@@ -226,7 +237,10 @@ export class TapeIndex {
 
   #indexEntry(entry: TapeEntry, start: number, end: number, direction: "forward" | "backward"): AnchorMark | undefined {
     this.#hasEntries = true;
-    if (entry.id > this.#lastId) this.#lastId = entry.id;
+    if (entry.id > this.#lastId) {
+      this.#lastId = entry.id;
+      this.#lastDate = entry.date;
+    }
     if (entry.kind !== "anchor") return undefined;
     const mark = { name: entry.payload.name, start, end };
     if (direction === "forward") {

@@ -10,7 +10,9 @@
  * is remembered by its last anchor and read from there; unknown, it is read whole. A reset,
  * by this process or another, is noticed because the entry is no longer there with its date.
  * A turn told where its tape ends (a message of the shared queue, see `TapeEnd`) reads nothing
- * when the last turn of the tape in this process held it up to there.
+ * when the last turn of the tape in this process held it up to there; nor does one whose store
+ * knows the tape still ends with the entry held (`TapeStore.endsAt`: the file store's index,
+ * after its `stat` of the file).
  * The entries it answers are frozen and shared by every query (a tape entry is an immutable
  * fact), not copied for each: a turn asks for its context at every model step.
  * Other queries go to the store, and so does a query for an anchor it does not hold unless it
@@ -236,6 +238,11 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
     return next;
   };
 
+  /** Whether the store knows, without reading, that the tape still ends with `last` (see {@link TapeStore.endsAt}). */
+  async function endsWith(last: TapeEntry): Promise<boolean> {
+    return (await parent.endsAt?.({ tape, id: last.id, date: last.date })) ?? false;
+  }
+
   /** Adds to `before` what was read from its last entry on; false when that entry is gone (a reset). */
   function extend(before: Held, found: readonly TapeEntry[]): boolean {
     const last = before.entries.at(-1);
@@ -256,6 +263,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
     const last = before?.entries.at(-1);
     if (before && last) {
       if (ended && last.id === ended.id && last.date === ended.date) return keep(before, readAt);
+      if (await endsWith(last)) return keep(before, readAt);
       if (extend(before, await parent.fetchAll({ tape, afterId: last.id - 1 }))) return keep(before, readAt);
     } else if (remembered?.mark) {
       const { mark } = remembered;
@@ -333,6 +341,7 @@ export function createTapeSnapshot(parent: TapeStore, tape: string, tails: TapeT
         held = null;
         return;
       }
+      if (await endsWith(last)) return;
       const readAt = version;
       const found = await parent.fetchAll({ tape, afterId: last.id - 1 });
       if (readAt !== version || held === null) return;

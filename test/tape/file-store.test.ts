@@ -181,6 +181,36 @@ describe("file store: several readers and writers", () => {
     assert.deepEqual(names(await first.fetchAll({ tape: TAPE })), ["fresh"]);
     assert.equal((await first.append(TAPE, entries.event("next"))).id, 2);
   });
+
+  it("tells whether a tape still ends with an entry, and no longer after another writer, a reset or a truncation", async () => {
+    const { file, open } = setup();
+    const first = open();
+    const second = open();
+    assert.equal(await first.endsAt({ tape: TAPE, id: 0, date: "" }), false, "a tape that does not exist");
+    const [, last] = await first.appendBatch(TAPE, [entries.anchor("a"), entries.event("x")]);
+    assert.ok(last);
+    assert.equal(await first.endsAt({ tape: TAPE, id: last.id, date: last.date }), true);
+    assert.equal(await first.endsAt({ tape: TAPE, id: last.id, date: "2000-01-01T00:00:00.000+00:00" }), false, "another entry with that id");
+    assert.equal(await first.endsAt({ tape: TAPE, id: last.id - 1, date: last.date }), false, "an entry that is not the last");
+    // A store object that has not read the tape cannot tell without reading.
+    assert.equal(await open().endsAt({ tape: TAPE, id: last.id, date: last.date }), false);
+
+    const theirs = await second.append(TAPE, entries.event("from second"));
+    assert.equal(await first.endsAt({ tape: TAPE, id: last.id, date: last.date }), false, "another store object appended");
+    assert.equal(await first.endsAt({ tape: TAPE, id: theirs.id, date: theirs.date }), true, "it read the new line");
+
+    const kept = readFileSync(file, "utf8").split("\n")[0]!;
+    truncateSync(file, 0);
+    writeFileSync(file, `${kept}\n`);
+    assert.equal(await first.endsAt({ tape: TAPE, id: theirs.id, date: theirs.date }), false, "truncated by a process that takes no lock");
+
+    const mine = await first.append(TAPE, entries.event("y"));
+    assert.equal(await first.endsAt({ tape: TAPE, id: mine.id, date: mine.date }), true);
+    await second.reset(TAPE);
+    assert.equal(await first.endsAt({ tape: TAPE, id: mine.id, date: mine.date }), false, "reset by another store object");
+    await first.close();
+    await second.close();
+  });
 });
 
 describe("file store: the anchor index", () => {
