@@ -233,10 +233,12 @@ export function createBuiltinAgent(framework: BubFramework): AgentHooks {
     const value = config("skill_max_bytes");
     return typeof value === "number" ? value : undefined;
   };
+  // Imported once, at the first model call; every later turn reuses the module.
+  let skills: Promise<typeof import("../skills/prompt.ts")> | undefined;
   return createAgentHooks(framework, {
     tools: toolsOf(framework),
     runCommand: async (line, options) => (await import("../tools/commands.ts")).runCommaCommand(line, options),
     skillsPrompt: async ({ promptText, workspace, allowedSkills }) =>
-      await (await import("../skills/prompt.ts")).buildSkillsPrompt(promptText, { workspace, allowedSkills, config, maxBytes: maxBytes() }),
+      await (await (skills ??= import("../skills/prompt.ts"))).buildSkillsPrompt(promptText, { workspace, allowedSkills, config, maxBytes: maxBytes() }),
   }).hooks;
 }
