@@ -24,6 +24,9 @@
 // get the same 200-word answers, about 400 chunks each).
 // BENCH_FLOOR_SAME_REQUEST=1 also runs the floor with a system message and tool schemas the size
 // of bub's (`floor=`), and that over fetch (`floorF`): an analysis of the ratio, not the goal.
+// BENCH_LIBRARY_FLOOR=1 also runs the library gateway (support/library-gateway.ts: the floor's
+// work through grammY, the AI SDK and undici, with none of bub's code): bub/libs is what bub's
+// own code costs, libs/floor what its libraries cost. An analysis too, not the goal.
 import { printMachine } from "../support/processes.ts";
 import { cpuSplitMs, intArg, MODEL_MS, passedThroughText, peakKiB, startGateway, type GatewayLabel } from "./support/gateway.ts";
 import { burstSummary, closedLoop, type BurstResult } from "./support/workload.ts";
@@ -95,6 +98,12 @@ const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
 console.log(`CPU per message bub/floor: ${cpuRatio.toFixed(2)}x (goal <= ${CPU_GOAL}x: ${verdict(cpuRatio <= CPU_GOAL)})`);
 console.log(`peak RSS bub/floor:        ${rssRatio.toFixed(2)}x (goal <= ${RSS_GOAL}x: ${verdict(rssRatio <= RSS_GOAL)})`);
 console.log(`bub lost ${bub.lost} (goal 0: ${verdict(bub.lost === 0)}), duplicated ${bub.duplicated} (goal 0: ${verdict(bub.duplicated === 0)}), order ${bub.outOfOrder === 0 ? "kept" : "broken"} (goal kept: ${verdict(bub.outOfOrder === 0)})`);
+
+if (process.env.BENCH_LIBRARY_FLOOR) {
+  const libs = await measure("libs");
+  console.log(row(libs));
+  console.log(`  bub/libs: CPU per message ${(bub.cpuPerMessageMs / libs.cpuPerMessageMs).toFixed(2)}x, peak RSS ${(bub.peakKiB / libs.peakKiB).toFixed(2)}x; libs/floor: ${(libs.cpuPerMessageMs / floor.cpuPerMessageMs).toFixed(2)}x, ${(libs.peakKiB / floor.peakKiB).toFixed(2)}x`);
+}
 
 // Analysis, not a goal: the floor sending requests the size of bub's (its system message and
 // tool schemas), over its keep-alive node:http agents and then over fetch, as bub's model and

@@ -21,7 +21,7 @@
  * (about 400 chunks), for both gateways: the streamed-answer workload.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -35,6 +35,7 @@ export const TOKEN = "123456:FLOOR-BENCH";
 /** The first chat id of a workload; chat `FIRST_CHAT + i` is user `FIRST_CHAT + i`'s private chat. */
 export const FIRST_CHAT = 100_000;
 export const FLOOR_SCRIPT = fileURLToPath(new URL("../../../../shared/bench/floor-gateway.mjs", import.meta.url));
+const LIBRARY_SCRIPT = fileURLToPath(new URL("./library-gateway.ts", import.meta.url));
 const CLK_TCK = 100; // Linux USER_HZ
 
 /** BUB_*, FLOOR_* and UV_* variables of this process go to both gateways (e.g. BUB_DEBOUNCE_SECONDS=0). */
@@ -60,7 +61,7 @@ export function gatewaysToRun(fallback: readonly GatewayLabel[]): GatewayLabel[]
   const raw = process.env.BENCH_GATEWAYS;
   if (!raw) return [...fallback];
   const labels = raw.split(",").map((label) => label.trim());
-  for (const label of labels) if (label !== "bub" && label !== "floor") throw new Error(`BENCH_GATEWAYS: expected bub and/or floor, got ${label}`);
+  for (const label of labels) if (label !== "bub" && label !== "floor" && label !== "libs") throw new Error(`BENCH_GATEWAYS: expected bub, floor and/or libs, got ${label}`);
   return labels as GatewayLabel[];
 }
 
@@ -114,16 +115,25 @@ export function scriptModel(openai: FakeOpenAI, count: number, onRequest?: (toke
     });
 }
 
-export type GatewayLabel = "bub" | "floor";
+/** `libs`: the floor's work done with bub's libraries (./library-gateway.ts). */
+export type GatewayLabel = "bub" | "floor" | "libs";
 
-/** The command line of a gateway: the installed bin (packed and installed once per bench process) or the floor script. */
+/**
+ * The command line of a gateway: the installed bin (packed and installed once per bench
+ * process), the floor script, or the library gateway, copied next to the installed package so
+ * that its imports resolve to the libraries bub runs on.
+ */
 export async function gatewayCommand(label: GatewayLabel): Promise<[string, string[]]> {
   if (label === "floor") {
     if (!existsSync(FLOOR_SCRIPT)) throw new Error(`floor gateway not found at ${FLOOR_SCRIPT}`);
     return [process.execPath, [FLOOR_SCRIPT]];
   }
   installed ??= installBub();
-  return [(await installed).bin, ["gateway"]];
+  const { bin, prefix } = await installed;
+  if (label === "bub") return [bin, ["gateway"]];
+  const script = join(prefix, "bench-library-gateway.mts");
+  copyFileSync(LIBRARY_SCRIPT, script);
+  return [process.execPath, [script]];
 }
 let installed: ReturnType<typeof installBub> | undefined;
 
