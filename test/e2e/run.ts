@@ -8,6 +8,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import chromium from "@sparticuz/chromium";
 import { packAndInstall } from "./support/installed.ts";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -17,6 +18,10 @@ try {
   const started = Date.now();
   const { prefix, tarball } = await packAndInstall(dir);
   process.stdout.write(`e2e: packed and installed ${tarball} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  // The browser tests' Chromium is unpacked to a fixed path on first use. Two test files
+  // unpacking it at once race: one sees the file while the other still writes it, and its
+  // launch fails with ETXTBSY. Unpacked here, before any test file runs, it is there whole.
+  await chromium.executablePath();
   const files = process.argv.length > 2 ? process.argv.slice(2) : (await readdir(here)).filter((name) => name.endsWith(".e2e.ts")).sort().map((name) => join(here, name));
   code = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, ["--test", "--test-reporter=spec", "--test-concurrency=2", ...files], { stdio: "inherit", env: { ...process.env, BUB_E2E_PREFIX: prefix } });
