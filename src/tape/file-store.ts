@@ -96,7 +96,10 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
   const maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 1024);
   const maxKnownFiles = maxOpenFiles * 4;
   const lock = createProcessLock(join(directory, TAPE_LOCK_FILE), { timeoutMs: options.lockTimeoutMs });
+  /** Every file known, least recently used first. */
   const files = new Map<string, TapeFile>();
+  /** The files whose handle was open after their last call, least recently used first. */
+  const openFiles = new Map<string, TapeFile>();
   /** Created (or found) once, before the first file is. */
   let directoryReady: Promise<unknown> | null = null;
   const names = createFileNameIndex(directory);
@@ -110,23 +113,25 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     return file;
   }
 
-  function closeIdleFiles(): void {
-    if (files.size <= maxOpenFiles) return; // cannot be over the bound
-    let open = 0;
-    for (const file of files.values()) if (file.open) open++;
-    for (const file of files.values()) {
-      if (open <= maxOpenFiles) break;
-      if (file.open && !file.busy) {
-        void file.release();
-        open--;
-      }
+  /**
+   * Keeps the bounds after a call on `tape`'s file: the least recently used idle handles past
+   * `maxOpenFiles` are closed, and what is known of the least recently used closed files past
+   * four times that is forgotten (a gateway meets new chats for ever; such a file is indexed
+   * again, from its end, when it is next read). Both walks start from the least recently used
+   * end and stop at the bound, so a call costs the same however many files are known.
+   */
+  function closeIdleFiles(tape: string, file: TapeFile): void {
+    openFiles.delete(tape);
+    if (file.open) openFiles.set(tape, file);
+    for (const [name, open] of openFiles) {
+      if (openFiles.size <= maxOpenFiles) break;
+      if (open.busy && open.open) continue;
+      openFiles.delete(name);
+      if (open.open) void open.release();
     }
-    // What is known of the least recently used closed files goes too (a gateway meets new
-    // chats for ever); such a file is indexed again, from its end, when it is next read.
-    if (files.size <= maxKnownFiles) return;
-    for (const [name, file] of files) {
+    for (const [name, known] of files) {
       if (files.size <= maxKnownFiles) break;
-      if (!file.open && !file.busy) files.delete(name);
+      if (!known.open && !known.busy) files.delete(name);
     }
   }
 
@@ -231,7 +236,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
         return stored;
       });
     } finally {
-      closeIdleFiles();
+      closeIdleFiles(tape, file);
     }
   }
 
@@ -256,7 +261,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       try {
         return await file.use(() => file.read(query));
       } finally {
-        closeIdleFiles();
+        closeIdleFiles(query.tape, file);
       }
     },
     async endsAt(end) {
@@ -264,7 +269,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
       try {
         return await file.use(() => file.endsAt(end));
       } finally {
-        closeIdleFiles();
+        closeIdleFiles(end.tape, file);
       }
     },
     async append(tape, entry) {
@@ -299,6 +304,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     await names.flush();
     await Promise.all([...files.values()].map((file) => file.release()));
     files.clear();
+    openFiles.clear();
     lock.close();
   }
 }

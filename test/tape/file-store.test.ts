@@ -1,7 +1,8 @@
 // The JSONL file store beyond the shared contract: file format, damaged and foreign files,
 // incremental reads across store objects, the anchor index and file-system failures.
 import assert from "node:assert/strict";
-import { appendFileSync, chmodSync, existsSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { NewTapeEntry, TapeEntry, TapeQuery } from "../../src/kernel/tape-contract.ts";
@@ -332,6 +333,29 @@ describe("file store with many tapes", () => {
       assert.deepEqual(found.map((entry) => [entry.id, entry.payload.name]), [[1, "session/start"], [2, "first"], [3, "second"]], tape);
       assert.deepEqual((await store.fetchAll({ tape, lastAnchor: true })).map((entry) => entry.id), [2, 3]);
     }
+    await store.close();
+  });
+
+  it("keeps at most maxOpenFiles tape files open, whichever calls used them", { skip: existsSync("/proc/self/fd") ? false : "needs /proc/self/fd" }, async () => {
+    const directory = tempDir("open-files");
+    const store = createFileTapeStore({ directory, maxOpenFiles: 3 });
+    const openTapeFiles = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          const target = readlinkSync(`/proc/self/fd/${fd}`);
+          return target.startsWith(directory) && target.endsWith(".jsonl") && !target.endsWith(".index.jsonl");
+        } catch {
+          return false; // the descriptor readdir itself used
+        }
+      }).length;
+    const tapes = Array.from({ length: 40 }, (_, index) => `t${index}__s`);
+    for (const tape of tapes) await store.append(tape, entries.event("x"));
+    for (const tape of tapes) await store.endsAt({ tape, id: 1, date: "" });
+    for (const tape of tapes) await store.fetchAll({ tape });
+    // Handles past the bound are closed in the background, once no sync needs them.
+    for (let turn = 0; turn < 200 && openTapeFiles() > 3; turn++) await nextTurn();
+    assert.ok(openTapeFiles() <= 3, `${openTapeFiles()} tape files open`);
+    assert.equal((await store.append("t0__s", entries.event("y"))).id, 2);
     await store.close();
   });
 });
