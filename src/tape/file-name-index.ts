@@ -71,6 +71,8 @@ export interface FileNameIndex {
 export function createFileNameIndex(directory: string, remembered = REMEMBERED_TAPE_NAMES): FileNameIndex {
   const path = join(directory, NAME_INDEX_FILE);
   let known: Promise<RecentSet<string>> | null = null;
+  /** The directory was found or made (checked again only after a failure). */
+  let directoryReady = false;
   // Appends one after another, so a record is never written twice by this process.
   let chain: Promise<void> = Promise.resolve();
 
@@ -95,12 +97,14 @@ export function createFileNameIndex(directory: string, remembered = REMEMBERED_T
           });
           const names = await known;
           if (names.has(record.tape)) return;
-          await makeDirectoryAsync(directory);
+          if (!directoryReady) await makeDirectoryAsync(directory);
+          directoryReady = true;
           await appendFile(path, nameIndexLine(record), { encoding: "utf8", mode: PRIVATE_FILE_MODE });
           names.add(record.tape);
         })
         .catch((error: unknown) => {
           known = null;
+          directoryReady = false;
           log.warn(`tape.name_index.failed path=${path} tape=${record.tape}`, error);
         });
       return chain;
