@@ -194,7 +194,9 @@ describe("file store: several readers and writers", () => {
     assert.equal(await first.endsAt({ tape: TAPE, id: last.id, date: "2000-01-01T00:00:00.000+00:00" }), false, "another entry with that id");
     assert.equal(await first.endsAt({ tape: TAPE, id: last.id - 1, date: last.date }), false, "an entry that is not the last");
     // A store object that has not read the tape cannot tell without reading.
-    assert.equal(await open().endsAt({ tape: TAPE, id: last.id, date: last.date }), false);
+    const fresh = open();
+    assert.equal(await fresh.endsAt({ tape: TAPE, id: last.id, date: last.date }), false);
+    await fresh.close();
 
     const theirs = await second.append(TAPE, entries.event("from second"));
     assert.equal(await first.endsAt({ tape: TAPE, id: last.id, date: last.date }), false, "another store object appended");
