@@ -114,13 +114,13 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
   }
 
   /**
-   * Keeps the bounds after a call on `tape`'s file: the least recently used idle handles past
+   * Notes a call on `tape`'s file and keeps the bounds: the least recently used idle handles past
    * `maxOpenFiles` are closed, and what is known of the least recently used closed files past
    * four times that is forgotten (a gateway meets new chats for ever; such a file is indexed
    * again, from its end, when it is next read). Both walks start from the least recently used
    * end and stop at the bound, so a call costs the same however many files are known.
    */
-  function closeIdleFiles(tape: string, file: TapeFile): void {
+  function keepBounds(tape: string, file: TapeFile): void {
     openFiles.delete(tape);
     if (file.open) openFiles.set(tape, file);
     for (const [name, open] of openFiles) {
@@ -204,6 +204,16 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
     }
   }
 
+  /** Runs `work` on `tape`'s file, marked busy, then keeps the bounds. */
+  async function useFile<T>(tape: string, work: (file: TapeFile) => Promise<T>): Promise<T> {
+    const file = fileFor(tape);
+    try {
+      return await file.use(() => work(file));
+    } finally {
+      keepBounds(tape, file);
+    }
+  }
+
   function writeInRound(file: TapeFile, entries: readonly EncodedEntry[]): Promise<LockedAppend> {
     return new Promise((resolve, reject) => {
       waiting.push({ file, entries, resolve, reject });
@@ -236,7 +246,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
         return stored;
       });
     } finally {
-      closeIdleFiles(tape, file);
+      keepBounds(tape, file);
     }
   }
 
@@ -256,22 +266,8 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
         .filter(isListedStem)
         .sort();
     },
-    async fetchAll(query: TapeQuery) {
-      const file = fileFor(query.tape);
-      try {
-        return await file.use(() => file.read(query));
-      } finally {
-        closeIdleFiles(query.tape, file);
-      }
-    },
-    async endsAt(end) {
-      const file = fileFor(end.tape);
-      try {
-        return await file.use(() => file.endsAt(end));
-      } finally {
-        closeIdleFiles(end.tape, file);
-      }
-    },
+    fetchAll: (query: TapeQuery) => useFile(query.tape, (file) => file.read(query)),
+    endsAt: (end) => useFile(end.tape, (file) => file.endsAt(end)),
     async append(tape, entry) {
       return onlyEntry(await appendBatch(tape, [entry]));
     },
