@@ -25,8 +25,8 @@
 // BENCH_FLOOR_SAME_REQUEST=1 also runs the floor with a system message and tool schemas the size
 // of bub's (`floor=`), and that over fetch (`floorF`): an analysis of the ratio, not the goal.
 // BENCH_LIBRARY_FLOOR=1 also runs the library gateway (support/library-gateway.ts: the floor's
-// work through grammY, the AI SDK and undici, with none of bub's code): bub/libs is what bub's
-// own code costs, libs/floor what its libraries cost. An analysis too, not the goal.
+// work through grammY, the AI SDK and undici, with none of bub's code but its fetch): bub/libs
+// is what bub's own code costs, libs/floor what its libraries cost. An analysis too, not the goal.
 import { printMachine } from "../support/processes.ts";
 import { cpuSplitMs, intArg, MODEL_MS, passedThroughText, peakKiB, startGateway, type GatewayLabel } from "./support/gateway.ts";
 import { burstSummary, closedLoop, type BurstResult } from "./support/workload.ts";

@@ -2,9 +2,10 @@
 // bub is built on, and nothing of bub's: what a correct gateway costs when its Bot API calls go
 // through grammY (with @grammyjs/auto-retry), its model call through the AI SDK's
 // OpenAI-compatible provider (`doStream`, the call bub makes, its stream parts read to the
-// end), both over undici's `request` as bub sends them (src/http/request-fetch.ts does the
-// same with more care). So `bub / libs` is what bub's own code costs, and `libs / floor` what
-// the libraries cost over plain Node. Run by floor.ts with BENCH_LIBRARY_FLOOR=1.
+// end), both over undici's `request` with the very `fetch` bub gives them (the installed
+// package's http/request-fetch.js, the one module of bub's it takes). So `bub / libs` is what
+// the rest of bub's code costs, and `libs / floor` what the libraries cost over plain Node.
+// Run by floor.ts with BENCH_LIBRARY_FLOOR=1.
 //
 // Same behaviour as the floor: long polling (the next offset acknowledges a batch); one turn
 // per text message, one at a time per chat, chats in parallel, at most 256 turns in flight
@@ -21,7 +22,7 @@ import { join } from "node:path";
 import { Bot } from "grammy";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { Agent, type Dispatcher } from "undici";
+import { Agent } from "undici";
 import type { LanguageModelV4Message } from "@ai-sdk/provider";
 
 const env = process.env;
@@ -36,24 +37,13 @@ const systemBytes = Number(env.FLOOR_SYSTEM_BYTES || 3600);
 const sentence = "You are a helpful agent that lives in people's chats; answer briefly, use tools when they help, and keep to the facts. ";
 const systemPrompt = sentence.repeat(Math.ceil(systemBytes / sentence.length)).slice(0, systemBytes);
 
-// ---- fetch over undici's request (what bub gives the AI SDK and grammY) ----
-const dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 30_000 });
-const requestFetch: typeof fetch = async (input, init = {}) => {
-  const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
-  const headers = init.headers instanceof Headers || Array.isArray(init.headers) ? Object.fromEntries(new Headers(init.headers)) : init.headers;
-  const body = typeof init.body === "string" || init.body instanceof Uint8Array ? init.body : null;
-  const answer = await dispatcher.request({ origin: url.origin, path: url.pathname + url.search, method: (init.method ?? "GET").toUpperCase(), headers, body, signal: init.signal ?? null });
-  const responseHeaders = new Headers();
-  for (const [name, value] of Object.entries(answer.headers)) {
-    if (typeof value === "string") responseHeaders.append(name, value);
-    else if (value) for (const item of value) responseHeaders.append(name, item);
-  }
-  return new Response(answer.body, { status: answer.statusCode, headers: responseHeaders });
-};
+// ---- the fetch bub gives the AI SDK and grammY, from the installed package (this file runs next to it) ----
+const { requestFetch } = (await import(new URL("./node_modules/bub-ts/dist/http/request-fetch.js", import.meta.url).href)) as typeof import("../../../src/http/request-fetch.ts");
+const fetchOverRequest = requestFetch(new Agent({ keepAliveTimeout: 30_000 }));
 
-const bot = new Bot(token, { client: { apiRoot, fetch: requestFetch } });
+const bot = new Bot(token, { client: { apiRoot, fetch: fetchOverRequest } });
 bot.api.config.use(autoRetry());
-const model = createOpenAICompatible({ name: "local", baseURL, apiKey: env.BUB_API_KEY ?? "", includeUsage: true, fetch: requestFetch }).chatModel(modelId);
+const model = createOpenAICompatible({ name: "local", baseURL, apiKey: env.BUB_API_KEY ?? "", includeUsage: true, fetch: fetchOverRequest }).chatModel(modelId);
 
 // ---- tape files: group commit every 5 ms, one write + one fdatasync per touched file ----
 interface TapeFile {
