@@ -103,9 +103,11 @@ export interface SkillDiscoveryOptions {
 /** Default `maxAgeMs`: skills are re-read at most once a second. */
 export const DEFAULT_SKILL_MAX_AGE_MS = 1000;
 
+let bundled: string | undefined;
+
 /** The package's bundled `skills/` directory (two levels above this module in both src/ and dist/). */
 export function bundledSkillsDir(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "skills");
+  return (bundled ??= resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "skills"));
 }
 
 interface CachedFile {
@@ -263,10 +265,26 @@ async function scan(roots: Roots, maxBytes: number): Promise<readonly Skill[]> {
 }
 
 /**
+ * `previous` when `next` lists the same skills (the same parse of the same files, from the same
+ * roots), else `next`: a scan that found nothing new keeps the result's identity, so what a
+ * caller keeps against it (the rendered prompt block, `render.ts`) stays good.
+ */
+function sameOrNext(previous: readonly Skill[] | undefined, next: readonly Skill[]): readonly Skill[] {
+  if (previous === undefined || previous.length !== next.length) return next;
+  for (let index = 0; index < next.length; index++) {
+    const was = previous[index];
+    const now = next[index];
+    if (was.location !== now.location || was.source !== now.source || was.metadata !== now.metadata || was.content !== now.content) return next;
+  }
+  return previous;
+}
+
+/**
  * Every valid skill visible from `workspace`, sorted by name; where names collide, project
  * skills win over global ones, and global over bundled. The result is frozen and may be the
  * same array as an earlier discovery's: one of the same roots that started less than
- * `maxAgeMs` ago (default one second), or one still running, is shared, not repeated.
+ * `maxAgeMs` ago (default one second), or one still running, is shared, not repeated; and a
+ * later scan that finds the same skills answers the array it replaces.
  *
  * ```ts
  * const skills = await discoverSkills(process.cwd());
@@ -281,7 +299,8 @@ export function discoverSkills(workspace: string, options: SkillDiscoveryOptions
   const now = performance.now();
   const cached = discoveries.get(key);
   if (cached && maxAgeMs > 0 && (!cached.settled || now - cached.startedAt < maxAgeMs)) return cached.result;
-  const entry: CachedDiscovery = { startedAt: now, result: scan(roots, maxBytes), settled: false };
+  const previous = cached?.result.catch(() => undefined);
+  const entry: CachedDiscovery = { startedAt: now, result: scan(roots, maxBytes).then(async (next) => sameOrNext(await previous, next)), settled: false };
   remember(discoveries, key, entry, MAX_CACHED_DISCOVERIES);
   entry.result.then(
     () => (entry.settled = true),

@@ -77,10 +77,22 @@ export function skillHints(prompt: string): Set<string> {
   return names;
 }
 
+/** A `${config.…}` template anywhere in a text (whose value may change between turns). */
+const HAS_CONFIG_TEMPLATE = /\$\{\s*config\./;
+/** Most blocks kept per discovery result (one per set of expanded skills and limit). */
+const MAX_BLOCKS_PER_RESULT = 16;
+/** Blocks rendered from a discovery result, by the expanded skills and the byte limit. */
+const renderedBlocks = new WeakMap<readonly Skill[], Map<string, string>>();
+
 /**
  * The `<available_skills>` block: one `- name: description` line per skill; a skill whose
  * (casefolded) name is in `expanded` also gets its location and rendered body (the bodies
  * are read in parallel). "" when there are no skills.
+ *
+ * A block is kept against the `skills` array it came from (discovery answers the same array
+ * while the skills do not change), unless a body it expands uses a `${config.…}` template or
+ * had to be read from the disk: a turn that mentions the same skills as an earlier one gets
+ * the same text without rendering it again.
  */
 export async function renderSkillsPrompt(
   skills: readonly Skill[],
@@ -88,10 +100,16 @@ export async function renderSkillsPrompt(
 ): Promise<string> {
   if (skills.length === 0) return "";
   const expanded = new Set([...(options.expanded ?? [])].map((name) => name.toLowerCase()));
+  const shown = skills.filter((skill) => expanded.has(skill.name.toLowerCase()));
+  const maxBytes = skillMaxBytes(options.maxBytes);
+  const key = `${maxBytes}\0${shown.map((skill) => skill.location).join("\0")}`;
+  let blocks = renderedBlocks.get(skills);
+  const kept = blocks?.get(key);
+  if (kept !== undefined) return kept;
   const lines = await Promise.all(
     skills.map(async (skill) => {
       let line = `- ${skill.name}: ${skill.description}`;
-      if (expanded.has(skill.name.toLowerCase())) {
+      if (shown.includes(skill)) {
         line += `\n  Location: ${skill.location}`;
         const body = await renderSkillBody(skill, options);
         if (body) line += `\n${body}`;
@@ -99,12 +117,17 @@ export async function renderSkillsPrompt(
       return line;
     }),
   );
-  return ["<available_skills>", ...lines, "</available_skills>"].join("\n");
+  const block = ["<available_skills>", ...lines, "</available_skills>"].join("\n");
+  if (shown.every((skill) => skill.content !== undefined && Buffer.byteLength(skill.content) <= maxBytes && !HAS_CONFIG_TEMPLATE.test(skill.content))) {
+    if (!blocks || blocks.size >= MAX_BLOCKS_PER_RESULT) renderedBlocks.set(skills, (blocks = new Map()));
+    blocks.set(key, block);
+  }
+  return block;
 }
 
-/** Keeps the skills whose names are allowed (casefolded); null allows every skill. */
-export function filterAllowedSkills(skills: readonly Skill[], allowed: Iterable<string> | null | undefined): Skill[] {
-  if (allowed === null || allowed === undefined) return [...skills];
+/** Keeps the skills whose names are allowed (casefolded); null allows every skill (the same array). */
+export function filterAllowedSkills(skills: readonly Skill[], allowed: Iterable<string> | null | undefined): readonly Skill[] {
+  if (allowed === null || allowed === undefined) return skills;
   const names = new Set([...allowed].map((name) => name.trim().toLowerCase()));
   return skills.filter((skill) => names.has(skill.name.toLowerCase()));
 }

@@ -63,6 +63,15 @@ describe("skill discovery cache", () => {
     assert.deepEqual(names(await discoverSkills(workspace, options({ maxAgeMs: 40 }))), ["second"]);
   });
 
+  it("answers the array it replaces when a later scan finds the same skills", async () => {
+    const first = await discoverSkills(workspace, options());
+    assert.equal(await discoverSkills(workspace, options({ maxAgeMs: 0 })), first, "nothing changed on the disk: the same array");
+    writeFileSync(join(skillsRoot, "first", "SKILL.md"), "---\nname: first\ndescription: The first skill, edited\n---\nNew body.\n");
+    const edited = await discoverSkills(workspace, options({ maxAgeMs: 0 }));
+    assert.notEqual(edited, first, "an edited skill makes a new result");
+    assert.equal(edited[0].description, "The first skill, edited");
+  });
+
   it("shares one scan between concurrent discoveries of the same roots", async () => {
     const [a, b] = await Promise.all([discoverSkills(workspace, options()), discoverSkills(workspace, options())]);
     assert.equal(a, b, "both callers get the one scan's array");

@@ -64,6 +64,31 @@ describe("skill rendering", () => {
     assert.equal(await renderSkillsPrompt([]), "");
   });
 
+  it("renders a block once per skills array and mentions, except bodies that use the config", async () => {
+    // Discovery answers the same frozen array while the skills do not change; a mutable one
+    // shows that the block is kept against the array, not rendered again.
+    const notes: { name: string; description: string; location: string; source: "project"; metadata: Record<string, unknown>; content: string } = {
+      name: "notes",
+      description: "Notes",
+      location: join(workspace, "notes/SKILL.md"),
+      source: "project",
+      metadata: {},
+      content: "Body one",
+    };
+    const list = [notes];
+    assert.match(await renderSkillsPrompt(list, { expanded: ["notes"] }), /Body one/);
+    notes.content = "Body two";
+    assert.match(await renderSkillsPrompt(list, { expanded: ["notes"] }), /Body one/, "the same array and mentions: the kept block");
+    assert.match(await renderSkillsPrompt([notes], { expanded: ["notes"] }), /Body two/, "another array is rendered");
+    assert.doesNotMatch(await renderSkillsPrompt(list, { expanded: [] }), /Body/, "other mentions are another block");
+    assert.doesNotMatch(await renderSkillsPrompt(list, { expanded: ["notes"], maxBytes: 4 }), /Body one/, "another limit is another block");
+    // A body with a config template is rendered at every call: the setting may have changed.
+    const skills = await discoverSkills(workspace, options());
+    const deployWith = (target: string) => renderSkillsPrompt(skills, { expanded: ["deploy"], config: (path) => (path === "deploy.target" ? target : undefined) });
+    assert.match(await deployWith("prod"), /with prod and/);
+    assert.match(await deployWith("staging"), /with staging and/);
+  });
+
   it("shows only allowed skills", async () => {
     const prompt = await buildSkillsPrompt("$deploy", { workspace, allowedSkills: ["NOTES"], ...options() });
     assert.equal(prompt, "<available_skills>\n- notes: The notes skill\n</available_skills>");
