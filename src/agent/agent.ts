@@ -32,7 +32,7 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import type { RunStreamOptions, RuntimeAgent } from "../tools/runtime-agent.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { AgentHooks } from "./interceptors.ts";
-import { isCommand, promptText } from "./prompt-text.ts";
+import { isCommand, joinSystemBlocks, promptText } from "./prompt-text.ts";
 import { SystemPromptRecorder } from "./system-recorder.ts";
 import { TurnReads } from "./turn-reads.ts";
 import { drainSteering } from "./steering-prompts.ts";
@@ -244,7 +244,7 @@ export class Agent implements RuntimeAgent {
     if (this.#options.skillsPrompt) {
       blocks.push(await this.#options.skillsPrompt({ promptText: promptText(prompt), state, workspace: turn.workspace, allowedSkills }));
     }
-    return blocks.filter((block) => block.length > 0).join("\n\n");
+    return joinSystemBlocks(blocks);
   }
 
   /** Ends the loop on a step that cannot recover: the error on the tape, then an error and a failed final event. */
