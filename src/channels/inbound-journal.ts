@@ -15,7 +15,10 @@
  *
  * Every append is written and fdatasync'ed before its promise resolves, except `started`,
  * which rides on the next sync (a crash that loses it makes the turn look not yet begun, so
- * it runs again as a first attempt). Appends are group-committed: the records that arrive
+ * it runs again as a first attempt), and a `done` the caller asks not to wait for: it is
+ * written at once (a `kill -9` cannot undo a write) and rides on the next sync, which
+ * {@link InboundJournal.synced} makes happen within {@link SYNC_SOON_MS} when no record asks
+ * for one sooner. Appends are group-committed: the records that arrive
  * while a write or sync is under way are written together by the next one, as one buffer
  * (each record is encoded once, when it is appended) in one write on the open file, then
  * one fdatasync for all of them. Once at least 256 lines were appended since the last
@@ -40,6 +43,8 @@ const log = createLogger("bub:channels");
 
 /** The fewest lines written since the last compaction before the journal is compacted (it is also compacted when opened). */
 const COMPACT_AFTER_LINES = 256;
+/** How long a line written without a sync waits at most for one, once a caller waits for it ({@link InboundJournal.synced}). */
+export const SYNC_SOON_MS = 10;
 /** The most bytes of a journal read at start: far more than 256 lines of updates ever take; a larger file (or a FIFO) is refused. */
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 
@@ -103,6 +108,11 @@ export class InboundJournal {
   #compactedBytes = 0;
   #markBytes = 0;
   #closed = false;
+  /** Lines were written since the last fdatasync. */
+  #unsynced = false;
+  /** Who waits, through {@link synced}, for the next fdatasync; and the timer that makes one. */
+  #syncWaiters: PromiseWithResolvers<void>[] = [];
+  #syncTimer: NodeJS.Timeout | null = null;
   readonly #compactAfterLines: number;
 
   private constructor(path: string, compactAfterLines: number, seen: SeenIdsOptions, files: JournalFiles) {
@@ -223,9 +233,39 @@ export class InboundJournal {
     return this.#record("retried", ids);
   }
 
-  /** Records that these items are finished (replied to); compacts when nothing is open. */
-  done(ids: readonly number[]): Promise<void> {
-    return this.#record("done", ids);
+  /**
+   * Records that these items are finished (replied to); compacts when nothing is open.
+   * `sync` false: resolves once the line is written; it reaches the disk with the next sync
+   * (see {@link synced}).
+   */
+  done(ids: readonly number[], sync = true): Promise<void> {
+    return this.#record("done", ids, sync);
+  }
+
+  /**
+   * Resolves once every line written so far is on disk: after the next fdatasync that starts
+   * from now, which a record asking for one brings, or else one made {@link SYNC_SOON_MS}
+   * later. Rejects when that fdatasync fails.
+   */
+  synced(): Promise<void> {
+    if (!this.#unsynced) return Promise.resolve();
+    if (this.#closed) return Promise.reject(new Error(`inbound journal ${this.path} is closed`));
+    const waiter = Promise.withResolvers<void>();
+    this.#syncWaiters.push(waiter);
+    this.#syncTimer ??= setTimeout(() => {
+      this.#syncTimer = null;
+      if (this.#syncWaiters.length > 0) this.#append([], true).catch(() => undefined);
+    }, SYNC_SOON_MS);
+    return waiter.promise;
+  }
+
+  /** The waiters a sync starting now answers (and no timer for them any more). */
+  #takeSyncWaiters(): PromiseWithResolvers<void>[] {
+    const waiters = this.#syncWaiters;
+    this.#syncWaiters = [];
+    if (this.#syncTimer) clearTimeout(this.#syncTimer);
+    this.#syncTimer = null;
+    return waiters;
   }
 
   #record(kind: "started" | "retried" | "done", ids: readonly number[], sync = true): Promise<void> {
@@ -252,18 +292,27 @@ export class InboundJournal {
       while (this.#queue.length > 0) {
         const batch = this.#queue;
         this.#queue = [];
+        const sync = batch.some((write) => write.sync);
+        const waiters = sync ? this.#takeSyncWaiters() : [];
         try {
           const lines = batch.flatMap((write) => write.lines);
           const handle = this.#handle;
           if (!handle) throw new Error(`inbound journal ${this.path} is not open`);
-          const bytes = Buffer.from(`${lines.join("\n")}\n`);
-          await writeAll(handle, bytes);
-          if (batch.some((write) => write.sync)) await handle.datasync();
-          this.#linesSinceCompaction += lines.length;
-          this.#bytesSinceCompaction += bytes.length;
+          if (lines.length > 0) {
+            const bytes = Buffer.from(`${lines.join("\n")}\n`);
+            await writeAll(handle, bytes);
+            this.#unsynced = true;
+            this.#linesSinceCompaction += lines.length;
+            this.#bytesSinceCompaction += bytes.length;
+          }
+          if (sync) {
+            await handle.datasync();
+            this.#unsynced = false;
+          }
           for (const write of batch) write.resolve();
+          for (const waiter of waiters) waiter.resolve();
         } catch (error) {
-          for (const write of batch) write.reject(error);
+          for (const write of [...batch, ...waiters]) write.reject(error);
         }
         if (this.#queue.length === 0 && this.#dueForCompaction()) {
           try {
@@ -313,20 +362,22 @@ export class InboundJournal {
     await this.#files.syncDirectory(dirname(this.path));
     await this.#handle?.close();
     this.#handle = await this.#files.open(this.path, "a", 0o600);
+    this.#unsynced = false;
     this.#linesSinceCompaction = 0;
     this.#bytesSinceCompaction = 0;
     this.#compactedBytes = bytes.length;
     this.#markBytes = Buffer.byteLength(lines[0] ?? "") + 1;
   }
 
-  /** Resolves once everything appended so far is on disk. */
+  /** Resolves once everything appended so far is written (and on disk, where its record asked for it). */
   async flush(): Promise<void> {
     while (this.#writing) await this.#writing;
   }
 
-  /** Flushes and closes the file; later appends reject. */
+  /** Flushes, syncs what was written without a sync, and closes the file; later appends reject. */
   async close(): Promise<void> {
     await this.flush();
+    if (this.#unsynced || this.#syncWaiters.length > 0) await this.#append([], true).catch((error: unknown) => log.warn(`inbound.journal ${this.path} could not be synced before closing`, error));
     this.#closed = true;
     await this.#handle?.close();
     this.#handle = null;

@@ -1,8 +1,9 @@
 /**
  * The inbound journal's group commit and its durability rule, seen through a file system
- * that counts its calls and can hold an fdatasync (no timing involved): a burst of appends
- * costs one write and one fdatasync per batch, and nothing is acknowledged to Telegram (the
- * next getUpdates offset, the webhook's 200) before its `received` line is on disk.
+ * that counts its calls and can hold an fdatasync: a burst of appends costs one write and one
+ * fdatasync per batch, a `done` nobody waits on rides on the next sync, and nothing is
+ * acknowledged to Telegram (the next getUpdates offset, the webhook's 200) before its
+ * `received` line is on disk.
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -11,7 +12,7 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import { setImmediate as turn } from "node:timers/promises";
 import type { Bot } from "grammy";
 import type { Update } from "grammy/types";
-import { InboundJournal } from "../../src/channels/inbound-journal.ts";
+import { InboundJournal, SYNC_SOON_MS } from "../../src/channels/inbound-journal.ts";
 import { nodeJournalFiles, type JournalFile, type JournalFiles } from "../../src/channels/journal-files.ts";
 import { DurableUpdates } from "../../src/channels/telegram/polling.ts";
 import { startWebhookServer } from "../../src/channels/telegram/webhook.ts";
@@ -140,6 +141,36 @@ describe("the inbound journal's group commit", () => {
     assert.deepEqual(files.calls, ["write", "datasync", "write", "datasync", "open w", "write", "datasync", "rename", `sync folder ${dirname(path)}`, "open a"]);
     assert.deepEqual((await readFile(path, "utf8")).split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { t: string }).t), ["mark"]);
     await journal.close();
+  });
+
+  it("writes a done its caller does not wait on without an fdatasync, and syncs it with the next record or soon after", async () => {
+    const journal = await InboundJournal.open(path, { files });
+    await journal.receive([{ id: 1, item: "a" }, { id: 2, item: "b" }]);
+    files.calls.length = 0;
+    await journal.done([1], false);
+    assert.deepEqual(files.calls, ["write"], "written, not synced");
+    // Nothing else asks for a sync: synced() makes one, SYNC_SOON_MS later.
+    const alone = journal.synced();
+    assert.equal(await settled(alone), false, "not on disk yet");
+    await alone;
+    assert.deepEqual(files.calls, ["write", "datasync"]);
+    assert.equal(await settled(journal.synced()), true, "nothing written since: nothing to wait for");
+    // A record that syncs anyway takes the done line with it: no sync of its own.
+    files.calls.length = 0;
+    await journal.done([2], false);
+    const riding = journal.synced();
+    await journal.receive([{ id: 3, item: "c" }]);
+    assert.equal(await settled(riding), true, "on disk with the received line");
+    await new Promise((resolve) => setTimeout(resolve, SYNC_SOON_MS * 3));
+    assert.deepEqual(files.calls, ["write", "write", "datasync"], "one sync for both, and no later one");
+    // Closing syncs what was written without a sync.
+    await journal.done([3], false);
+    files.calls.length = 0;
+    await journal.close();
+    assert.deepEqual(files.calls, ["datasync"]);
+    const reopened = await InboundJournal.open(path);
+    assert.deepEqual(reopened.pending(), [], "every done line was kept");
+    await reopened.close();
   });
 
   it("keeps an open item's received line as written through compaction", async () => {

@@ -44,6 +44,20 @@ export interface DeliveryLedgerOptions {
   concurrency?: number;
 }
 
+/** What an outbound {@link DeliveryLedger.enqueue} queues waits for. */
+export interface EnqueueOrder {
+  /** It is sent only once this settles. */
+  after?: Promise<void>;
+  /** Its confirmation once sent is offered to the caller first (see {@link DeliveryHandoff}). */
+  handoff?: DeliveryHandoff;
+  /**
+   * Called once it was sent: the store confirms it (and forgets it) only after the promise
+   * this answers settles. A channel whose own record of the turn is made durable later than
+   * the send (the inbound journal's `done` line) keeps the ledger's copy until then.
+   */
+  confirmAfter?: () => Promise<void>;
+}
+
 /** Calls in flight at once when the options do not say (the `delivery.concurrency` default). */
 export const DEFAULT_CONCURRENCY = 16;
 
@@ -74,6 +88,8 @@ export class DeliveryLedger {
   readonly #waiters = new Map<number, PromiseWithResolvers<readonly string[]>>();
   /** Who confirms a record once it was sent, instead of the store (see {@link DeliveryHandoff}), by id. */
   readonly #handoffs = new Map<number, DeliveryHandoff>();
+  /** What a record's confirmation must wait for, by id (see {@link EnqueueOrder.confirmAfter}). */
+  readonly #confirmAfter = new Map<number, () => Promise<void>>();
   /** Confirmations taken by a handoff and not settled yet (awaited by {@link close}). */
   readonly #handedOff = new Set<Promise<void>>();
 
@@ -111,12 +127,12 @@ export class DeliveryLedger {
   /**
    * Records an outbound durably and queues it for sending; resolves once it is recorded
    * (not sent: from then on the ledger answers for it). An outbound whose `key` the ledger
-   * has recorded before is dropped. With `after`, it is sent once that settles. With
-   * `handoff`, its confirmation once sent is offered to the caller first.
+   * has recorded before is dropped. See {@link EnqueueOrder} for what it may wait for.
    */
-  async enqueue(delivery: Omit<NewDelivery, "source">, after?: Promise<void>, handoff?: DeliveryHandoff): Promise<void> {
+  async enqueue(delivery: Omit<NewDelivery, "source">, { after, handoff, confirmAfter }: EnqueueOrder = {}): Promise<void> {
     const [record] = await this.#options.store.record(this.owner, [{ ...delivery, source: this.#options.source }]);
     if (record && delivery.key !== undefined && record.text !== delivery.text) log.info(`delivery.duplicate key=${delivery.key} chat_id=${delivery.chatId} session_id=${delivery.sessionId}: an earlier copy (id=${record.id}) was still pending; it is sent instead`);
+    if (record && confirmAfter) this.#confirmAfter.set(record.id, confirmAfter);
     if (record && handoff) {
       this.#handoffs.set(record.id, handoff);
       handoff.queued(record.id);
@@ -253,6 +269,7 @@ export class DeliveryLedger {
     if (queue && at >= 0) queue.splice(at, 1);
     this.#known.delete(record.id);
     this.#handoffs.delete(record.id);
+    this.#confirmAfter.delete(record.id);
     if (!queue || queue.length === 0) this.#queues.delete(record.chatId);
     else this.#ready.add(record.chatId);
   }
@@ -321,7 +338,11 @@ export class DeliveryLedger {
       const ids = await sender.send(record, async (done, total) => {
         record.partsDone = done;
         if (done < total) await store.progress(record.id, done);
-        else if (!this.#handOff(record)) await store.confirm(record.id, record.possiblyRepeated);
+        else if (!this.#handOff(record)) {
+          // The chat's next call waits too, so a kill -9 still cuts at most one call per chat.
+          await this.#confirmAfter.get(record.id)?.().catch(() => undefined);
+          await store.confirm(record.id, record.possiblyRepeated);
+        }
       });
       if (record.possiblyRepeated) log.warn(`delivery.sent ${where} after a try whose connection died: the chat may have it twice`);
       this.#settle(record.id, { ids: ids ?? [] });

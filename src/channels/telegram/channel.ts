@@ -382,7 +382,7 @@ export class TelegramChannel implements Channel {
       log.error(`telegram.send undeliverable session_id=${sessionId} chat_id=${chatId}: the channel is not running`);
       return;
     }
-    await ledger.enqueue({ chatId, sessionId, text, inbound: [...(origin.inbound ?? [])], ...(origin.key === undefined ? {} : { key: origin.key }) }, origin.after, origin.handoff);
+    await ledger.enqueue({ chatId, sessionId, text, inbound: [...(origin.inbound ?? [])], ...(origin.key === undefined ? {} : { key: origin.key }) }, origin);
   }
 }
 

@@ -34,11 +34,16 @@ export interface OutboundOrigin {
   inbound?: readonly number[];
   key?: string;
   /**
-   * The ledger sends the outbound only once this settles: the journal has marked the
-   * turn's updates done. Else a kill -9 after the ledger sent and forgot the reply, but
-   * before the journal's mark, would run the turn again and repeat the reply.
+   * The ledger sends the outbound only once this settles: the journal has written the
+   * turn's updates' `done` line. Else a kill -9 after the ledger sent and forgot the reply,
+   * but before the journal's mark, would run the turn again and repeat the reply.
    */
   after?: Promise<void>;
+  /**
+   * The ledger forgets the sent outbound only once this settles: the `done` line is on disk.
+   * Else a power loss could keep the ledger's forgetting and lose the line.
+   */
+  confirmAfter?: () => Promise<void>;
   /** Offered the outbound's confirmation once sent (a queued turn's reply; see ../delivery/types.ts). */
   handoff?: DeliveryHandoff;
 }
@@ -276,8 +281,11 @@ export class DurableUpdates {
   /**
    * Hands a reply of a journaled turn to `deliver` (which records it in the delivery ledger,
    * naming the turn's updates) and records the turn's updates as done right after, one reply
-   * at a time; the ledger sends the reply only after that. A kill -9 between the two leaves
-   * the reply in the ledger, which sends it, and {@link resume} does not run the turn again.
+   * at a time; the ledger sends the reply only once that line is written, and forgets it only
+   * once the line is on disk (the journal's next sync, which need not wait for this reply: it
+   * comes with the next update's record or soon after). A kill -9 or a power loss between the
+   * two leaves the reply in the ledger, which sends it, and {@link resume} does not run the
+   * turn again.
    * Other sends (no `turnMessage`, the message the sending turn answers) go straight to `deliver`.
    */
   async sendRecorded(message: Envelope, deliver: (message: Envelope, origin?: OutboundOrigin) => Promise<void>, turnMessage: Envelope | null): Promise<void> {
@@ -292,17 +300,17 @@ export class DurableUpdates {
     const journaled = Promise.withResolvers<void>();
     try {
       await previous;
-      await deliver(message, { inbound: claim(), after: journaled.promise });
-      await this.#journalDone(claim());
+      await deliver(message, { inbound: claim(), after: journaled.promise, confirmAfter: () => journal.synced() });
+      await this.#journalDone(claim(), false);
     } finally {
       journaled.resolve();
       turn.resolve();
     }
   }
 
-  async #journalDone(ids: number[]): Promise<void> {
+  async #journalDone(ids: number[], sync = true): Promise<void> {
     try {
-      await this.#journal?.done(ids);
+      await this.#journal?.done(ids, sync);
     } catch (error) {
       log.error(`telegram.journal could not record update(s) ${ids.join(",")} as done`, error);
     }

@@ -59,7 +59,7 @@ async function openLedger(url: string, sender: DeliverySender): Promise<Delivery
 /** The channel's send: the reply goes to the ledger under the key the queue gives it. */
 function deliverTo(ledger: DeliveryLedger) {
   return async (message: Envelope, recorded?: RecordedOrigin) => {
-    await ledger.enqueue({ chatId: message.chatId, sessionId: message.sessionId ?? "?", text: message.content, inbound: [], ...(recorded?.key ? { key: recorded.key } : {}) }, undefined, recorded?.handoff);
+    await ledger.enqueue({ chatId: message.chatId, sessionId: message.sessionId ?? "?", text: message.content, inbound: [], ...(recorded?.key ? { key: recorded.key } : {}) }, { handoff: recorded?.handoff });
   };
 }
 
