@@ -51,6 +51,7 @@ function attached(strace: ChildProcess): Promise<void> {
       if (/attached/.test(said)) resolve();
     });
     strace.once("exit", () => reject(new Error(`strace ended: ${said.trim() || "no output"} (it needs root, or kernel.yama.ptrace_scope 0)`)));
+    strace.once("error", (error) => reject(new Error(`cannot run strace (${error.message}): install it, e.g. apt install strace`)));
   });
 }
 
