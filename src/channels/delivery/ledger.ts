@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { createLogger } from "../../kernel/log.ts";
 import { errorMessage } from "../../config/thrown.ts";
 import { nextStep, type DeliveryFailure, type RetryPolicy } from "./classify.ts";
-import type { DeliveryHandoff, DeliveryRecord, DeliveryStore, NewDelivery } from "./types.ts";
+import type { DeliveryHandoff, DeliveryRecord, DeliveryStore, EnqueueOrder, NewDelivery } from "./types.ts";
 
 const log = createLogger("bub:delivery");
 
@@ -42,20 +42,6 @@ export interface DeliveryLedgerOptions {
   sweepMs?: number;
   /** Most calls in flight at once, each to another chat (default {@link DEFAULT_CONCURRENCY}). */
   concurrency?: number;
-}
-
-/** What an outbound {@link DeliveryLedger.enqueue} queues waits for. */
-export interface EnqueueOrder {
-  /** It is sent only once this settles. */
-  after?: Promise<void>;
-  /** Its confirmation once sent is offered to the caller first (see {@link DeliveryHandoff}). */
-  handoff?: DeliveryHandoff;
-  /**
-   * Called once it was sent: the store confirms it (and forgets it) only after the promise
-   * this answers settles. A channel whose own record of the turn is made durable later than
-   * the send (the inbound journal's `done` line) keeps the ledger's copy until then.
-   */
-  confirmAfter?: () => Promise<void>;
 }
 
 /** Calls in flight at once when the options do not say (the `delivery.concurrency` default). */

@@ -66,6 +66,20 @@ export interface DeliveryHandoff {
   sent(id: number, possiblyRepeated: boolean): Promise<boolean> | null;
 }
 
+/** What an outbound `DeliveryLedger.enqueue` (./ledger.ts) queues waits for. */
+export interface EnqueueOrder {
+  /** It is sent only once this settles. */
+  after?: Promise<void>;
+  /** Its confirmation once sent is offered to the caller first (see {@link DeliveryHandoff}). */
+  handoff?: DeliveryHandoff;
+  /**
+   * Called once it was sent: the store confirms it (and forgets it) only after the promise
+   * this answers settles. A channel whose own record of the turn is made durable later than
+   * the send (the inbound journal's `done` line) keeps the ledger's copy until then.
+   */
+  confirmAfter?: () => Promise<void>;
+}
+
 /** How long the ledger remembers the keys of outbounds it recorded: longer than a queued message can wait or be retried. */
 export const KEY_KEEP_DAYS = 30;
 

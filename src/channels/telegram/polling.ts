@@ -10,7 +10,7 @@ import { createLogger } from "../../kernel/log.ts";
 import { toEnvelope, type Envelope, type EnvelopeInput } from "../../kernel/envelope.ts";
 import type { MessageHandler } from "../../kernel/types.ts";
 import type { InboundJournal } from "../inbound-journal.ts";
-import type { DeliveryHandoff } from "../delivery/types.ts";
+import type { EnqueueOrder } from "../delivery/types.ts";
 import type { PollerElection } from "./poller-lock.ts";
 import { ChannelMessage } from "../message.ts";
 import { apiSignal, handlerError, isUpdate } from "./narrow.ts";
@@ -28,24 +28,12 @@ export const GIVEN_UP = "Bub restarted twice while working on your message, so i
 
 /**
  * What the delivery ledger is told of an outbound besides its text: the journaled updates
- * whose turn it answers, or the key that names it for good (a queued turn's reply).
+ * whose turn it answers, or the key that names it for good (a queued turn's reply), and what
+ * its sending and confirmation wait for (see {@link DurableUpdates.sendRecorded}).
  */
-export interface OutboundOrigin {
+export interface OutboundOrigin extends EnqueueOrder {
   inbound?: readonly number[];
   key?: string;
-  /**
-   * The ledger sends the outbound only once this settles: the journal has written the
-   * turn's updates' `done` line. Else a kill -9 after the ledger sent and forgot the reply,
-   * but before the journal's mark, would run the turn again and repeat the reply.
-   */
-  after?: Promise<void>;
-  /**
-   * The ledger forgets the sent outbound only once this settles: the `done` line is on disk.
-   * Else a power loss could keep the ledger's forgetting and lose the line.
-   */
-  confirmAfter?: () => Promise<void>;
-  /** Offered the outbound's confirmation once sent (a queued turn's reply; see ../delivery/types.ts). */
-  handoff?: DeliveryHandoff;
 }
 
 /** Sends a text to a chat through the delivery ledger (recorded durably before it resolves). */
