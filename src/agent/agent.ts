@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { isEmptyPrompt, type Prompt } from "../kernel/envelope.ts";
 import { BubError } from "../kernel/errors.ts";
 import type { BubFramework } from "../kernel/framework.ts";
-import { interruptible, type PendingPrompts } from "./interrupt.ts";
+import { recordInterruption, type PendingPrompts } from "./interrupt.ts";
 import { TURN_RESUMED_EVENT, TurnJournal } from "./turn-journal.ts";
 import { createLogger } from "../kernel/log.ts";
 import { AsyncStreamEvents, createStreamState, type StreamEvent, type StreamState } from "../kernel/stream.ts";
@@ -206,16 +206,24 @@ export class Agent implements RuntimeAgent {
       isCommand(prompt) && runCommand
         ? this.#command(runCommand, prompt, fork.tape, state, sandbox, turn)
         : this.#loop(prompt, fork.tape, state, settings, streamState, { ...options, allowedTools, sandbox, turn, journal, refresh: read.refresh }, pending);
-    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, interruptible(body, fork.tape, pending, turn.signal), journal)), streamState);
+    return new AsyncStreamEvents(correlated({ turnId }, this.#onFork(fork, turn, body, pending, journal)), streamState);
   }
 
-  /** Runs `body` with the fork open; merges (or discards) it when the stream ends. */
-  async *#onFork(fork: TapeFork, turn: TurnContext, body: AsyncGenerator<StreamEvent, void, undefined>, journal: TurnJournal | null): AsyncGenerator<StreamEvent, void, undefined> {
+  /**
+   * Runs `body` with the fork open; merges (or discards) it when the stream ends. A turn
+   * whose signal aborted it first gets its unrecorded prompts and an `interrupted` event.
+   */
+  async *#onFork(fork: TapeFork, turn: TurnContext, body: AsyncGenerator<StreamEvent, void, undefined>, pending: PendingPrompts, journal: TurnJournal | null): AsyncGenerator<StreamEvent, void, undefined> {
     let completed = false;
+    let running = false;
     try {
       await fork.tape.ensureBootstrapAnchor();
+      running = true;
       yield* body;
       completed = true;
+    } catch (error) {
+      if (running && turn.signal.aborted) await recordInterruption(fork.tape, pending, turn.signal);
+      throw error;
     } finally {
       this.#turnTapes.delete(turn);
       this.#turnReads.end(turn);

@@ -6,7 +6,6 @@
 import { currentCorrelation } from "../kernel/correlation.ts";
 import type { Prompt } from "../kernel/envelope.ts";
 import { createLogger } from "../kernel/log.ts";
-import type { StreamEvent } from "../kernel/stream.ts";
 import { entries } from "../tape/entry.ts";
 import type { Tape } from "../tape/tape.ts";
 
@@ -70,28 +69,21 @@ export interface PendingPrompts {
 }
 
 /**
- * Runs `body`; when it fails because `signal` aborted, writes what the turn has not yet
- * put on the tape (the prompts of the step that was running) and an `interrupted` event
- * `{ signal, reason, date }`, then rethrows.
+ * Writes what an interrupted turn has not yet put on the tape (the prompts of the step that
+ * was running) and an `interrupted` event `{ signal, reason, date }`. Call when the turn's
+ * stream failed because `signal` aborted; a failure to write is logged, not thrown.
  */
-export async function* interruptible(body: AsyncGenerator<StreamEvent, void, undefined>, tape: Tape, pending: PendingPrompts, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
+export async function recordInterruption(tape: Tape, pending: PendingPrompts, signal: AbortSignal): Promise<void> {
   try {
-    yield* body;
-  } catch (error) {
-    if (signal.aborted) {
-      try {
-        for (const prompt of pending.prompts) await tape.append(entries.message({ role: "user", content: prompt }));
-        pending.prompts = [];
-        const reason = signal.reason;
-        await tape.appendEvent("interrupted", {
-          signal: interruptSignalOf(reason),
-          reason: reason instanceof Error ? reason.message : String(reason ?? "aborted"),
-          date: new Date().toISOString(),
-        });
-      } catch (recordError) {
-        log.error(`tape.interrupt.failed tape=${tape.name} turn_id=${currentCorrelation()?.turnId}`, recordError);
-      }
-    }
-    throw error;
+    for (const prompt of pending.prompts) await tape.append(entries.message({ role: "user", content: prompt }));
+    pending.prompts = [];
+    const reason = signal.reason;
+    await tape.appendEvent("interrupted", {
+      signal: interruptSignalOf(reason),
+      reason: reason instanceof Error ? reason.message : String(reason ?? "aborted"),
+      date: new Date().toISOString(),
+    });
+  } catch (recordError) {
+    log.error(`tape.interrupt.failed tape=${tape.name} turn_id=${currentCorrelation()?.turnId}`, recordError);
   }
 }

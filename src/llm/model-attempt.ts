@@ -26,13 +26,14 @@ export interface AttemptTarget {
 }
 
 /**
- * Streams one call of `request` on `on.model`. Sets `state.emitted` before handing out any
+ * Streams one call of `request` on `on.model` (`on` may still be being built: its failure is
+ * the attempt's). Sets `state.emitted` before handing out any
  * reasoning, text or tool call. Throws the provider's error as it is, a `timeout` when
  * `model_timeout_seconds` passes, or a `provider` error when the stream ends without a
  * finish; the connection is released however the attempt ends.
  */
-export async function* streamAttempt(on: AttemptTarget, request: ModelCallRequest, settings: ModelSettings, state: AttemptState): AsyncGenerator<ModelCallEvent, void, undefined> {
-  const { candidate, target, model } = on;
+export async function* streamAttempt(on: AttemptTarget | Promise<AttemptTarget>, request: ModelCallRequest, settings: ModelSettings, state: AttemptState): AsyncGenerator<ModelCallEvent, void, undefined> {
+  const { candidate, target, model } = await on;
   const controller = new AbortController();
   const onAbort = () => controller.abort(request.signal?.reason);
   request.signal?.addEventListener("abort", onAbort, { once: true });

@@ -8,8 +8,8 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { classifyModelError } from "./errors.ts";
 import type { ModelCallEvent, ModelCallRequest } from "./model-call.ts";
-import { streamAttempt } from "./model-attempt.ts";
-import { DEFAULT_RETRY_POLICY, defaultSleep, fallbackCandidates, streamWithFallbacks, type AttemptState, type RetryPolicy } from "./model-retry.ts";
+import { streamAttempt, type AttemptTarget } from "./model-attempt.ts";
+import { DEFAULT_RETRY_POLICY, defaultSleep, fallbackCandidates, streamWithFallbacks, type RetryPolicy } from "./model-retry.ts";
 import { listProviderModels } from "./model-catalog.ts";
 import { createLanguageModel, resolveModelTarget, type ModelTarget } from "./providers.ts";
 import { DEFAULT_MODEL_IDLE_TIMEOUT_SECONDS, type ModelSettings } from "./settings.ts";
@@ -126,7 +126,7 @@ class DefaultModelClient implements ModelClient {
     return listProviderModels(provider, this.settings, fetch, { env: this.#env, signal: options.signal });
   }
 
-  async *stream(request: ModelCallRequest): AsyncGenerator<ModelCallEvent, void, undefined> {
+  stream(request: ModelCallRequest): AsyncGenerator<ModelCallEvent, void, undefined> {
     const loop = {
       candidates: this.candidates(request.model),
       policy: this.#retry,
@@ -134,13 +134,14 @@ class DefaultModelClient implements ModelClient {
       signal: request.signal,
       classify: (error: unknown, candidate: string) => classifyModelError(error, candidate, { idleTimeoutSeconds: this.#idleTimeoutSeconds() }),
     };
-    yield* streamWithFallbacks(loop, (candidate, state) => this.#attempt(candidate, request, state));
+    // Each attempt's events go straight from its stream to the retry loop's consumer.
+    return streamWithFallbacks(loop, (candidate, state) => streamAttempt(this.#attemptTarget(candidate), request, this.settings, state));
   }
 
-  /** One attempt on `candidate`: its language model (built on first use), then the call. */
-  async *#attempt(candidate: string, request: ModelCallRequest, state: AttemptState): AsyncGenerator<ModelCallEvent, void, undefined> {
+  /** What an attempt on `candidate` calls: its language model, built on first use. */
+  async #attemptTarget(candidate: string): Promise<AttemptTarget> {
     const { target, model } = await this.#model(candidate);
-    yield* streamAttempt({ candidate, target, model }, request, this.settings, state);
+    return { candidate, target, model };
   }
 }
 
