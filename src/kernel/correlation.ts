@@ -44,6 +44,17 @@ function nested(ids: Correlation, outer: Correlation): Correlation {
   return found;
 }
 
+/** True when laying `ids` over `outer` changes nothing (the consumer already runs in that correlation). */
+function alreadyIn(ids: Correlation, outer: AsyncScope): boolean {
+  const merged = nested(ids, outer.ids);
+  return merged.turnId === outer.ids.turnId && merged.modelCallId === outer.ids.modelCallId && merged.toolCallId === outer.ids.toolCallId;
+}
+
+/** Runs `body` as it is: the scope a stream needs is the one its consumer is in already. */
+function direct<R>(body: () => R): R {
+  return body();
+}
+
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 /**
@@ -131,7 +142,8 @@ export function withCorrelation<T>(ids: Correlation, body: () => T): T {
 export function correlated<T>(ids: Correlation, source: AsyncIterable<T>): AsyncIterableIterator<T, void, undefined> {
   const iterator = source[Symbol.asyncIterator]();
   // The scope, and the runner that enters it, are made once per caller scope, not once per
-  // item. The runner also restores the rest of the async context (the tracing context) as
+  // item, and none when the caller's scope has these ids already (a turn's stream pulled
+  // inside that turn's `processInbound`). The runner also restores the rest of the async context (the tracing context) as
   // the pull that made it saw it: a consumer pulls from one loop.
   let outer: AsyncScope | undefined;
   let inner: (<R>(body: () => R) => R) | undefined;
@@ -139,7 +151,8 @@ export function correlated<T>(ids: Correlation, source: AsyncIterable<T>): Async
     const current = scopeIdentity();
     if (inner === undefined || current !== outer) {
       outer = current;
-      inner = scopeRunner(scopeWith(ids, currentScope()));
+      const scope = currentScope();
+      inner = alreadyIn(ids, scope) ? direct : scopeRunner(scopeWith(ids, scope));
     }
     return inner(body);
   };
