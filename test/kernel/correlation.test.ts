@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { correlated, currentCorrelation, currentCorrelationMeta, newCorrelationId, withCorrelation } from "../../src/kernel/correlation.ts";
+import { scopeIdentity } from "../../src/kernel/async-scope.ts";
 
 describe("correlation ids", () => {
   it("makes UUID v7 ids that differ and sort by the time they were made", async () => {
@@ -54,6 +55,22 @@ describe("correlation ids", () => {
     const pulled: unknown[] = [];
     for await (const value of stream) pulled.push(value, currentCorrelation());
     assert.deepEqual(pulled, ["m1", undefined, "m1", undefined], "the consumer stays outside");
+  });
+
+  it("runs the producer in the consumer's own scope when that scope has the ids already", async () => {
+    async function* producer() {
+      yield scopeIdentity();
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      yield scopeIdentity();
+    }
+    await withCorrelation({ turnId: "t1" }, async () => {
+      const outer = scopeIdentity();
+      const seen: unknown[] = [];
+      for await (const scope of correlated({ turnId: "t1" }, producer())) seen.push(scope);
+      assert.equal(seen.length, 2);
+      for (const scope of seen) assert.equal(scope, outer, "the consumer's scope object itself, no new one for every pull");
+      for await (const _scope of correlated({ modelCallId: "m1" }, producer())) assert.notEqual(_scope, outer, "a new id still gets its scope");
+    });
   });
 
   it("closes the producer inside the scope when the consumer stops early", async () => {
