@@ -143,8 +143,9 @@ export function correlated<T>(ids: Correlation, source: AsyncIterable<T>): Async
   const iterator = source[Symbol.asyncIterator]();
   // The scope, and the runner that enters it, are made once per caller scope, not once per
   // item, and none when the caller's scope has these ids already (a turn's stream pulled
-  // inside that turn's `processInbound`). The runner also restores the rest of the async context (the tracing context) as
-  // the pull that made it saw it: a consumer pulls from one loop.
+  // inside that turn's `processInbound`). The runner also restores the rest of the async
+  // context (the tracing context) as the pull that made it saw it: a consumer pulls from
+  // one loop.
   let outer: AsyncScope | undefined;
   let inner: (<R>(body: () => R) => R) | undefined;
   const enter = <R>(body: () => R): R => {

@@ -27,10 +27,10 @@ export interface AttemptTarget {
 
 /**
  * Streams one call of `request` on `on.model` (`on` may still be being built: its failure is
- * the attempt's). Sets `state.emitted` before handing out any
- * reasoning, text or tool call. Throws the provider's error as it is, a `timeout` when
- * `model_timeout_seconds` passes, or a `provider` error when the stream ends without a
- * finish; the connection is released however the attempt ends.
+ * the attempt's). Sets `state.emitted` before handing out any reasoning, text or tool call.
+ * Throws the provider's error as it is, a `timeout` when `model_timeout_seconds` passes, or
+ * a `provider` error when the stream ends without a finish; the connection is released
+ * however the attempt ends.
  */
 export async function* streamAttempt(on: AttemptTarget | Promise<AttemptTarget>, request: ModelCallRequest, settings: ModelSettings, state: AttemptState): AsyncGenerator<ModelCallEvent, void, undefined> {
   const { candidate, target, model } = await on;
