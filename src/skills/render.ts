@@ -77,8 +77,8 @@ export function skillHints(prompt: string): Set<string> {
   return names;
 }
 
-/** A `${config.…}` template anywhere in a text (whose value may change between turns). */
-const HAS_CONFIG_TEMPLATE = /\$\{\s*config\./;
+/** {@link CONFIG_TEMPLATE} anywhere in a text (its value may change between turns); no `g`, so `test` keeps no state. */
+const HAS_CONFIG_TEMPLATE = new RegExp(CONFIG_TEMPLATE.source);
 /** Most blocks kept per discovery result (one per set of expanded skills and limit). */
 const MAX_BLOCKS_PER_RESULT = 16;
 /** Blocks rendered from a discovery result, by the expanded skills and the byte limit. */

@@ -326,7 +326,7 @@ export class DeliveryLedger {
         if (done < total) await store.progress(record.id, done);
         else if (!this.#handOff(record)) {
           // The chat's next call waits too, so a kill -9 still cuts at most one call per chat.
-          await this.#confirmAfter.get(record.id)?.().catch(() => undefined);
+          await this.#confirmAfter.get(record.id)?.().catch((error: unknown) => log.warn(`delivery.confirm ${where}: what its confirmation waits for failed (${errorMessage(error)}); confirming it anyway`));
           await store.confirm(record.id, record.possiblyRepeated);
         }
       });
