@@ -21,6 +21,12 @@ export interface FileTapeStoreOptions {
   /** How long an append waits for another process holding the directory lock (default 30 s). */
   lockTimeoutMs?: number;
   /**
+   * How long the directory lock is kept after a write round, for the next ones (default
+   * {@link LOCK_LINGER_MS}); another process waiting for it gets it within about that long.
+   * 0 lets go after every round.
+   */
+  lockLingerMs?: number;
+  /**
    * Descriptors kept open at most; the least recently used idle ones are closed (default 1024).
    * A busy gateway touches every chat's tape in turn, so a bound below the number of active
    * chats would reopen a file on nearly every read and append; Node raises the process's
@@ -49,6 +55,9 @@ export interface FileTapeStore extends EncodedAppendStore, AsyncDisposable {
 /** The name of the lock database inside a tapes directory. */
 export const TAPE_LOCK_FILE = ".tapes.lock";
 
+/** The default of {@link FileTapeStoreOptions.lockLingerMs}. */
+export const LOCK_LINGER_MS = 50;
+
 function checkTapeName(tape: string): void {
   if (typeof tape !== "string" || tape === "" || tape === "." || tape === ".." || /[/\\\0]/.test(tape) || tape.length > 200) {
     throw new BubError("invalid_input", `Tape name ${JSON.stringify(tape)} cannot be used as a file name: use up to 200 characters without '/', '\\' or NUL.`);
@@ -73,7 +82,9 @@ interface WaitingAppend {
  *
  * - **Several processes** may append to one tape: appends take a directory-wide lock (an OS
  *   record lock that dies with its process, see `process-lock.ts`), read any bytes other
- *   processes added, and only then assign ids, so ids stay unique and increasing.
+ *   processes added, and only then assign ids, so ids stay unique and increasing. A store
+ *   that keeps writing keeps the lock between its rounds, and lets go when it pauses or
+ *   another process asks for it (`lockLingerMs`).
  * - **Durability**: an append resolves only after `fdatasync` of the file (and of the
  *   directory when the file was just created). Appends made while a write round is running
  *   wait for the next round, which takes the lock once and writes each file's entries with one
@@ -95,7 +106,7 @@ export function createFileTapeStore(options: FileTapeStoreOptions): FileTapeStor
   const { directory } = options;
   const maxOpenFiles = Math.max(1, options.maxOpenFiles ?? 1024);
   const maxKnownFiles = maxOpenFiles * 4;
-  const lock = createProcessLock(join(directory, TAPE_LOCK_FILE), { timeoutMs: options.lockTimeoutMs });
+  const lock = createProcessLock(join(directory, TAPE_LOCK_FILE), { timeoutMs: options.lockTimeoutMs, lingerMs: options.lockLingerMs ?? LOCK_LINGER_MS });
   /** Every file known, least recently used first. */
   const files = new Map<string, TapeFile>();
   /** The files whose handle was open after their last call, least recently used first. */

@@ -6,6 +6,14 @@
  * record lock (`fcntl`) on a small database file instead; the kernel drops that lock the
  * moment its process dies, so a crashed writer can never leave the directory locked. The lock
  * database holds no data: every transaction is rolled back.
+ *
+ * A lock may **linger** (`lingerMs`): a process that keeps writing keeps the lock between its
+ * calls instead of taking it for each one (a take is about a dozen system calls), and lets go
+ * once no call came for `lingerMs`, or as soon as another process waits. A waiting process
+ * says so by holding a read transaction on a second small database, `<path>-wait`; the holder
+ * looks every `lingerMs` with `BEGIN EXCLUSIVE`, which fails while anyone reads it. After
+ * letting go for a waiter, the holder waits {@link YIELD_MS} before taking the lock again, longer
+ * than a waiter's longest pause between tries, so the waiter gets it.
  */
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -24,24 +32,76 @@ export interface ProcessLock {
    * @throws BubError `temporary` after waiting `timeoutMs` for another process.
    */
   run<T>(critical: () => T | Promise<T>): Promise<T>;
-  /** Closes the lock database; a later `run` reopens it. */
+  /** Lets go of the lock and closes its databases; a later `run` reopens them. */
   close(): void;
+}
+
+/** Options of {@link createProcessLock}. */
+export interface ProcessLockOptions {
+  /** How long a call waits for another process holding the lock (default 30 s). */
+  timeoutMs?: number;
+  /**
+   * Keep the lock between calls while they keep coming: let go once none came for this long,
+   * or once another process waits (it waits about this long at most). Default 0: every call
+   * takes the lock and lets go of it.
+   */
+  lingerMs?: number;
 }
 
 const SQLITE_READONLY = 8;
 const SQLITE_CANTOPEN = 14;
 
+/** The longest pause between two tries of a waiting process. */
+const LONGEST_PAUSE_MS = 20;
+/** How long a lingering holder stays away after letting go for a waiter: longer than its pause. */
+export const YIELD_MS = LONGEST_PAUSE_MS + 5;
+
 function pause(attempt: number): Promise<void> {
   if (attempt < 4) return new Promise((resolve) => setImmediate(resolve));
-  return new Promise((resolve) => setTimeout(resolve, Math.min(2 ** (attempt - 4), 20)));
+  return sleep(Math.min(2 ** (attempt - 4), LONGEST_PAUSE_MS));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A {@link ProcessLock} backed by the SQLite database file at `path` (created on first use). */
-export function createProcessLock(path: string, options: { timeoutMs?: number } = {}): ProcessLock {
+export function createProcessLock(path: string, options: ProcessLockOptions = {}): ProcessLock {
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const lingerMs = options.lingerMs ?? 0;
   let database: DatabaseSync | null = null;
-  /** The last call of {@link ProcessLock.run} in this process; the next one starts after it. */
+  /** The database a waiting process reads to say it waits (lingering locks only). */
+  let waitFlag: DatabaseSync | null = null;
+  /** The last call of {@link ProcessLock.run} (or look at the lock) in this process; the next one starts after it. */
   let queue: Promise<unknown> = Promise.resolve();
+  /** The lock is kept between calls (it lingers); `looks` checks every `lingerMs` whether to let go. */
+  let kept = false;
+  let looks: NodeJS.Timeout | null = null;
+  let usedSinceLook = false;
+  /** When this process last let go for a waiter. */
+  let yieldedAt = -Infinity;
+
+  /** Opens (creating it) a lock database: empty but for one table, never written after. */
+  async function openLockFile(file: string, table: string): Promise<DatabaseSync> {
+    await createPrivateFileAsync(file);
+    const opened = new DatabaseSync(file, { timeout: 0 });
+    try {
+      // Taking the lock costs ~80 µs on an empty database file and ~9 µs on one with a
+      // schema; if another process is creating it right now, it will exist soon enough.
+      // The file never holds data, so creating it needs no journal file and no fsync
+      // (~1.5 ms of the first `bub run` in a new home); the lock is the same fcntl lock.
+      opened.exec(`PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; CREATE TABLE IF NOT EXISTS ${table} (unused INTEGER)`);
+    } catch (error) {
+      if (!isSqliteBusy(error)) {
+        opened.close();
+        throw new BubError("config", `Cannot use the tape lock file ${file} (${errorMessage(error)}): delete it if it is not a SQLite file, or make it writable.`, {
+          details: { path: file },
+          cause: error,
+        });
+      }
+    }
+    return opened;
+  }
 
   async function open(): Promise<DatabaseSync> {
     if (database) return database;
@@ -51,31 +111,14 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
       throw fileStoreError(error, "create the directory of", path);
     }
     try {
-      await createPrivateFileAsync(path);
-      // Opening the database file reads nothing: it is empty or holds one small schema.
-      database = new DatabaseSync(path, { timeout: 0 });
+      database = await openLockFile(path, "tape_lock");
     } catch (error) {
+      if (error instanceof BubError) throw error;
       throw new BubError(
         "config",
         `Cannot open the tape lock file ${path} (${errorMessage(error)}): make the tapes directory writable, or point BUB_HOME at a writable location.`,
         { details: { path }, cause: error },
       );
-    }
-    try {
-      // Taking the lock costs ~80 µs on an empty database file and ~9 µs on one with a
-      // schema; if another process is creating it right now, it will exist soon enough.
-      // The file never holds data, so creating it needs no journal file and no fsync
-      // (~1.5 ms of the first `bub run` in a new home); the lock is the same fcntl lock.
-      database.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; CREATE TABLE IF NOT EXISTS tape_lock (unused INTEGER)");
-    } catch (error) {
-      if (!isSqliteBusy(error)) {
-        database.close();
-        database = null;
-        throw new BubError("config", `Cannot use the tape lock file ${path} (${errorMessage(error)}): delete it if it is not a SQLite file, or make it writable.`, {
-          details: { path },
-          cause: error,
-        });
-      }
     }
     return database;
   }
@@ -98,37 +141,110 @@ export function createProcessLock(path: string, options: { timeoutMs?: number } 
     }
   }
 
-  async function hold<T>(critical: () => T | Promise<T>): Promise<T> {
-    const started = Date.now();
-    let locked = await tryBegin();
-    for (let attempt = 0; locked === null; attempt++) {
-      if (Date.now() - started > timeoutMs) {
-        throw new BubError(
-          "temporary",
-          `Waited ${timeoutMs} ms for the tape lock ${path}: another process keeps writing this tapes directory. Retry, or stop the other bub process.`,
-          { details: { path } },
-        );
-      }
-      await pause(attempt);
-      locked = await tryBegin();
-    }
+  /** Says that this process waits (a read transaction on the flag database); retried on the next try when that fails. */
+  async function raiseWaitFlag(): Promise<void> {
     try {
-      return await critical();
-    } finally {
-      // Closing the database (store.close) meanwhile has released the lock already.
-      if (locked.isOpen) locked.exec("ROLLBACK");
+      waitFlag ??= await openLockFile(`${path}-wait`, "waiting");
+      if (!waitFlag.isTransaction) {
+        waitFlag.exec("BEGIN");
+        waitFlag.prepare("SELECT count(*) FROM waiting").get();
+      }
+    } catch {
+      // The holder lets go once idle anyway; a flag that cannot be raised only makes it later.
+      if (waitFlag?.isTransaction) waitFlag.exec("ROLLBACK");
     }
   }
 
+  function lowerWaitFlag(): void {
+    if (waitFlag?.isTransaction) waitFlag.exec("ROLLBACK");
+  }
+
+  /** Whether another process waits for the lock: its read transaction on the flag database blocks `BEGIN EXCLUSIVE`. */
+  async function othersWait(): Promise<boolean> {
+    try {
+      waitFlag ??= await openLockFile(`${path}-wait`, "waiting");
+      waitFlag.exec("BEGIN EXCLUSIVE");
+      waitFlag.exec("ROLLBACK");
+      return false;
+    } catch {
+      // Busy: a process waits. Any other failure: one cannot tell, so let go as well.
+      return true;
+    }
+  }
+
+  /** Takes the lock, waiting for other processes (and first for {@link YIELD_MS} after letting go for one). */
+  async function take(): Promise<void> {
+    const away = yieldedAt + YIELD_MS - Date.now();
+    if (away > 0) await sleep(away);
+    const started = Date.now();
+    try {
+      for (let attempt = 0; (await tryBegin()) === null; attempt++) {
+        if (Date.now() - started > timeoutMs) {
+          throw new BubError(
+            "temporary",
+            `Waited ${timeoutMs} ms for the tape lock ${path}: another process keeps writing this tapes directory. Retry, or stop the other bub process.`,
+            { details: { path } },
+          );
+        }
+        if (lingerMs > 0) await raiseWaitFlag();
+        await pause(attempt);
+      }
+    } finally {
+      lowerWaitFlag();
+    }
+    if (lingerMs > 0) {
+      kept = true;
+      looks = setInterval(() => void serial(look), lingerMs);
+      looks.unref();
+    }
+  }
+
+  /** Lets go of a kept lock. */
+  function letGo(): void {
+    kept = false;
+    if (looks) clearInterval(looks);
+    looks = null;
+    // Closing the database (close) meanwhile has let go already.
+    if (database?.isOpen && database.isTransaction) database.exec("ROLLBACK");
+  }
+
+  /** Every `lingerMs` while the lock is kept: lets go when no call came since the last look, or when another process waits. */
+  async function look(): Promise<void> {
+    if (!kept) return;
+    const used = usedSinceLook;
+    usedSinceLook = false;
+    if (!used) return letGo();
+    if (await othersWait()) {
+      yieldedAt = Date.now();
+      letGo();
+    }
+  }
+
+  async function hold<T>(critical: () => T | Promise<T>): Promise<T> {
+    if (!kept) await take();
+    usedSinceLook = true;
+    try {
+      return await critical();
+    } finally {
+      if (!kept && database?.isOpen && database.isTransaction) database.exec("ROLLBACK");
+    }
+  }
+
+  /** Runs `work` after every call and look before it. */
+  function serial<T>(work: () => Promise<T>): Promise<T> {
+    const result = queue.then(work);
+    queue = result.catch(() => undefined);
+    return result;
+  }
+
   return {
-    run(critical) {
-      const result = queue.then(() => hold(critical));
-      queue = result.catch(() => undefined);
-      return result;
-    },
+    run: (critical) => serial(() => hold(critical)),
     close() {
+      letGo();
       database?.close();
       database = null;
+      waitFlag?.close();
+      waitFlag = null;
     },
   };
 }
