@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createFileTapeStore } from "../../src/tape/file-store.ts";
 import { createSqliteTapeStore } from "../../src/tape/sqlite-store.ts";
+import { entries } from "../../src/tape/entry.ts";
 import { runCrashTrials } from "./support/crash-harness.ts";
 import { tempDir } from "./support/helpers.ts";
 
@@ -70,3 +71,30 @@ describe("two processes appending to one tape", () => {
     });
   }
 });
+
+describe("a process that keeps appending", () => {
+  it("lets another process take the directory lock, then takes it back (file store)", async () => {
+    const directory = tempDir("lingering-lock");
+    const tape = "feed0000feed0000__beef0000beef0000";
+    // Without a count the child appends until killed, so it never pauses: only the wait flag frees the lock.
+    const child = spawn(process.execPath, [CHILD, "file", directory, tape, "busy"], { stdio: ["ignore", "pipe", "inherit"] });
+    let acknowledged = 0;
+    const started = Promise.withResolvers<void>();
+    child.stdout.on("data", (chunk: Buffer) => {
+      acknowledged += chunk.toString("utf8").split("\n").length - 1;
+      if (acknowledged >= 20) started.resolve();
+    });
+    try {
+      await started.promise;
+      const store = createFileTapeStore({ directory, lockTimeoutMs: 5_000 });
+      const mine = await store.append(tape, entries.event("from the other process"));
+      const before = acknowledged;
+      await store.close();
+      while (acknowledged < before + 20) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.ok(mine.id > 20, "appended after the busy child's entries");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
+
