@@ -54,7 +54,7 @@ const SQLITE_CANTOPEN = 14;
 /** The longest pause between two tries of a waiting process. */
 const LONGEST_PAUSE_MS = 20;
 /** How long a lingering holder stays away after letting go for a waiter: longer than its pause. */
-export const YIELD_MS = LONGEST_PAUSE_MS + 5;
+const YIELD_MS = LONGEST_PAUSE_MS + 5;
 
 function pause(attempt: number): Promise<void> {
   if (attempt < 4) return new Promise((resolve) => setImmediate(resolve));
