@@ -21,9 +21,9 @@ export interface FileTapeStoreOptions {
   /** How long an append waits for another process holding the directory lock (default 30 s). */
   lockTimeoutMs?: number;
   /**
-   * How long the directory lock is kept after a write round, for the next ones (default
-   * {@link LOCK_LINGER_MS}); another process waiting for it gets it within about that long.
-   * 0 lets go after every round.
+   * How long the directory lock is kept after a write round, for the next ones, once three
+   * rounds began within this long (default {@link LOCK_LINGER_MS}); another process waiting
+   * for it gets it within about that long. 0 lets go after every round.
    */
   lockLingerMs?: number;
   /**
@@ -83,7 +83,7 @@ interface WaitingAppend {
  * - **Several processes** may append to one tape: appends take a directory-wide lock (an OS
  *   record lock that dies with its process, see `process-lock.ts`), read any bytes other
  *   processes added, and only then assign ids, so ids stay unique and increasing. A store
- *   that keeps writing keeps the lock between its rounds, and lets go when it pauses or
+ *   that writes often keeps the lock between its rounds, and lets go when it pauses or
  *   another process asks for it (`lockLingerMs`).
  * - **Durability**: an append resolves only after `fdatasync` of the file (and of the
  *   directory when the file was just created). Appends made while a write round is running

@@ -7,13 +7,14 @@
  * moment its process dies, so a crashed writer can never leave the directory locked. The lock
  * database holds no data: every transaction is rolled back.
  *
- * A lock may **linger** (`lingerMs`): a process that keeps writing keeps the lock between its
- * calls instead of taking it for each one (a take is about a dozen system calls), and lets go
- * once no call came for `lingerMs`, or as soon as another process waits. A waiting process
- * says so by holding a read transaction on a second small database, `<path>-wait`; the holder
- * looks every `lingerMs` with `BEGIN EXCLUSIVE`, which fails while anyone reads it. After
- * letting go for a waiter, the holder waits {@link YIELD_MS} before taking the lock again, longer
- * than a waiter's longest pause between tries, so the waiter gets it.
+ * A lock may **linger** (`lingerMs`): a process that keeps writing (three calls within
+ * `lingerMs`) keeps the lock between its calls instead of taking it for each one (a take is
+ * about a dozen system calls), and lets go once no call came for `lingerMs`, or as soon as
+ * another process waits. A waiting process says so by holding a read transaction on a
+ * second small database, `<path>-wait`; the holder looks every `lingerMs` with `BEGIN
+ * EXCLUSIVE`, which fails while anyone reads it. After letting go for a waiter, the holder
+ * waits {@link YIELD_MS} before taking the lock again, longer than a waiter's longest pause
+ * between tries, so the waiter gets it.
  */
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -41,15 +42,22 @@ export interface ProcessLockOptions {
   /** How long a call waits for another process holding the lock (default 30 s). */
   timeoutMs?: number;
   /**
-   * Keep the lock between calls while they keep coming: let go once none came for this long,
-   * or once another process waits (it waits about this long at most). Default 0: every call
-   * takes the lock and lets go of it.
+   * Keep the lock between calls while they come often (three within this long): let go once
+   * none came for this long, or once another process waits (it waits about this long at
+   * most). Default 0: every call takes the lock and lets go of it.
    */
   lingerMs?: number;
 }
 
 const SQLITE_READONLY = 8;
 const SQLITE_CANTOPEN = 14;
+
+/**
+ * A lock lingers once this many calls began within `lingerMs`: a busy writer keeps it, one
+ * that writes now and then (an interactive `bub chat`, whose process Ctrl-Z may stop) takes
+ * and releases it for each call.
+ */
+const BUSY_CALLS = 3;
 
 /** The longest pause between two tries of a waiting process. */
 const LONGEST_PAUSE_MS = 20;
@@ -80,6 +88,8 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
   let usedSinceLook = false;
   /** When this process last let go for a waiter. */
   let yieldedAt = -Infinity;
+  /** When the last calls began, oldest first (at most {@link BUSY_CALLS}). */
+  const starts: number[] = [];
 
   /** Opens (creating it) a lock database: empty but for one table, never written after. */
   async function openLockFile(file: string, table: string): Promise<DatabaseSync> {
@@ -172,8 +182,11 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
     }
   }
 
-  /** Takes the lock, waiting for other processes (and first for {@link YIELD_MS} after letting go for one). */
-  async function take(): Promise<void> {
+  /**
+   * Takes the lock, waiting for other processes (and first for {@link YIELD_MS} after letting
+   * go for one); `keep`: it lingers after this call.
+   */
+  async function take(keep: boolean): Promise<void> {
     const away = yieldedAt + YIELD_MS - Date.now();
     if (away > 0) await sleep(away);
     const started = Date.now();
@@ -192,7 +205,7 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
     } finally {
       lowerWaitFlag();
     }
-    if (lingerMs > 0) {
+    if (keep) {
       kept = true;
       looks = setInterval(() => void serial(look), lingerMs);
       looks.unref();
@@ -220,8 +233,18 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
     }
   }
 
+  /** Notes a call's start; true when the last {@link BUSY_CALLS} calls began within `lingerMs`. */
+  function callsComeOften(): boolean {
+    if (lingerMs <= 0) return false;
+    const now = Date.now();
+    starts.push(now);
+    if (starts.length > BUSY_CALLS) starts.shift();
+    return starts.length === BUSY_CALLS && now - starts[0] <= lingerMs;
+  }
+
   async function hold<T>(critical: () => T | Promise<T>): Promise<T> {
-    if (!kept) await take();
+    const often = callsComeOften();
+    if (!kept) await take(often);
     usedSinceLook = true;
     try {
       return await critical();

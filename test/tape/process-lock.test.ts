@@ -23,10 +23,10 @@ describe("process lock", () => {
     second.close();
   });
 
-  it("a lingering lock keeps the lock between calls", async () => {
+  it("a lingering lock keeps the lock between calls that come often", async () => {
     const path = lockPath();
     const holder = createProcessLock(path, { lingerMs: 60_000 });
-    await holder.run(() => undefined);
+    for (let call = 0; call < 3; call++) await holder.run(() => undefined);
     const other = createProcessLock(path, { timeoutMs: 100 });
     await assert.rejects(
       other.run(() => undefined),
@@ -37,10 +37,21 @@ describe("process lock", () => {
     other.close();
   });
 
+  it("a lingering lock lets go after a call that came alone (an interactive process writes now and then)", async () => {
+    const path = lockPath();
+    const holder = createProcessLock(path, { lingerMs: 60_000 });
+    await holder.run(() => undefined);
+    await holder.run(() => undefined);
+    const other = createProcessLock(path, { timeoutMs: 50 });
+    assert.equal(await other.run(() => "not kept after two calls"), "not kept after two calls");
+    holder.close();
+    other.close();
+  });
+
   it("a lingering lock lets go once no call came for a while", async () => {
     const path = lockPath();
     const holder = createProcessLock(path, { lingerMs: 20 });
-    await holder.run(() => undefined);
+    for (let call = 0; call < 3; call++) await holder.run(() => undefined);
     // This one says nothing while it waits (no lingering): only the holder's idleness frees the lock.
     const other = createProcessLock(path, { timeoutMs: 10_000 });
     assert.equal(await other.run(() => "after the holder went idle"), "after the holder went idle");
