@@ -151,13 +151,18 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
     }
   }
 
+  /** The flag database, opened (and created) on first use. */
+  async function waitFlagDatabase(): Promise<DatabaseSync> {
+    return (waitFlag ??= await openLockFile(`${path}-wait`, "waiting"));
+  }
+
   /** Says that this process waits (a read transaction on the flag database); retried on the next try when that fails. */
   async function raiseWaitFlag(): Promise<void> {
     try {
-      waitFlag ??= await openLockFile(`${path}-wait`, "waiting");
-      if (!waitFlag.isTransaction) {
-        waitFlag.exec("BEGIN");
-        waitFlag.prepare("SELECT count(*) FROM waiting").get();
+      const flag = await waitFlagDatabase();
+      if (!flag.isTransaction) {
+        flag.exec("BEGIN");
+        flag.prepare("SELECT count(*) FROM waiting").get();
       }
     } catch {
       // The holder lets go once idle anyway; a flag that cannot be raised only makes it later.
@@ -172,9 +177,9 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
   /** Whether another process waits for the lock: its read transaction on the flag database blocks `BEGIN EXCLUSIVE`. */
   async function othersWait(): Promise<boolean> {
     try {
-      waitFlag ??= await openLockFile(`${path}-wait`, "waiting");
-      waitFlag.exec("BEGIN EXCLUSIVE");
-      waitFlag.exec("ROLLBACK");
+      const flag = await waitFlagDatabase();
+      flag.exec("BEGIN EXCLUSIVE");
+      flag.exec("ROLLBACK");
       return false;
     } catch {
       // Busy: a process waits. Any other failure: one cannot tell, so let go as well.
@@ -212,7 +217,7 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
     }
   }
 
-  /** Lets go of a kept lock. */
+  /** Lets go of the lock (kept or taken for one call). */
   function letGo(): void {
     kept = false;
     if (looks) clearInterval(looks);
@@ -249,7 +254,7 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
     try {
       return await critical();
     } finally {
-      if (!kept && database?.isOpen && database.isTransaction) database.exec("ROLLBACK");
+      if (!kept) letGo();
     }
   }
 
