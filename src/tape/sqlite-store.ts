@@ -11,6 +11,7 @@ import { isSidecarTapeName } from "./sidecar.ts";
 import { errorMessage } from "../config/thrown.ts";
 import { sqliteCode } from "./values.ts";
 import { openWalDatabase } from "./sqlite-open.ts";
+import { checkpointWhenQuiet, type QuietCheckpoints } from "./wal-checkpoint.ts";
 import { createWalSync, type WalSync } from "./wal-sync.ts";
 
 const log = createLogger("bub:tape");
@@ -127,7 +128,8 @@ function textColumn(row: Row | undefined, column: string): string | undefined {
 /**
  * A tape store in one SQLite database file (`node:sqlite`), in WAL mode. An append is
  * acknowledged once its commit is on the disk, synced off the event loop (`wal-sync.ts`), so
- * every acknowledged append survives a crash or a power loss. Several processes may
+ * every acknowledged append survives a crash or a power loss; the database is checkpointed
+ * when appends pause (`wal-checkpoint.ts`). Several processes may
  * share the file: an append is one `BEGIN IMMEDIATE` transaction that reads the tape's last
  * id and inserts after it; a process that finds the database locked waits `busyTimeoutMs`,
  * then fails with a clear error.
@@ -141,6 +143,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   let database: DatabaseSync | null = null;
   let walSync: WalSync | null = null;
+  let checkpoints: QuietCheckpoints | null = null;
   const statements = new Map<string, StatementSync>();
   /** Tapes this process put in the name index already (an insert is a durable write); bounded. */
   const recorded = recordedTapeNames();
@@ -153,6 +156,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       throw sqliteError(error, path, busyTimeoutMs);
     }
     walSync = createWalSync(path);
+    checkpoints = checkpointWhenQuiet(database);
     return database;
   }
 
@@ -176,6 +180,7 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
       try {
         const result = work();
         db().exec("COMMIT");
+        checkpoints?.wrote();
         return result;
       } catch (error) {
         if (db().isTransaction) db().exec("ROLLBACK");
@@ -344,6 +349,8 @@ export function createSqliteTapeStore(options: SqliteTapeStoreOptions): SqliteTa
 
   async function close(): Promise<void> {
     statements.clear();
+    checkpoints?.close();
+    checkpoints = null;
     const sync = walSync;
     walSync = null;
     await sync?.close();

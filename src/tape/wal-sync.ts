@@ -12,9 +12,8 @@
  *
  * A checkpoint (which copies the log into the database file and may start the log over) syncs
  * both files itself under `synchronous = NORMAL`, so a commit it moved is durable already.
- * Those syncs, SQLite's automatic checkpoint once the log holds about 1,000 pages and the
- * sync of the log's header when it starts over, still run on the calling thread: three per
- * 1,000 log pages (docs/tape.md).
+ * Those syncs, and the sync of the log's header when it starts over, run on the calling
+ * thread, so the stores checkpoint when their writes pause (./wal-checkpoint.ts).
  */
 import { open, type FileHandle } from "node:fs/promises";
 import { createGroupCommit, type GroupCommit } from "./group-commit.ts";

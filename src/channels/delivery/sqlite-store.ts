@@ -3,10 +3,12 @@
  * file and SQLite tape stores, in WAL mode. Writes are group-committed: the writes asked for
  * while the event loop turns are run together in one transaction at the next `setImmediate`,
  * and each promise resolves once that commit is on the disk (the log is synced off the event
- * loop, shared by the commits made meanwhile: `tape/wal-sync.ts`).
+ * loop, shared by the commits made meanwhile: `tape/wal-sync.ts`), and the database is
+ * checkpointed when its writes pause (`tape/wal-checkpoint.ts`).
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { openWalDatabase } from "../../tape/sqlite-open.ts";
+import { checkpointWhenQuiet, type QuietCheckpoints } from "../../tape/wal-checkpoint.ts";
 import { createWalSync, type WalSync } from "../../tape/wal-sync.ts";
 import { errorMessage } from "../../config/thrown.ts";
 import { BubError } from "../../kernel/errors.ts";
@@ -75,6 +77,7 @@ class SqliteDeliveryStore implements DeliveryStore {
   readonly where: string;
   readonly #database: DatabaseSync;
   readonly #sync: WalSync;
+  readonly #checkpoints: QuietCheckpoints;
   readonly #statements = new Map<string, StatementSync>();
   #writes: Write[] = [];
   #scheduled = false;
@@ -83,6 +86,7 @@ class SqliteDeliveryStore implements DeliveryStore {
   constructor(database: DatabaseSync, path: string) {
     this.#database = database;
     this.#sync = createWalSync(path);
+    this.#checkpoints = checkpointWhenQuiet(database);
     this.where = `sqlite ${path}`;
   }
 
@@ -125,6 +129,7 @@ class SqliteDeliveryStore implements DeliveryStore {
       try {
         for (const write of writes) settle.push({ write, done: write.run(statement) });
         this.#database.exec("COMMIT");
+        this.#checkpoints.wrote();
       } catch (error) {
         this.#database.exec("ROLLBACK");
         throw error;
@@ -236,6 +241,7 @@ class SqliteDeliveryStore implements DeliveryStore {
     // Writes already asked for are committed first.
     if (this.#writes.length > 0) await this.#write(() => undefined);
     this.#closed = true;
+    this.#checkpoints.close();
     await this.#sync.close();
     this.#statements.clear();
     this.#database.close();
