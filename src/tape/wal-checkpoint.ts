@@ -63,7 +63,7 @@ export function checkpointWhenQuiet(database: DatabaseSync, options: { afterComm
       database.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
     } catch (error) {
       // SQLite's backstop checkpoints all the same; the next pause tries again.
-      log.debug("tape.wal_checkpoint failed", error);
+      log.warn("tape.wal_checkpoint failed", error);
     }
   }
 
