@@ -156,6 +156,10 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
     return (waitFlag ??= await openLockFile(`${path}-wait`, "waiting"));
   }
 
+  function lowerWaitFlag(): void {
+    if (waitFlag?.isTransaction) waitFlag.exec("ROLLBACK");
+  }
+
   /** Says that this process waits (a read transaction on the flag database); retried on the next try when that fails. */
   async function raiseWaitFlag(): Promise<void> {
     try {
@@ -166,12 +170,8 @@ export function createProcessLock(path: string, options: ProcessLockOptions = {}
       }
     } catch {
       // The holder lets go once idle anyway; a flag that cannot be raised only makes it later.
-      if (waitFlag?.isTransaction) waitFlag.exec("ROLLBACK");
+      lowerWaitFlag();
     }
-  }
-
-  function lowerWaitFlag(): void {
-    if (waitFlag?.isTransaction) waitFlag.exec("ROLLBACK");
   }
 
   /** Whether another process waits for the lock: its read transaction on the flag database blocks `BEGIN EXCLUSIVE`. */

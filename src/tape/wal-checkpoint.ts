@@ -60,7 +60,7 @@ export function checkpointWhenQuiet(database: DatabaseSync, options: { afterComm
     if (quietFor < quietMs) return arm(quietMs - quietFor);
     commits = 0;
     try {
-      database.prepare("PRAGMA wal_checkpoint(PASSIVE)").get();
+      database.exec("PRAGMA wal_checkpoint(PASSIVE)");
     } catch (error) {
       // SQLite's backstop checkpoints all the same; the next pause tries again.
       log.warn("tape.wal_checkpoint failed", error);
